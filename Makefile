@@ -1,0 +1,57 @@
+# Every target works on a fresh machine with Go 1.26 (and Node.js for the
+# spec gate): tools come pinned from go.mod and the package locks.
+
+GO        ?= go
+GOFLAGS   ?=
+PKGS      ?= ./...
+BENCHTIME ?= 1s
+export GOFLAGS
+
+# The static checks and tests that `make test` runs, and the further gates
+# (model checking, linearizability, mutants, fuzzing, benchmarks) that
+# `make verify` adds. Fragments included below append their gates.
+TEST_STEPS := fmt vet staticcheck race
+GATES      := bench-smoke
+
+.PHONY: all test verify gates fmt vet staticcheck race bench bench-smoke clean
+all: test
+
+# The tests: static checks, then every test under the race detector.
+test: fmt vet staticcheck race
+
+fmt:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi; \
+	echo "gofmt: ok"
+
+vet:
+	$(GO) vet $(PKGS)
+
+staticcheck:
+	$(GO) tool staticcheck $(PKGS)
+
+race:
+	$(GO) test -race -count=1 $(PKGS)
+
+# bench runs every benchmark; docs/performance.md records the figures.
+bench:
+	$(GO) test -run='^$$' -bench=. -benchmem -benchtime=$(BENCHTIME) $(PKGS)
+
+# bench-smoke runs each benchmark once, so that verify proves they still run.
+bench-smoke:
+	$(GO) test -run='^$$' -bench=. -benchtime=1x $(PKGS) >/dev/null && echo "benchmarks: ok"
+
+# verify is the main job: every check the project has, then a summary.
+verify:
+	@scripts/run-steps $(TEST_STEPS) $(GATES)
+
+# gates runs what verify adds to test (CI runs test, then gates).
+gates:
+	@scripts/run-steps $(GATES)
+
+-include spec/spec.mk
+-include linearizability/lin.mk
+-include fuzz/fuzz.mk
+
+clean:
+	$(GO) clean -testcache

@@ -1,0 +1,64 @@
+package jobtable
+
+import (
+	"crypto/rand"
+	"fmt"
+	"math"
+	"time"
+)
+
+// Defaults that New fills in for zero Config fields.
+const (
+	DefaultJobTTL       = 10 * time.Minute
+	DefaultMaxCompleted = 1024
+)
+
+// Config configures a Table. The zero value is valid and admits nothing
+// (MaxQueue 0), as the seed's async_max_queue <= 0 does.
+type Config struct {
+	// MaxQueue bounds the number of admitted jobs that are not yet terminal
+	// (PENDING or RUNNING). Zero or negative admits nothing: every Submit
+	// returns ErrQueueFull. At most math.MaxInt32.
+	MaxQueue int
+
+	// JobTTL is how long a terminal job is retained after it completed.
+	// Zero means DefaultJobTTL; negative means terminal jobs never expire by
+	// time (MaxCompleted still bounds them).
+	JobTTL time.Duration
+
+	// MaxCompleted bounds the number of retained terminal jobs; beyond it
+	// the least recently completed are evicted. Zero means
+	// DefaultMaxCompleted; negative means no bound (JobTTL still applies).
+	MaxCompleted int
+
+	// Now is the clock for timestamps and TTL. Nil means time.Now. Tests
+	// inject a fake clock; the table never sleeps.
+	Now func() time.Time
+
+	// NewID returns a fresh job id. Nil means 128 random bits from
+	// crypto/rand, as 26 base32 characters: unique and unguessable. An
+	// injected source must never repeat an id: Submit panics if it does.
+	NewID func() string
+
+	_ struct{} // forbid positional literals
+}
+
+// withDefaults validates c and returns it with every zero field filled in.
+func (c Config) withDefaults() (Config, error) {
+	if c.MaxQueue > math.MaxInt32 {
+		return c, fmt.Errorf("%w: MaxQueue %d exceeds %d", ErrInvalidConfig, c.MaxQueue, math.MaxInt32)
+	}
+	if c.JobTTL == 0 {
+		c.JobTTL = DefaultJobTTL
+	}
+	if c.MaxCompleted == 0 {
+		c.MaxCompleted = DefaultMaxCompleted
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.NewID == nil {
+		c.NewID = rand.Text
+	}
+	return c, nil
+}

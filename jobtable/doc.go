@@ -1,0 +1,54 @@
+// Package jobtable is an in-memory ledger for asynchronous jobs: identity,
+// admission against a bounded queue, the job state machine, retention of
+// finished jobs, and waiting for completion. It runs nothing itself: its
+// owner (an HTTP server, a worker pool) executes each job and reports the
+// outcome, and reads the ledger to answer clients.
+//
+// # Usage
+//
+//	t, err := jobtable.New[Request, Response](jobtable.Config{MaxQueue: 16})
+//	id, err := t.Submit(req.TaskID, req) // ErrQueueFull when 16 are in flight
+//
+//	// the runner
+//	req, err := t.TakeRequest(id) // the payload, moved out once
+//	err = t.Start(id)             // PENDING -> RUNNING
+//	err = t.Finish(id, res)       // or Fail(id, err), Timeout(id, err)
+//
+//	// the clients
+//	snap, err := t.Snapshot(id)            // cheap, consistent view
+//	snap, err = t.Wait(ctx, id)            // blocks until terminal or ctx ends
+//	res, snap, err := t.Result(id)         // repeatable until evicted
+//
+// # States
+//
+// A job is PENDING when admitted, RUNNING once started, and ends DONE, FAILED
+// or TIMEOUT. Only PENDING may enter RUNNING; any non-terminal state may
+// terminate; terminal states are absorbing, and a second terminal call
+// returns ErrTerminal and changes nothing.
+//
+// # Admission and retention
+//
+// At most Config.MaxQueue jobs are PENDING or RUNNING at once; Submit returns
+// ErrQueueFull beyond that. Terminal jobs are kept so their outcome can be
+// read, and evicted lazily by Submit: first those older than Config.JobTTL
+// since completion, then the least recently completed beyond
+// Config.MaxCompleted. A job that is not terminal is never evicted.
+//
+// # Concurrency contract
+//
+// All methods are safe for concurrent use, and five invariants hold:
+//
+//  1. A job's state is an atomic value, read without a lock for cheap
+//     terminal checks.
+//  2. One mutex per job guards its payload, error and completion time and
+//     its wakeup; every transition writes them, publishes the state and
+//     wakes waiters in one critical section, so a wakeup cannot be lost.
+//  3. The queue depth is an atomic counter and admission is a
+//     compare-and-swap loop: the queue-full check and the increment are one
+//     step.
+//  4. The terminal transition is the only depth decrement, exactly once.
+//  5. The table mutex guards only the id map and the retention list; the
+//     lock order is always table, then job.
+//
+// docs/architecture.md explains each, and spec/JobTable.tla proves them.
+package jobtable

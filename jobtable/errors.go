@@ -1,0 +1,25 @@
+package jobtable
+
+import "errors"
+
+// Sentinel errors. Compare with errors.Is.
+var (
+	// ErrQueueFull is returned by Submit when MaxQueue jobs are already
+	// admitted and not yet terminal (the seed's 429).
+	ErrQueueFull = errors.New("jobtable: queue full")
+	// ErrNotFound is returned for an id the table does not hold: never
+	// issued, or evicted by retention.
+	ErrNotFound = errors.New("jobtable: job not found")
+	// ErrNotPending is returned by Start for a job that is not PENDING.
+	ErrNotPending = errors.New("jobtable: job not pending")
+	// ErrTerminal is returned by Finish, Fail and Timeout for a job that is
+	// already terminal. The call changed nothing (the seed's "false").
+	ErrTerminal = errors.New("jobtable: job already terminal")
+	// ErrNotDone is returned by Result for a job that is not DONE.
+	ErrNotDone = errors.New("jobtable: job not done")
+	// ErrRequestTaken is returned by TakeRequest once the request has been
+	// moved out.
+	ErrRequestTaken = errors.New("jobtable: request already taken")
+	// ErrInvalidConfig wraps every reason New refuses a Config.
+	ErrInvalidConfig = errors.New("jobtable: invalid config")
+)

@@ -1,0 +1,108 @@
+package jobtable
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/jobledger/jobledger/internal/invariant"
+)
+
+func init() {
+	invariant.Register(func(table any) error {
+		c, ok := table.(interface{ checkInvariants() error })
+		if !ok {
+			return invariant.ErrNoChecker
+		}
+		return c.checkInvariants()
+	})
+}
+
+// checkInvariants states the table's contract as code. Each clause carries
+// the name of the invariant of spec/JobTable.tla that it mirrors. It takes
+// the table lock and then each job's lock (table, then job), so it may run
+// at any time; DepthInv is exact only when no Submit is between its CAS and
+// its insertion, so callers run it when no operation is in flight.
+func (t *Table[Req, Res]) checkInvariants() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var errs []error
+	fail := func(name, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: "+format, append([]any{name}, args...)...))
+	}
+
+	depth := int(t.depth.Load())
+	if limit := max(t.cfg.MaxQueue, 0); depth < 0 || depth > limit {
+		fail("DepthBoundInv", "depth %d outside [0, %d]", depth, limit)
+	}
+
+	// Walk the retention list: terminal jobs of the map, each once.
+	onList := make(map[*job[Req, Res]]bool, t.retained)
+	n := 0
+	var prev *job[Req, Res]
+	for j := t.head; j != nil; prev, j = j, j.next {
+		n++
+		if j.prev != prev {
+			fail("RetentionListInv", "job %s: broken back link", j.id)
+		}
+		if onList[j] {
+			fail("RetentionListInv", "job %s: listed twice", j.id)
+			break
+		}
+		onList[j] = true
+		if t.jobs[j.id] != j {
+			fail("RetentionListInv", "job %s: listed but not in the map", j.id)
+		}
+		if !j.loadState().Terminal() {
+			fail("NoEvictNonTerminalInv", "job %s: %s job on the retention list", j.id, j.loadState())
+		}
+	}
+	if prev != t.tail {
+		fail("RetentionListInv", "tail is not the last job listed")
+	}
+	if n != t.retained {
+		fail("RetentionListInv", "retained = %d, list holds %d", t.retained, n)
+	}
+
+	live := 0
+	for id, j := range t.jobs {
+		if id != j.id {
+			fail("TypeInv", "job %s filed under id %s", j.id, id)
+		}
+		j.mu.Lock()
+		s := j.loadState()
+		if !s.Terminal() {
+			live++
+		}
+		if s < Pending || s > TimedOut {
+			fail("TypeInv", "job %s: state %d is no State", id, int32(s))
+		}
+		if s.Terminal() != onList[j] {
+			fail("RetentionListInv", "job %s: %s, listed = %t", id, s, onList[j])
+		}
+		if s.Terminal() == j.completedAt.IsZero() {
+			fail("PayloadConsistencyInv", "job %s: %s with completedAt %v", id, s, j.completedAt)
+		}
+		if (s == Failed || s == TimedOut) != (j.err != nil) {
+			fail("PayloadConsistencyInv", "job %s: %s with error %v", id, s, j.err)
+		}
+		if s == Running && j.startedAt.IsZero() {
+			fail("PayloadConsistencyInv", "job %s: RUNNING without startedAt", id)
+		}
+		if j.done != nil {
+			closed := false
+			select {
+			case <-j.done:
+				closed = true
+			default:
+			}
+			if closed != s.Terminal() {
+				fail("NoLostWakeupInv", "job %s: %s with wakeup closed = %t", id, s, closed)
+			}
+		}
+		j.mu.Unlock()
+	}
+	if depth != live {
+		fail("DepthInv", "depth %d, non-terminal jobs %d", depth, live)
+	}
+	return errors.Join(errs...)
+}

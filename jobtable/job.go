@@ -1,0 +1,101 @@
+package jobtable
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// job is one entry of the ledger.
+//
+// Synchronisation, field by field (seed contract items in brackets):
+//
+//   - id, taskID, createdAt: immutable after Submit; read freely.
+//   - state: atomic [1]. Written only while holding mu, inside the critical
+//     section that writes the payload, so a reader holding mu sees state and
+//     payload together; read without any lock for cheap terminal checks
+//     (eviction, Result's fast path).
+//   - mu guards req, reqTaken, res, err, startedAt, completedAt and done [2].
+//   - prev, next: guarded by the table's mu; they link the job into the
+//     table's retention list while it is terminal [5].
+//
+// Lock order: table mu, then job mu; never the reverse [5].
+//
+// Invariants:
+//   - state only moves along canTransition.
+//   - state.Terminal() <=> completedAt is set.
+//   - state == Done => res holds the result given to Finish.
+//   - state is Failed or TimedOut => err != nil.
+//   - done, once created, is closed exactly when state is terminal; it is
+//     closed in the same critical section that publishes the terminal
+//     state, so no waiter can miss it (D4).
+type job[Req, Res any] struct {
+	id        string
+	taskID    string
+	createdAt time.Time
+
+	state atomic.Int32 // a State
+
+	mu          sync.Mutex
+	req         Req
+	reqTaken    bool
+	res         Res
+	err         error
+	startedAt   time.Time
+	completedAt time.Time
+	done        chan struct{} // nil until a waiter needs it
+
+	prev, next *job[Req, Res] // retention list; guarded by Table.mu
+}
+
+func (j *job[Req, Res]) loadState() State { return State(j.state.Load()) }
+
+// snapshotLocked returns a consistent view of j.
+// j.mu must be held.
+func (j *job[Req, Res]) snapshotLocked() Snapshot {
+	return Snapshot{
+		ID:          j.id,
+		TaskID:      j.taskID,
+		State:       j.loadState(),
+		Err:         j.err,
+		CreatedAt:   j.createdAt,
+		StartedAt:   j.startedAt,
+		CompletedAt: j.completedAt,
+	}
+}
+
+func (j *job[Req, Res]) snapshot() Snapshot {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.snapshotLocked()
+}
+
+// terminateLocked moves j to the terminal state to, writing the payload, the
+// completion time, the depth decrement, the state and the wakeup in one
+// critical section. It reports false, changing nothing, if j is already
+// terminal.
+// j.mu must be held.
+func (j *job[Req, Res]) terminateLocked(to State, res Res, err error, now time.Time, depth *atomic.Int32) bool {
+	if !canTransition(j.loadState(), to) {
+		return false
+	}
+	j.res = res
+	j.err = err
+	j.completedAt = now
+	depth.Add(-1)
+	j.state.Store(int32(to))
+	if j.done != nil {
+		close(j.done)
+	}
+	return true
+}
+
+// waitChanLocked returns the channel that is closed when j becomes terminal,
+// creating it on first use. j must not be terminal.
+// j.mu must be held.
+func (j *job[Req, Res]) waitChanLocked() <-chan struct{} {
+	if j.done == nil {
+		j.done = make(chan struct{})
+	}
+	return j.done
+}

@@ -1,0 +1,56 @@
+package jobtable
+
+// Snapshot returns a consistent view of the job, or ErrNotFound.
+//
+// Spec action: Snapshot.
+func (t *Table[Req, Res]) Snapshot(id string) (Snapshot, error) {
+	j := t.lookup(id)
+	if j == nil {
+		return Snapshot{}, ErrNotFound
+	}
+	return j.snapshot(), nil
+}
+
+// Result returns the result of a DONE job with a snapshot of it. It can be
+// called any number of times until retention evicts the job. For a job in
+// another state it returns ErrNotDone with the snapshot, whose State says
+// where the job stands; for an unknown id, ErrNotFound.
+//
+// Spec action: Result.
+func (t *Table[Req, Res]) Result(id string) (Res, Snapshot, error) {
+	var zero Res
+	j := t.lookup(id)
+	if j == nil {
+		return zero, Snapshot{}, ErrNotFound
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	snap := j.snapshotLocked()
+	if snap.State != Done {
+		return zero, snap, ErrNotDone
+	}
+	return j.res, snap, nil
+}
+
+// TakeRequest moves the job's request out of the table. It succeeds once;
+// later calls return ErrRequestTaken. The task id stays in the job's
+// snapshot, so a result can still echo it. The table keeps no reference to
+// the request afterwards, so a large payload can be collected while the job
+// runs.
+//
+// Spec action: TakeRequest.
+func (t *Table[Req, Res]) TakeRequest(id string) (Req, error) {
+	var zero Req
+	j := t.lookup(id)
+	if j == nil {
+		return zero, ErrNotFound
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.reqTaken {
+		return zero, ErrRequestTaken
+	}
+	req := j.req
+	j.req, j.reqTaken = zero, true
+	return req, nil
+}

@@ -1,0 +1,149 @@
+package jobtable
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Table is the job ledger: identity, admission, the state machine,
+// retention and wait/notify. It runs nothing itself; its owner executes jobs
+// and reports their outcome. All methods are safe for concurrent use.
+//
+// Synchronisation (seed contract items in brackets):
+//
+//   - depth: atomic [3]. Admission is a CAS loop, so the queue-full check and
+//     the increment are one atomic step (D2, D3). The terminal transition is
+//     its only decrement, exactly once per job [4].
+//   - mu guards only jobs and the retention list (head, tail, retained) [5].
+//   - evictedTTL, evictedLRU: atomic counters for Stats.
+//
+// Lock order: mu, then a job's mu (terminate, evictLocked); never the
+// reverse, so no deadlock is possible [5].
+//
+// Invariants (checked by checkInvariants, named as in spec/JobTable.tla):
+//   - 0 <= depth <= max(MaxQueue, 0).
+//   - depth equals the number of non-terminal jobs in jobs, counting a
+//     Submit between its CAS and its insertion.
+//   - the retention list holds exactly the terminal jobs of jobs.
+//   - a non-terminal job is never evicted.
+type Table[Req, Res any] struct {
+	cfg Config
+
+	depth atomic.Int32
+
+	mu         sync.Mutex
+	jobs       map[string]*job[Req, Res]
+	head, tail *job[Req, Res] // retention list, least recently completed first
+	retained   int            // length of the retention list
+
+	evictedTTL atomic.Uint64
+	evictedLRU atomic.Uint64
+}
+
+// Snapshot is a consistent view of one job, taken under its lock.
+type Snapshot struct {
+	ID     string
+	TaskID string // the request's own id, kept after TakeRequest
+	State  State
+	// Err is the error given to Fail or Timeout; nil in every other state.
+	Err error
+	// CreatedAt is set by Submit, StartedAt by Start, CompletedAt by the
+	// terminal transition; each is the zero time until then.
+	CreatedAt, StartedAt, CompletedAt time.Time
+}
+
+// Stats is a cheap view of the table for metrics.
+type Stats struct {
+	Depth      int    // admitted jobs not yet terminal
+	Jobs       int    // jobs held, terminal or not
+	Retained   int    // terminal jobs held for their results
+	EvictedTTL uint64 // terminal jobs evicted by JobTTL since New
+	EvictedLRU uint64 // terminal jobs evicted beyond MaxCompleted since New
+}
+
+// New returns an empty table configured by cfg. It fails, wrapping
+// ErrInvalidConfig, if cfg holds a value out of range.
+func New[Req, Res any](cfg Config) (*Table[Req, Res], error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return &Table[Req, Res]{cfg: cfg, jobs: make(map[string]*job[Req, Res])}, nil
+}
+
+// Submit admits a job carrying req and returns its id, or ErrQueueFull when
+// MaxQueue jobs are already PENDING or RUNNING. taskID is the request's own
+// identifier, echoed in every Snapshot. Before inserting the job, Submit
+// evicts expired terminal jobs: by JobTTL, then beyond MaxCompleted.
+//
+// Spec action: Submit (admission CAS loop), SubmitInsert (map insert and
+// eviction under the table lock).
+func (t *Table[Req, Res]) Submit(taskID string, req Req) (string, error) {
+	if !t.admit() {
+		return "", ErrQueueFull
+	}
+	now := t.cfg.Now()
+	id := t.cfg.NewID()
+	j := &job[Req, Res]{id: id, taskID: taskID, createdAt: now, req: req}
+
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.evictLocked(now)
+	if _, dup := t.jobs[id]; dup {
+		t.depth.Add(-1) // undo the admission before reporting the misuse
+		panic(fmt.Sprintf("jobtable: Config.NewID returned duplicate id %q", id))
+	}
+	t.jobs[id] = j
+	return id, nil
+}
+
+// admit takes one slot of MaxQueue. The check and the increment are one
+// compare-and-swap, so two submitters can never both take the last slot
+// (D3), and depth is never read unsynchronised (D2).
+func (t *Table[Req, Res]) admit() bool {
+	limit := int32(max(t.cfg.MaxQueue, 0))
+	for {
+		d := t.depth.Load()
+		if d >= limit {
+			return false
+		}
+		if t.depth.CompareAndSwap(d, d+1) {
+			return true
+		}
+	}
+}
+
+// lookup returns the job with the given id, or nil.
+func (t *Table[Req, Res]) lookup(id string) *job[Req, Res] {
+	t.mu.Lock()
+	j := t.jobs[id]
+	t.mu.Unlock()
+	return j
+}
+
+// Depth returns the number of admitted jobs that are not yet terminal.
+func (t *Table[Req, Res]) Depth() int { return int(t.depth.Load()) }
+
+// Len returns the number of jobs the table holds, terminal or not.
+func (t *Table[Req, Res]) Len() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.jobs)
+}
+
+// Stats returns counts for metrics. Its fields are read one after another,
+// not as one atomic view.
+func (t *Table[Req, Res]) Stats() Stats {
+	t.mu.Lock()
+	jobs, retained := len(t.jobs), t.retained
+	t.mu.Unlock()
+	return Stats{
+		Depth:      t.Depth(),
+		Jobs:       jobs,
+		Retained:   retained,
+		EvictedTTL: t.evictedTTL.Load(),
+		EvictedLRU: t.evictedLRU.Load(),
+	}
+}

@@ -1,0 +1,49 @@
+package jobtable
+
+import "context"
+
+// Wait blocks until the job is terminal or ctx ends, and returns the job's
+// latest snapshot. It returns a nil error when the job is terminal and
+// ctx.Err() when ctx ended first; for an unknown id it returns ErrNotFound
+// at once.
+//
+// Wait never polls. Under the job's lock it either sees a terminal state or
+// takes the job's wakeup channel; the terminal transition closes that
+// channel under the same lock, so a completion at any moment before or
+// during the wait is seen (D4). Wait holds the job itself, not its id, so
+// if retention evicts the job during the wait it still returns the job's
+// final snapshot: the outcome is never lost to eviction.
+//
+// Spec actions: WaitCheck (the check under the job lock), WaitBlock (the
+// blocking receive), WaitReturn.
+func (t *Table[Req, Res]) Wait(ctx context.Context, id string) (Snapshot, error) {
+	j := t.lookup(id)
+	if j == nil {
+		return Snapshot{}, ErrNotFound
+	}
+	j.mu.Lock()
+	snap := j.snapshotLocked()
+	if snap.State.Terminal() {
+		j.mu.Unlock()
+		return snap, nil
+	}
+	if err := ctx.Err(); err != nil {
+		j.mu.Unlock()
+		return snap, err
+	}
+	done := j.waitChanLocked()
+	j.mu.Unlock()
+
+	select {
+	case <-done:
+		return j.snapshot(), nil
+	case <-ctx.Done():
+		// select chooses at random when both are ready: a job that
+		// completed in the same instant still counts as completed.
+		snap = j.snapshot()
+		if snap.State.Terminal() {
+			return snap, nil
+		}
+		return snap, ctx.Err()
+	}
+}
