@@ -1,0 +1,117 @@
+package jobtable_test
+
+import (
+	"math"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobledger/jobledger/jobtable"
+)
+
+func TestMaxQueueZeroOrNegativeAdmitsNothing(t *testing.T) {
+	for _, maxQueue := range []int{0, -1, math.MinInt} {
+		t.Run(strconv.Itoa(maxQueue), func(t *testing.T) {
+			tab, _ := newTable(t, jobtable.Config{MaxQueue: maxQueue})
+			for range 3 {
+				_, err := tab.Submit("x", req{})
+				require.ErrorIs(t, err, jobtable.ErrQueueFull)
+			}
+			require.Equal(t, 0, tab.Depth())
+			require.Equal(t, 0, tab.Len())
+		})
+	}
+}
+
+func TestZeroConfigAdmitsNothing(t *testing.T) {
+	tab, err := jobtable.New[int, int](jobtable.Config{})
+	require.NoError(t, err)
+	_, err = tab.Submit("", 1)
+	require.ErrorIs(t, err, jobtable.ErrQueueFull)
+}
+
+func TestConfigRejectsNonsense(t *testing.T) {
+	_, err := jobtable.New[int, int](jobtable.Config{MaxQueue: math.MaxInt32 + 1})
+	require.ErrorIs(t, err, jobtable.ErrInvalidConfig)
+}
+
+func TestAdmissionBoundSerial(t *testing.T) {
+	tab, _ := newTable(t, jobtable.Config{MaxQueue: 2})
+	a := mustSubmit(t, tab, "a")
+	mustSubmit(t, tab, "b")
+	_, err := tab.Submit("c", req{})
+	require.ErrorIs(t, err, jobtable.ErrQueueFull)
+
+	// Starting does not free a slot; only a terminal transition does.
+	require.NoError(t, tab.Start(a))
+	_, err = tab.Submit("c", req{})
+	require.ErrorIs(t, err, jobtable.ErrQueueFull)
+
+	require.NoError(t, tab.Finish(a, "done"))
+	mustSubmit(t, tab, "c")
+	require.Equal(t, 2, tab.Depth())
+}
+
+// TestAdmissionBoundConcurrent releases N submitters at once against a
+// limit of M, round after round: exactly M are admitted each round (D3: a
+// separate check and increment would admit more).
+func TestAdmissionBoundConcurrent(t *testing.T) {
+	const limit, submitters, rounds = 3, 16, 50
+	tab, _ := newTable(t, jobtable.Config{MaxQueue: limit, MaxCompleted: -1, JobTTL: -1})
+	for round := range rounds {
+		var (
+			start    = make(chan struct{})
+			wg       sync.WaitGroup
+			accepted atomic.Int32
+			ids      = make(chan string, submitters)
+		)
+		for i := range submitters {
+			wg.Go(func() {
+				<-start
+				id, err := tab.Submit(strconv.Itoa(i), req{})
+				if err == nil {
+					accepted.Add(1)
+					ids <- id
+					return
+				}
+				if err != jobtable.ErrQueueFull {
+					t.Errorf("Submit: %v", err)
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		close(ids)
+		require.EqualValues(t, limit, accepted.Load(), "round %d", round)
+		require.Equal(t, limit, tab.Depth())
+		for id := range ids {
+			require.NoError(t, tab.Fail(id, errBoom))
+		}
+		require.Equal(t, 0, tab.Depth())
+	}
+}
+
+func TestDefaultIDsAreUniqueAndLong(t *testing.T) {
+	tab, err := jobtable.New[int, int](jobtable.Config{MaxQueue: 1000})
+	require.NoError(t, err)
+	seen := map[string]bool{}
+	for range 1000 {
+		id, err := tab.Submit("", 0)
+		require.NoError(t, err)
+		require.False(t, seen[id], "duplicate id %q", id)
+		seen[id] = true
+		require.GreaterOrEqual(t, len(id)*5, 128, "base32 id %q carries at least 128 bits", id)
+	}
+}
+
+func TestDuplicateIDFromInjectedSourcePanics(t *testing.T) {
+	tab, _ := newTable(t, jobtable.Config{MaxQueue: 3, NewID: func() string { return "same" }})
+	mustSubmit(t, tab, "a")
+	require.PanicsWithValue(t, `jobtable: Config.NewID returned duplicate id "same"`, func() {
+		_, _ = tab.Submit("b", req{})
+	})
+	require.Equal(t, 1, tab.Depth(), "the refused admission is undone")
+}

@@ -1,0 +1,32 @@
+package jobtable
+
+import (
+	"runtime"
+	"testing"
+)
+
+// blockedWaiters reports whether some waiter has taken the wakeup channel of
+// job id, which it does just before it blocks.
+func (t *Table[Req, Res]) blockedWaiters(id string) bool {
+	j := t.lookup(id)
+	if j == nil {
+		return false
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.done != nil
+}
+
+// AwaitWaiter yields until a waiter of job id has taken its wakeup channel,
+// so that a test can complete the job while the waiter is blocked rather
+// than before it looked. It gives up after a bounded number of yields.
+func AwaitWaiter[Req, Res any](tb testing.TB, t *Table[Req, Res], id string) {
+	tb.Helper()
+	for range 1_000_000 {
+		if t.blockedWaiters(id) {
+			return
+		}
+		runtime.Gosched()
+	}
+	tb.Fatalf("no waiter blocked on %s", id)
+}

@@ -1,0 +1,157 @@
+package jobtable_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobledger/jobledger/jobtable"
+)
+
+// TestTransitions applies every transition to a job in every state and
+// checks the error, the resulting state and the queue depth.
+func TestTransitions(t *testing.T) {
+	type op struct {
+		name string
+		to   jobtable.State // the state the op moves to when allowed
+		do   func(*table, string) error
+	}
+	ops := []op{
+		{"Start", jobtable.Running, func(tab *table, id string) error { return tab.Start(id) }},
+		{"Finish", jobtable.Done, func(tab *table, id string) error { return tab.Finish(id, "again") }},
+		{"Fail", jobtable.Failed, func(tab *table, id string) error { return tab.Fail(id, errBoom) }},
+		{"Timeout", jobtable.TimedOut, func(tab *table, id string) error { return tab.Timeout(id, errBoom) }},
+	}
+	states := []jobtable.State{jobtable.Pending, jobtable.Running, jobtable.Done, jobtable.Failed, jobtable.TimedOut}
+	// want[from][op] is the error each op returns from each state.
+	want := map[jobtable.State]map[string]error{
+		jobtable.Pending:  {"Start": nil, "Finish": nil, "Fail": nil, "Timeout": nil},
+		jobtable.Running:  {"Start": jobtable.ErrNotPending, "Finish": nil, "Fail": nil, "Timeout": nil},
+		jobtable.Done:     {"Start": jobtable.ErrNotPending, "Finish": jobtable.ErrTerminal, "Fail": jobtable.ErrTerminal, "Timeout": jobtable.ErrTerminal},
+		jobtable.Failed:   {"Start": jobtable.ErrNotPending, "Finish": jobtable.ErrTerminal, "Fail": jobtable.ErrTerminal, "Timeout": jobtable.ErrTerminal},
+		jobtable.TimedOut: {"Start": jobtable.ErrNotPending, "Finish": jobtable.ErrTerminal, "Fail": jobtable.ErrTerminal, "Timeout": jobtable.ErrTerminal},
+	}
+	for _, from := range states {
+		for _, o := range ops {
+			t.Run(from.String()+"/"+o.name, func(t *testing.T) {
+				tab, _ := newTable(t, jobtable.Config{MaxQueue: 4})
+				id := toState(t, tab, from)
+				before, err := tab.Snapshot(id)
+				require.NoError(t, err)
+				depthBefore := tab.Depth()
+
+				err = o.do(tab, id)
+				require.ErrorIs(t, err, want[from][o.name])
+
+				after, err := tab.Snapshot(id)
+				require.NoError(t, err)
+				if want[from][o.name] != nil {
+					require.Equal(t, before, after, "a refused transition changes nothing")
+					require.Equal(t, depthBefore, tab.Depth())
+					return
+				}
+				require.Equal(t, o.to, after.State)
+				if o.to.Terminal() {
+					require.Equal(t, depthBefore-1, tab.Depth(), "the terminal transition decrements depth once")
+				} else {
+					require.Equal(t, depthBefore, tab.Depth())
+				}
+			})
+		}
+	}
+}
+
+func TestSecondTerminalCallIsNoOp(t *testing.T) {
+	tab, _ := newTable(t, jobtable.Config{MaxQueue: 2})
+	id := mustSubmit(t, tab, "a")
+	require.NoError(t, tab.Finish(id, "first"))
+	require.Equal(t, 0, tab.Depth())
+
+	require.ErrorIs(t, tab.Finish(id, "second"), jobtable.ErrTerminal)
+	require.ErrorIs(t, tab.Fail(id, errBoom), jobtable.ErrTerminal)
+	require.ErrorIs(t, tab.Timeout(id, errBoom), jobtable.ErrTerminal)
+	require.Equal(t, 0, tab.Depth(), "depth is decremented exactly once")
+
+	res, snap, err := tab.Result(id)
+	require.NoError(t, err)
+	require.Equal(t, "first", res)
+	require.Equal(t, jobtable.Done, snap.State)
+	require.NoError(t, snap.Err)
+}
+
+func TestTimestampsAndErrors(t *testing.T) {
+	tab, clock := newTable(t, jobtable.Config{MaxQueue: 2})
+	t0 := clock.Now()
+	id := mustSubmit(t, tab, "a")
+	snap, err := tab.Snapshot(id)
+	require.NoError(t, err)
+	require.Equal(t, jobtable.Snapshot{ID: id, TaskID: "a", State: jobtable.Pending, CreatedAt: t0}, snap)
+
+	clock.Advance(second)
+	require.NoError(t, tab.Start(id))
+	clock.Advance(second)
+	require.NoError(t, tab.Fail(id, errBoom))
+
+	snap, err = tab.Snapshot(id)
+	require.NoError(t, err)
+	require.Equal(t, jobtable.Failed, snap.State)
+	require.ErrorIs(t, snap.Err, errBoom)
+	require.Equal(t, t0, snap.CreatedAt)
+	require.Equal(t, t0.Add(second), snap.StartedAt)
+	require.Equal(t, t0.Add(2*second), snap.CompletedAt)
+}
+
+func TestUnknownID(t *testing.T) {
+	tab, _ := newTable(t, jobtable.Config{MaxQueue: 1})
+	const id = "no-such-job"
+	_, err := tab.Snapshot(id)
+	require.ErrorIs(t, err, jobtable.ErrNotFound)
+	require.ErrorIs(t, tab.Start(id), jobtable.ErrNotFound)
+	require.ErrorIs(t, tab.Finish(id, "x"), jobtable.ErrNotFound)
+	require.ErrorIs(t, tab.Fail(id, errBoom), jobtable.ErrNotFound)
+	require.ErrorIs(t, tab.Timeout(id, errBoom), jobtable.ErrNotFound)
+	_, err = tab.TakeRequest(id)
+	require.ErrorIs(t, err, jobtable.ErrNotFound)
+	_, _, err = tab.Result(id)
+	require.ErrorIs(t, err, jobtable.ErrNotFound)
+	_, err = tab.Wait(t.Context(), id)
+	require.ErrorIs(t, err, jobtable.ErrNotFound)
+	require.Equal(t, 0, tab.Depth())
+	require.Equal(t, 0, tab.Len())
+}
+
+func TestTakeRequestOnce(t *testing.T) {
+	tab, _ := newTable(t, jobtable.Config{MaxQueue: 1})
+	id := mustSubmit(t, tab, "task-7")
+
+	r, err := tab.TakeRequest(id)
+	require.NoError(t, err)
+	require.Equal(t, req{payload: "payload of task-7"}, r)
+
+	_, err = tab.TakeRequest(id)
+	require.ErrorIs(t, err, jobtable.ErrRequestTaken)
+
+	// The task id outlives the payload, so the result can echo it.
+	require.NoError(t, tab.Start(id))
+	require.NoError(t, tab.Finish(id, "ok"))
+	_, snap, err := tab.Result(id)
+	require.NoError(t, err)
+	require.Equal(t, "task-7", snap.TaskID)
+}
+
+func TestResult(t *testing.T) {
+	tab, _ := newTable(t, jobtable.Config{MaxQueue: 4})
+	for _, s := range []jobtable.State{jobtable.Pending, jobtable.Running, jobtable.Failed, jobtable.TimedOut} {
+		id := toState(t, tab, s)
+		_, snap, err := tab.Result(id)
+		require.ErrorIs(t, err, jobtable.ErrNotDone, s.String())
+		require.Equal(t, s, snap.State, "ErrNotDone comes with the job's state")
+	}
+	id := toState(t, tab, jobtable.Done)
+	for range 3 {
+		res, snap, err := tab.Result(id)
+		require.NoError(t, err, "Result is repeatable")
+		require.Equal(t, "result", res)
+		require.Equal(t, jobtable.Done, snap.State)
+	}
+}
