@@ -64,16 +64,10 @@ func (j *job[Req, Res]) snapshotLocked() Snapshot {
 	}
 }
 
-func (j *job[Req, Res]) snapshot() Snapshot {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	return j.snapshotLocked()
-}
-
-// terminateLocked moves j to the terminal state to, writing the payload, the
-// completion time, the depth decrement, the state and the wakeup in one
-// critical section. It reports false, changing nothing, if j is already
-// terminal.
+// terminateLocked moves j to the terminal state to: it writes the payload and
+// the completion time, decrements depth and publishes the state. It reports
+// false, changing nothing, if j is already terminal. The caller wakes the
+// waiters in the same critical section (see terminateJob).
 // j.mu must be held.
 func (j *job[Req, Res]) terminateLocked(to State, res Res, err error, now time.Time, depth *atomic.Int32) bool {
 	if !canTransition(j.loadState(), to) {
@@ -84,10 +78,16 @@ func (j *job[Req, Res]) terminateLocked(to State, res Res, err error, now time.T
 	j.completedAt = now
 	depth.Add(-1)
 	j.state.Store(int32(to))
+	return true
+}
+
+// wakeLocked wakes every waiter of the terminal job j by closing its wakeup
+// channel, if a waiter created one.
+// j.mu must be held.
+func (j *job[Req, Res]) wakeLocked() {
 	if j.done != nil {
 		close(j.done)
 	}
-	return true
 }
 
 // waitChanLocked returns the channel that is closed when j becomes terminal,

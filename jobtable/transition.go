@@ -64,10 +64,7 @@ func (t *Table[Req, Res]) terminate(id string, to State, res Res, err error) err
 	if j == nil {
 		return ErrNotFound
 	}
-	j.mu.Lock()
-	ok := j.terminateLocked(to, res, err, now, &t.depth)
-	j.mu.Unlock()
-	if !ok {
+	if !t.terminateJob(j, to, res, err, now) {
 		return ErrTerminal
 	}
 	t.retainLocked(j)

@@ -21,18 +21,13 @@ func (t *Table[Req, Res]) Wait(ctx context.Context, id string) (Snapshot, error)
 	if j == nil {
 		return Snapshot{}, ErrNotFound
 	}
-	j.mu.Lock()
-	snap := j.snapshotLocked()
-	if snap.State.Terminal() {
-		j.mu.Unlock()
-		return snap, nil
+	snap, done := j.register()
+	if done == nil {
+		return snap, nil // already terminal
 	}
 	if err := ctx.Err(); err != nil {
-		j.mu.Unlock()
 		return snap, err
 	}
-	done := j.waitChanLocked()
-	j.mu.Unlock()
 
 	select {
 	case <-done:
