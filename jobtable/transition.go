@@ -57,9 +57,9 @@ func (t *Table[Req, Res]) Timeout(id string, err error) error {
 // machine makes a second terminal call a no-op, so depth decreases exactly
 // once per job [4].
 func (t *Table[Req, Res]) terminate(id string, to State, res Res, err error) error {
-	now := t.cfg.Now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	now := t.cfg.Now() // under the lock: the retention list stays in completedAt order
 	j := t.jobs[id]
 	if j == nil {
 		return ErrNotFound

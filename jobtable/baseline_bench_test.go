@@ -1,0 +1,137 @@
+package jobtable_test
+
+import (
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/jobledger/jobledger/jobtable"
+)
+
+// ledger is the part of the table the lifecycle benchmark drives, so that
+// the table and the baseline run the same code.
+type ledger interface {
+	Submit(taskID string, r req) (string, error)
+	TakeRequest(id string) (req, error)
+	Start(id string) error
+	Finish(id string, res string) error
+	Result(id string) (string, jobtable.Snapshot, error)
+}
+
+var _ ledger = (*table)(nil)
+
+// globalLedger is the baseline: a ledger built the way the design record
+// describes the code before its rework, with one global mutex around every
+// field of every job, the id map, the retention order and a plain int depth.
+// It has the same admission and retention rules and the same clock and id
+// source, and none of the table's concurrency structure.
+type globalLedger struct {
+	mu           sync.Mutex
+	now          func() time.Time
+	newID        func() string
+	maxQueue     int
+	maxCompleted int
+	depth        int
+	jobs         map[string]*globalJob
+	completed    []*globalJob // completion order; a deque
+}
+
+type globalJob struct {
+	id, taskID                        string
+	state                             jobtable.State
+	req                               req
+	taken                             bool
+	res                               string
+	err                               error
+	createdAt, startedAt, completedAt time.Time
+}
+
+func newGlobalLedger(cfg jobtable.Config) *globalLedger {
+	return &globalLedger{
+		now: cfg.Now, newID: cfg.NewID, maxQueue: cfg.MaxQueue, maxCompleted: cfg.MaxCompleted,
+		jobs: map[string]*globalJob{},
+	}
+}
+
+func (g *globalLedger) Submit(taskID string, r req) (string, error) {
+	now, id := g.now(), g.newID()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.depth >= g.maxQueue {
+		return "", jobtable.ErrQueueFull
+	}
+	g.depth++
+	for len(g.completed) > g.maxCompleted {
+		delete(g.jobs, g.completed[0].id)
+		g.completed[0] = nil
+		g.completed = g.completed[1:]
+	}
+	g.jobs[id] = &globalJob{id: id, taskID: taskID, req: r, createdAt: now}
+	return id, nil
+}
+
+func (g *globalLedger) TakeRequest(id string) (req, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	j := g.jobs[id]
+	if j == nil {
+		return req{}, jobtable.ErrNotFound
+	}
+	if j.taken {
+		return req{}, jobtable.ErrRequestTaken
+	}
+	r := j.req
+	j.req, j.taken = req{}, true
+	return r, nil
+}
+
+func (g *globalLedger) Start(id string) error {
+	now := g.now()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	j := g.jobs[id]
+	if j == nil {
+		return jobtable.ErrNotFound
+	}
+	if j.state != jobtable.Pending {
+		return jobtable.ErrNotPending
+	}
+	j.state, j.startedAt = jobtable.Running, now
+	return nil
+}
+
+func (g *globalLedger) Finish(id string, res string) error {
+	now := g.now()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	j := g.jobs[id]
+	if j == nil {
+		return jobtable.ErrNotFound
+	}
+	if j.state.Terminal() {
+		return jobtable.ErrTerminal
+	}
+	j.state, j.res, j.completedAt = jobtable.Done, res, now
+	g.depth--
+	g.completed = append(g.completed, j)
+	return nil
+}
+
+func (g *globalLedger) Result(id string) (string, jobtable.Snapshot, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	j := g.jobs[id]
+	if j == nil {
+		return "", jobtable.Snapshot{}, jobtable.ErrNotFound
+	}
+	snap := jobtable.Snapshot{
+		ID: j.id, TaskID: j.taskID, State: j.state, Err: j.err,
+		CreatedAt: j.createdAt, StartedAt: j.startedAt, CompletedAt: j.completedAt,
+	}
+	if j.state != jobtable.Done {
+		return "", snap, jobtable.ErrNotDone
+	}
+	return j.res, snap, nil
+}
+
+var errLifecycle = errors.New("lifecycle step failed")
