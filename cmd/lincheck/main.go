@@ -1,0 +1,163 @@
+// Command lincheck runs a stress of the job ledger, records every
+// operation, and checks the history for linearizability against the
+// per-job and admission models, and the stress invariants at the end.
+//
+// Usage:
+//
+//	go run ./cmd/lincheck [flags]
+//
+// Exit status: 0 when every run passed; 2 for a linearizability violation,
+// 3 for a stress-invariant violation, 4 when the checker could not decide
+// in time (the first failure found decides, in that order of precedence);
+// 1 for a usage or setup error.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"time"
+
+	"github.com/jobledger/jobledger/linearizability"
+)
+
+// Exit codes.
+const (
+	exitOK           = 0
+	exitSetup        = 1
+	exitLinearizable = 2
+	exitInvariant    = 3
+	exitInconclusive = 4
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	def := linearizability.DefaultStressConfig()
+	fs := flag.NewFlagSet("lincheck", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	level := fs.String("level", "table", "what to drive: table (in process) or http (a server on loopback)")
+	short := fs.Bool("short", false, "quick mode: 500ms runs")
+	runs := fs.Int("runs", 1, "number of runs, with seeds seed, seed+1, ...")
+	seed := fs.Uint64("seed", def.Seed, "seed of the first run")
+	duration := fs.Duration("duration", def.Duration, "length of each run")
+	maxOps := fs.Int("max-ops", def.MaxOps, "stop a run once its history holds this many operations")
+	submitters := fs.Int("submitters", def.Submitters, "submitting clients")
+	runners := fs.Int("runners", def.Runners, "runners (take, start, end each job)")
+	pollers := fs.Int("pollers", def.Pollers, "polling clients (snapshot, result, cancel)")
+	waiters := fs.Int("waiters", def.Waiters, "waiting clients")
+	maxQueue := fs.Int("max-queue", def.MaxQueue, "table MaxQueue")
+	maxCompleted := fs.Int("max-completed", def.MaxCompleted, "table MaxCompleted")
+	ttl := fs.Duration("ttl", def.JobTTL, "table JobTTL")
+	waitTimeout := fs.Duration("wait-timeout", def.WaitTimeout, "deadline of a bounded Wait")
+	grace := fs.Duration("grace", def.Grace, "how long the end of a run waits for blocked waiters")
+	checkTimeout := fs.Duration("check-timeout", time.Minute, "timeout of each porcupine check")
+	out := fs.String("out", "", "directory for the HTML visualization of a violation (default: the temp dir)")
+	historyPath := fs.String("history", "", "write the last run's history to this file")
+	quiet := fs.Bool("q", false, "no progress lines")
+	if err := fs.Parse(args); err != nil {
+		return exitSetup
+	}
+	if *level != "table" {
+		fmt.Fprintf(stderr, "lincheck: -level=%s is not available in this build (only table)\n", *level)
+		return exitSetup
+	}
+	if *short {
+		*duration = 500 * time.Millisecond
+	}
+	cfg := def
+	cfg.Submitters, cfg.Runners, cfg.Pollers, cfg.Waiters = *submitters, *runners, *pollers, *waiters
+	cfg.Duration, cfg.MaxOps = *duration, *maxOps
+	cfg.MaxQueue, cfg.MaxCompleted, cfg.JobTTL = *maxQueue, *maxCompleted, *ttl
+	cfg.WaitTimeout, cfg.Grace = *waitTimeout, *grace
+	if !*quiet {
+		cfg.Progress = func(p linearizability.Progress) {
+			fmt.Fprintf(stdout, "  %6v  ops %7d  accepted %6d  rejected %7d\n", p.Elapsed, p.Ops, p.Accepted, p.Rejected)
+		}
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	code := exitOK
+	for i := range *runs {
+		cfg.Seed = *seed + uint64(i)
+		c := runOnce(ctx, cfg, *level, *checkTimeout, *out, *historyPath, stdout, stderr)
+		code = worse(code, c)
+	}
+	return code
+}
+
+// worse returns the exit code of higher precedence.
+func worse(a, b int) int {
+	rank := map[int]int{exitOK: 0, exitInconclusive: 1, exitInvariant: 2, exitLinearizable: 3, exitSetup: 4}
+	if rank[b] > rank[a] {
+		return b
+	}
+	return a
+}
+
+func runOnce(ctx context.Context, cfg linearizability.StressConfig, level string, checkTimeout time.Duration, outDir, historyPath string, stdout, stderr io.Writer) int {
+	fmt.Fprintf(stdout, "lincheck: level=%s seed=%d %v: %d submitters, %d runners, %d pollers, %d waiters, max-queue %d, max-completed %d, ttl %v\n",
+		level, cfg.Seed, cfg.Duration, cfg.Submitters, cfg.Runners, cfg.Pollers, cfg.Waiters, cfg.MaxQueue, cfg.MaxCompleted, cfg.JobTTL)
+	res, err := linearizability.RunStress(ctx, cfg)
+	if err != nil {
+		fmt.Fprintln(stderr, "lincheck:", err)
+		return exitSetup
+	}
+	if historyPath != "" {
+		if err := writeHistory(historyPath, cfg.MaxQueue, res); err != nil {
+			fmt.Fprintln(stderr, "lincheck:", err)
+			return exitSetup
+		}
+	}
+	rep := linearizability.Check(res.History, linearizability.CheckConfig{
+		MaxQueue: cfg.MaxQueue, Timeout: checkTimeout, VisualizeDir: outDir,
+	})
+	fmt.Fprintf(stdout, "  stress: %v, %d operations, %d accepted, %d rejected, evicted %d by ttl and %d beyond max-completed\n",
+		res.Elapsed.Round(time.Millisecond), len(res.History), res.Accepted, res.Rejected, res.Stats.EvictedTTL, res.Stats.EvictedLRU)
+	fmt.Fprintf(stdout, "  check:  %d job partitions (largest %d ops) in %v; admission %d ops in %d segments in %v\n",
+		rep.JobPartitions, rep.LargestPartition, rep.JobCheck.Round(time.Millisecond),
+		rep.AdmissionOps, rep.AdmissionSegments, rep.AdmissionCheck.Round(time.Millisecond))
+
+	code := exitOK
+	if len(res.Violations) > 0 {
+		code = worse(code, exitInvariant)
+		for _, v := range res.Violations {
+			fmt.Fprintln(stdout, "  STRESS INVARIANT VIOLATED:", v)
+		}
+	}
+	switch rep.Verdict {
+	case linearizability.Violation:
+		code = worse(code, exitLinearizable)
+		fmt.Fprintln(stdout, "  LINEARIZABILITY VIOLATION:", rep.Message)
+		if rep.Visualization != "" {
+			fmt.Fprintln(stdout, "  visualization:", rep.Visualization)
+		}
+	case linearizability.Inconclusive:
+		code = worse(code, exitInconclusive)
+		fmt.Fprintln(stdout, "  CHECK INCONCLUSIVE:", rep.Message)
+	}
+	verdict := "PASS"
+	if code != exitOK {
+		verdict = fmt.Sprintf("FAIL (exit %d)", code)
+	}
+	fmt.Fprintf(stdout, "  result: %s, history %s\n", verdict, rep.Verdict)
+	return code
+}
+
+func writeHistory(path string, maxQueue int, res *linearizability.StressResult) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := linearizability.WriteHistory(f, linearizability.HistoryFile{MaxQueue: maxQueue, Ops: res.History}); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

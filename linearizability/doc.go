@@ -1,0 +1,34 @@
+// Package linearizability records concurrent histories of a job ledger and
+// checks them with porcupine against two sequential models.
+//
+// A history is a list of porcupine operations, each with a call and a return
+// time taken from one monotonic Clock, the client that issued it, its Input
+// and its Output. Two models judge it:
+//
+//   - JobModel, partitioned by job id: the state machine of one job
+//     (absorbing terminal states, Start only from PENDING, exactly one
+//     winning terminal call, snapshots and results consistent with the
+//     state, the request taken once, disappearance only when terminal).
+//   - AdmissionModel, global: a projection onto the queue-depth counter.
+//     Accepted submits add one, winning terminal calls remove one, and a
+//     rejected submit is legal only at the bound. Partitioning by job is
+//     unsound for this counter, which couples every job, so it is checked
+//     as one history, cut only at quiescent points where the counter is
+//     known exactly.
+//
+// # Usage
+//
+//	res, err := linearizability.RunStress(ctx, linearizability.DefaultStressConfig())
+//	rep := linearizability.Check(res.History, linearizability.CheckConfig{MaxQueue: res.Config.MaxQueue})
+//	if rep.Verdict != linearizability.Linearizable { ... rep.Visualization ... }
+//
+// The recorder is written against the Ledger interface, so a client of
+// another transport (HTTP) records through the same code: see TableLedger
+// for the in-process adapter.
+//
+// # Histories on disk
+//
+// testdata/*.jsonl hold small hand-written histories that must pass
+// (*-ok.jsonl) or must fail (*-bad.jsonl); ReadHistory and WriteHistory
+// read and write the format.
+package linearizability

@@ -1,0 +1,168 @@
+package linearizability
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/anishathalye/porcupine"
+	"github.com/jobledger/jobledger/jobtable"
+)
+
+// A history file holds one operation per line as a JSON object:
+//
+//	{"client":0,"call":1,"return":4,"in":{"kind":"submit","task":"t1","value":"r1"},"out":{"outcome":"ok","id":"j1"}}
+//	{"client":1,"call":5,"return":9,"in":{"kind":"snapshot","id":"j1"},"out":{"outcome":"ok","state":"PENDING","task":"t1"}}
+//
+// "return" left out means pending forever. Lines starting with # are
+// comments, except "# max_queue: N", which sets the bound the admission
+// model checks against. Kinds and outcomes are spelled as their String
+// methods spell them, states as jobtable.State does.
+
+// HistoryFile is a history read from or written to a file.
+type HistoryFile struct {
+	MaxQueue int
+	Ops      []porcupine.Operation
+}
+
+type fileOp struct {
+	Client int     `json:"client"`
+	Call   int64   `json:"call"`
+	Return *int64  `json:"return,omitempty"`
+	In     fileIn  `json:"in"`
+	Out    fileOut `json:"out"`
+}
+
+type fileIn struct {
+	Kind  string `json:"kind"`
+	ID    string `json:"id,omitempty"`
+	Task  string `json:"task,omitempty"`
+	Value string `json:"value,omitempty"`
+	Depth int    `json:"depth,omitempty"`
+}
+
+type fileOut struct {
+	Outcome   string `json:"outcome"`
+	ID        string `json:"id,omitempty"`
+	Value     string `json:"value,omitempty"`
+	State     string `json:"state,omitempty"`
+	Task      string `json:"task,omitempty"`
+	Err       string `json:"err,omitempty"`
+	Started   bool   `json:"started,omitempty"`
+	Completed bool   `json:"completed,omitempty"`
+}
+
+// ReadHistory parses a history file.
+func ReadHistory(r io.Reader) (HistoryFile, error) {
+	var hf HistoryFile
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		if c, ok := strings.CutPrefix(line, "#"); ok {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(c), "max_queue:"); ok {
+				q, err := strconv.Atoi(strings.TrimSpace(v))
+				if err != nil {
+					return hf, fmt.Errorf("line %d: max_queue: %w", n, err)
+				}
+				hf.MaxQueue = q
+			}
+			continue
+		}
+		var fo fileOp
+		dec := json.NewDecoder(strings.NewReader(line))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&fo); err != nil {
+			return hf, fmt.Errorf("line %d: %w", n, err)
+		}
+		op, err := fo.operation()
+		if err != nil {
+			return hf, fmt.Errorf("line %d: %w", n, err)
+		}
+		hf.Ops = append(hf.Ops, op)
+	}
+	return hf, sc.Err()
+}
+
+func (fo fileOp) operation() (porcupine.Operation, error) {
+	kind, ok := parseName(kindNames[:], fo.In.Kind)
+	if !ok || kind == 0 {
+		return porcupine.Operation{}, fmt.Errorf("unknown kind %q", fo.In.Kind)
+	}
+	outcome, ok := parseName(outcomeNames[:], fo.Out.Outcome)
+	if !ok {
+		return porcupine.Operation{}, fmt.Errorf("unknown outcome %q", fo.Out.Outcome)
+	}
+	out := Output{
+		Outcome: Outcome(outcome), ID: fo.Out.ID, Value: fo.Out.Value,
+		TaskID: fo.Out.Task, Err: fo.Out.Err, Started: fo.Out.Started, Completed: fo.Out.Completed,
+	}
+	if fo.Out.State != "" {
+		s, ok := jobtable.ParseState(fo.Out.State)
+		if !ok {
+			return porcupine.Operation{}, fmt.Errorf("unknown state %q", fo.Out.State)
+		}
+		out.State = s
+	}
+	ret := int64(Pending)
+	if fo.Return != nil {
+		ret = *fo.Return
+	}
+	if ret < fo.Call {
+		return porcupine.Operation{}, fmt.Errorf("return %d before call %d", ret, fo.Call)
+	}
+	return porcupine.Operation{
+		ClientId: fo.Client,
+		Input:    Input{Kind: Kind(kind), ID: fo.In.ID, TaskID: fo.In.Task, Value: fo.In.Value, Depth: fo.In.Depth},
+		Output:   out,
+		Call:     fo.Call,
+		Return:   ret,
+	}, nil
+}
+
+func parseName(names []string, s string) (int, bool) {
+	for i, n := range names {
+		if n != "" && n == s {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// WriteHistory writes hf in the history file format.
+func WriteHistory(w io.Writer, hf HistoryFile) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "# max_queue: %d\n", hf.MaxQueue)
+	for _, op := range hf.Ops {
+		in, out := op.Input.(Input), op.Output.(Output)
+		fo := fileOp{
+			Client: op.ClientId,
+			Call:   op.Call,
+			In:     fileIn{Kind: in.Kind.String(), ID: in.ID, Task: in.TaskID, Value: in.Value, Depth: in.Depth},
+			Out: fileOut{
+				Outcome: out.Outcome.String(), ID: out.ID, Value: out.Value, Task: out.TaskID,
+				Err: out.Err, Started: out.Started, Completed: out.Completed,
+			},
+		}
+		if op.Return != Pending {
+			r := op.Return
+			fo.Return = &r
+		}
+		if hasView(in.Kind, out.Outcome) {
+			fo.Out.State = out.State.String()
+		}
+		b, err := json.Marshal(fo)
+		if err != nil {
+			return err
+		}
+		bw.Write(b)
+		bw.WriteByte('\n')
+	}
+	return bw.Flush()
+}

@@ -1,0 +1,269 @@
+package linearizability
+
+import (
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"strings"
+
+	"github.com/anishathalye/porcupine"
+	"github.com/jobledger/jobledger/jobtable"
+)
+
+// jobState is the sequential state of one job: what the ledger holds for
+// it, and whether it is gone. It is a comparable value; Step returns a new
+// one and never changes its argument.
+type jobState struct {
+	Submitted bool
+	// Gone is set when an operation found no job: legal only once the job
+	// is terminal (eviction), and permanent, since ids are never reused.
+	Gone    bool
+	State   jobtable.State
+	Started bool
+	Taken   bool
+	TaskID  string
+	Req     string
+	Res     string // the result of the winning Finish
+	Err     string // the message of the winning Fail or Timeout
+}
+
+// JobModel is the per-job sequential specification, partitioned by job id.
+// Jobs are independent of one another except through the queue depth,
+// which AdmissionModel checks; so a history is linearizable for the jobs
+// exactly when each job's sub-history is.
+//
+// The rules, one job at a time:
+//   - Submit creates the job PENDING with its task id and request; an id is
+//     created once.
+//   - Start succeeds only from PENDING; otherwise ErrNotPending.
+//   - Finish, Fail and Timeout succeed only from a non-terminal state,
+//     which makes exactly one of them win; the others get ErrTerminal.
+//     Terminal states are absorbing.
+//   - TakeRequest returns the submitted request once, then ErrRequestTaken.
+//   - Snapshot, Wait and Result see the current state, task id, error
+//     message, and started/completed marks; Result returns the result of
+//     the winning Finish when DONE, ErrNotDone with the view otherwise. Wait
+//     returns nil only for a terminal state, and its deadline only with a
+//     non-terminal one.
+//   - Eviction is internal to Submit and never seen directly: an operation
+//     that finds no job is legal only when the job is terminal (or already
+//     gone), and from then on the job stays gone.
+//   - An operation with an Unknown outcome (pending forever) applies its
+//     effect where that is possible; "no effect" is the linearization that
+//     places it after everything else.
+var JobModel = porcupine.Model{
+	Partition: partitionByJob,
+	Init:      func() any { return jobState{} },
+	Step: func(state, input, output any) (bool, any) {
+		return stepJob(state.(jobState), input.(Input), output.(Output))
+	},
+	Equal: func(a, b any) bool { return a.(jobState) == b.(jobState) },
+	Hash:  func(state any) uint64 { return hashJob(state.(jobState)) },
+	DescribeOperation: func(input, output any) string {
+		return Describe(input.(Input), output.(Output))
+	},
+	DescribeState: func(state any) string { return describeJob(state.(jobState)) },
+}
+
+func stepJob(s jobState, in Input, out Output) (bool, jobState) {
+	if in.Kind == Submit {
+		if s.Submitted || out.Outcome != OK {
+			return false, s
+		}
+		return true, jobState{Submitted: true, State: jobtable.Pending, TaskID: in.TaskID, Req: in.Value}
+	}
+	if out.Outcome == Unknown {
+		return true, unknownEffect(s, in)
+	}
+	if out.Outcome == NotFound {
+		switch {
+		case !s.Submitted || s.Gone:
+			return true, s
+		case s.State.Terminal():
+			s.Gone = true
+			return true, s
+		}
+		return false, s // a live job went missing
+	}
+	if !s.Submitted || s.Gone {
+		return false, s
+	}
+
+	switch in.Kind {
+	case TakeRequest:
+		switch out.Outcome {
+		case OK:
+			if s.Taken || out.Value != s.Req {
+				return false, s
+			}
+			s.Taken = true
+			return true, s
+		case RequestTaken:
+			return s.Taken, s
+		}
+	case Start:
+		switch out.Outcome {
+		case OK:
+			if s.State != jobtable.Pending {
+				return false, s
+			}
+			s.State, s.Started = jobtable.Running, true
+			return true, s
+		case NotPending:
+			return s.State != jobtable.Pending, s
+		}
+	case Finish, Fail, Timeout:
+		switch out.Outcome {
+		case OK:
+			if s.State.Terminal() {
+				return false, s
+			}
+			return true, terminate(s, in)
+		case Terminal:
+			return s.State.Terminal(), s
+		}
+	case Snapshot:
+		return out.Outcome == OK && viewMatches(s, out), s
+	case Wait:
+		switch out.Outcome {
+		case OK:
+			return s.State.Terminal() && viewMatches(s, out), s
+		case Deadline:
+			return !s.State.Terminal() && viewMatches(s, out), s
+		}
+	case Result:
+		switch out.Outcome {
+		case OK:
+			return s.State == jobtable.Done && out.Value == s.Res && viewMatches(s, out), s
+		case NotDone:
+			return s.State != jobtable.Done && viewMatches(s, out), s
+		}
+	}
+	return false, s
+}
+
+// terminate is the winning terminal call in.
+func terminate(s jobState, in Input) jobState {
+	s.State = in.Kind.terminalState()
+	if in.Kind == Finish {
+		s.Res = in.Value
+	} else {
+		s.Err = in.Value
+	}
+	return s
+}
+
+// unknownEffect applies the effect an operation with an unknown outcome
+// would have had if it took effect now.
+func unknownEffect(s jobState, in Input) jobState {
+	if !s.Submitted || s.Gone {
+		return s
+	}
+	switch {
+	case in.Kind == TakeRequest:
+		s.Taken = true
+	case in.Kind == Start && s.State == jobtable.Pending:
+		s.State, s.Started = jobtable.Running, true
+	case in.Kind.Terminal() && !s.State.Terminal():
+		s = terminate(s, in)
+	}
+	return s
+}
+
+// viewMatches reports whether the snapshot fields of out are those of s.
+func viewMatches(s jobState, out Output) bool {
+	return out.State == s.State &&
+		out.TaskID == s.TaskID &&
+		out.Err == s.Err &&
+		out.Started == s.Started &&
+		out.Completed == s.State.Terminal()
+}
+
+func hashJob(s jobState) uint64 {
+	h := fnv.New64a()
+	var flags byte
+	for i, b := range []bool{s.Submitted, s.Gone, s.Started, s.Taken} {
+		if b {
+			flags |= 1 << i
+		}
+	}
+	h.Write([]byte{flags, byte(s.State)})
+	for _, f := range []string{s.TaskID, s.Req, s.Res, s.Err} {
+		h.Write([]byte(f))
+		h.Write([]byte{0})
+	}
+	return h.Sum64()
+}
+
+func describeJob(s jobState) string {
+	if !s.Submitted {
+		return "unsubmitted"
+	}
+	var b strings.Builder
+	b.WriteString(s.State.String())
+	if s.Gone {
+		b.WriteString(" evicted")
+	}
+	if s.Taken {
+		b.WriteString(" taken")
+	}
+	if s.Res != "" {
+		fmt.Fprintf(&b, " res=%q", s.Res)
+	}
+	if s.Err != "" {
+		fmt.Fprintf(&b, " err=%q", s.Err)
+	}
+	return b.String()
+}
+
+// jobKey returns the job an operation belongs to, or "" for one that names
+// no job (a rejected or unknown Submit, a SetDepth).
+func jobKey(op porcupine.Operation) string {
+	in := op.Input.(Input)
+	switch in.Kind {
+	case Submit:
+		if out := op.Output.(Output); out.Outcome == OK {
+			return out.ID
+		}
+		return ""
+	case SetDepth:
+		return ""
+	}
+	return in.ID
+}
+
+// jobPartition is one job's sub-history.
+type jobPartition struct {
+	ID  string
+	Ops []porcupine.Operation
+}
+
+// jobPartitions splits history by job, in the order of the job ids.
+// Operations that name no job belong to no partition: they change no job.
+func jobPartitions(history []porcupine.Operation) []jobPartition {
+	byID := make(map[string][]porcupine.Operation)
+	for _, op := range history {
+		if k := jobKey(op); k != "" {
+			byID[k] = append(byID[k], op)
+		}
+	}
+	keys := make([]string, 0, len(byID))
+	for k := range byID {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	parts := make([]jobPartition, len(keys))
+	for i, k := range keys {
+		parts[i] = jobPartition{ID: k, Ops: byID[k]}
+	}
+	return parts
+}
+
+func partitionByJob(history []porcupine.Operation) [][]porcupine.Operation {
+	parts := jobPartitions(history)
+	out := make([][]porcupine.Operation, len(parts))
+	for i, p := range parts {
+		out[i] = p.Ops
+	}
+	return out
+}

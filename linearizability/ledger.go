@@ -1,0 +1,91 @@
+package linearizability
+
+import (
+	"context"
+	"errors"
+
+	"github.com/jobledger/jobledger/jobtable"
+)
+
+// Ledger is the surface a recorder drives: the job table's operations with
+// string requests and results, each taking a context first. An
+// implementation reports the ledger's outcomes with jobtable's sentinel
+// errors (an HTTP client maps 429 to ErrQueueFull, 404 to ErrNotFound, 409 to
+// ErrNotDone) and the context's error when the caller's deadline ended a
+// Wait; any other error means the outcome is unknown, and the recorder keeps
+// the operation pending forever.
+type Ledger interface {
+	Submit(ctx context.Context, taskID, req string) (string, error)
+	TakeRequest(ctx context.Context, id string) (string, error)
+	Start(ctx context.Context, id string) error
+	Finish(ctx context.Context, id, res string) error
+	Fail(ctx context.Context, id, msg string) error
+	Timeout(ctx context.Context, id, msg string) error
+	Snapshot(ctx context.Context, id string) (jobtable.Snapshot, error)
+	Wait(ctx context.Context, id string) (jobtable.Snapshot, error)
+	Result(ctx context.Context, id string) (string, jobtable.Snapshot, error)
+}
+
+// TableLedger adapts an in-process table to Ledger. Only Wait uses the
+// context; the other calls never block.
+type TableLedger struct {
+	T *jobtable.Table[string, string]
+}
+
+var _ Ledger = TableLedger{}
+
+func (l TableLedger) Submit(_ context.Context, taskID, req string) (string, error) {
+	return l.T.Submit(taskID, req)
+}
+
+func (l TableLedger) TakeRequest(_ context.Context, id string) (string, error) {
+	return l.T.TakeRequest(id)
+}
+
+func (l TableLedger) Start(_ context.Context, id string) error { return l.T.Start(id) }
+
+func (l TableLedger) Finish(_ context.Context, id, res string) error { return l.T.Finish(id, res) }
+
+func (l TableLedger) Fail(_ context.Context, id, msg string) error {
+	return l.T.Fail(id, errors.New(msg))
+}
+
+func (l TableLedger) Timeout(_ context.Context, id, msg string) error {
+	return l.T.Timeout(id, errors.New(msg))
+}
+
+func (l TableLedger) Snapshot(_ context.Context, id string) (jobtable.Snapshot, error) {
+	return l.T.Snapshot(id)
+}
+
+func (l TableLedger) Wait(ctx context.Context, id string) (jobtable.Snapshot, error) {
+	return l.T.Wait(ctx, id)
+}
+
+func (l TableLedger) Result(_ context.Context, id string) (string, jobtable.Snapshot, error) {
+	return l.T.Result(id)
+}
+
+// classify maps an error from a Ledger to an Outcome; Unknown when the
+// error says nothing about the ledger.
+func classify(err error) Outcome {
+	switch {
+	case err == nil:
+		return OK
+	case errors.Is(err, jobtable.ErrQueueFull):
+		return QueueFull
+	case errors.Is(err, jobtable.ErrNotFound):
+		return NotFound
+	case errors.Is(err, jobtable.ErrNotPending):
+		return NotPending
+	case errors.Is(err, jobtable.ErrTerminal):
+		return Terminal
+	case errors.Is(err, jobtable.ErrNotDone):
+		return NotDone
+	case errors.Is(err, jobtable.ErrRequestTaken):
+		return RequestTaken
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return Deadline
+	}
+	return Unknown
+}

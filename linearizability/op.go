@@ -1,0 +1,207 @@
+package linearizability
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/jobledger/jobledger/jobtable"
+)
+
+// Kind names a ledger operation.
+type Kind uint8
+
+// The operations a history holds. SetDepth is not a ledger call: Check puts
+// it at the head of each admission segment to state the depth the segment
+// starts from.
+const (
+	Submit Kind = iota + 1
+	TakeRequest
+	Start
+	Finish
+	Fail
+	Timeout
+	Snapshot
+	Wait
+	Result
+	SetDepth
+)
+
+var kindNames = [...]string{
+	Submit:      "submit",
+	TakeRequest: "take",
+	Start:       "start",
+	Finish:      "finish",
+	Fail:        "fail",
+	Timeout:     "timeout",
+	Snapshot:    "snapshot",
+	Wait:        "wait",
+	Result:      "result",
+	SetDepth:    "set-depth",
+}
+
+func (k Kind) String() string {
+	if int(k) < len(kindNames) && kindNames[k] != "" {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("Kind(%d)", k)
+}
+
+// Terminal reports whether k is a terminal call: Finish, Fail or Timeout.
+func (k Kind) Terminal() bool { return k == Finish || k == Fail || k == Timeout }
+
+// terminalState is the state a winning terminal call of kind k ends in.
+func (k Kind) terminalState() jobtable.State {
+	switch k {
+	case Finish:
+		return jobtable.Done
+	case Fail:
+		return jobtable.Failed
+	default:
+		return jobtable.TimedOut
+	}
+}
+
+// Outcome classifies how an operation returned: success, one of the
+// ledger's sentinel errors, the caller's deadline, or Unknown for an
+// operation whose effect nobody saw (it never returned, or its transport
+// failed).
+type Outcome uint8
+
+// Outcomes. OK is a nil error.
+const (
+	Unknown Outcome = iota
+	OK
+	QueueFull
+	NotFound
+	NotPending
+	Terminal
+	NotDone
+	RequestTaken
+	Deadline
+)
+
+var outcomeNames = [...]string{
+	Unknown:      "unknown",
+	OK:           "ok",
+	QueueFull:    "queue-full",
+	NotFound:     "not-found",
+	NotPending:   "not-pending",
+	Terminal:     "terminal",
+	NotDone:      "not-done",
+	RequestTaken: "request-taken",
+	Deadline:     "deadline",
+}
+
+func (o Outcome) String() string {
+	if int(o) < len(outcomeNames) {
+		return outcomeNames[o]
+	}
+	return fmt.Sprintf("Outcome(%d)", o)
+}
+
+// Input is what a client asked for. It is a comparable value.
+type Input struct {
+	Kind Kind
+	// ID is the job the operation names; empty for Submit and SetDepth.
+	ID string
+	// TaskID is the task id given to Submit.
+	TaskID string
+	// Value is the request given to Submit, the result given to Finish, or
+	// the error message given to Fail and Timeout.
+	Value string
+	// Depth is the starting depth of a SetDepth.
+	Depth int
+}
+
+// Output is what the client saw. It is a comparable value. The view
+// fields (State to Completed) are set by Snapshot, Wait and Result, and by
+// every outcome of theirs that carries a snapshot (NotDone, Deadline).
+type Output struct {
+	Outcome Outcome
+	// ID is the id Submit returned.
+	ID string
+	// Value is the request TakeRequest returned or the result Result
+	// returned.
+	Value string
+
+	State     jobtable.State
+	TaskID    string
+	Err       string // the snapshot's error message; empty when nil
+	Started   bool   // the snapshot's StartedAt is set
+	Completed bool   // the snapshot's CompletedAt is set
+}
+
+// view returns o with the fields of snap filled in.
+func (o Output) view(snap jobtable.Snapshot) Output {
+	o.State = snap.State
+	o.TaskID = snap.TaskID
+	if snap.Err != nil {
+		o.Err = snap.Err.Error()
+	}
+	o.Started = !snap.StartedAt.IsZero()
+	o.Completed = !snap.CompletedAt.IsZero()
+	return o
+}
+
+// hasView reports whether an operation of kind k that returned o carries a
+// snapshot.
+func hasView(k Kind, o Outcome) bool {
+	switch k {
+	case Snapshot:
+		return o == OK
+	case Wait:
+		return o == OK || o == Deadline
+	case Result:
+		return o == OK || o == NotDone
+	}
+	return false
+}
+
+// Describe renders an operation for the visualization and for messages.
+func Describe(in Input, out Output) string {
+	var b strings.Builder
+	b.WriteString(in.Kind.String())
+	switch in.Kind {
+	case SetDepth:
+		fmt.Fprintf(&b, "(%d)", in.Depth)
+		return b.String()
+	case Submit:
+		fmt.Fprintf(&b, "(%s, %q)", in.TaskID, in.Value)
+	case Finish, Fail, Timeout:
+		fmt.Fprintf(&b, "(%s, %q)", short(in.ID), in.Value)
+	default:
+		fmt.Fprintf(&b, "(%s)", short(in.ID))
+	}
+	b.WriteString(" -> ")
+	b.WriteString(out.Outcome.String())
+	switch {
+	case in.Kind == Submit && out.Outcome == OK:
+		fmt.Fprintf(&b, " %s", short(out.ID))
+	case in.Kind == TakeRequest && out.Outcome == OK:
+		fmt.Fprintf(&b, " %q", out.Value)
+	}
+	if hasView(in.Kind, out.Outcome) {
+		fmt.Fprintf(&b, " %s", out.State)
+		if in.Kind == Result && out.Outcome == OK {
+			fmt.Fprintf(&b, " %q", out.Value)
+		}
+		if out.Err != "" {
+			fmt.Fprintf(&b, " err=%q", out.Err)
+		}
+		if out.Started {
+			b.WriteString(" started")
+		}
+		if out.Completed {
+			b.WriteString(" completed")
+		}
+	}
+	return b.String()
+}
+
+// short abbreviates a long job id for display.
+func short(id string) string {
+	if len(id) > 10 {
+		return id[:10]
+	}
+	return id
+}

@@ -1,0 +1,244 @@
+package linearizability
+
+import (
+	"context"
+	"errors"
+	"math"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/anishathalye/porcupine"
+	"github.com/jobledger/jobledger/jobtable"
+)
+
+// Pending is the Return time of an operation that never returned: porcupine
+// reads [Call, Pending] as "took effect at any time after Call, or never".
+const Pending = math.MaxInt64
+
+// Recorder collects one history from many clients. Every operation is
+// stamped by one Clock.
+type Recorder struct {
+	clock *Clock
+	count atomic.Int64 // operations begun
+
+	mu      sync.Mutex // guards clients
+	clients []*Client
+}
+
+// NewRecorder returns a Recorder with a fresh Clock.
+func NewRecorder() *Recorder { return &Recorder{clock: NewClock()} }
+
+// Clock returns the recorder's clock.
+func (r *Recorder) Clock() *Clock { return r.clock }
+
+// Client returns a new recording client of l, with the next client id.
+// A Client is used by one goroutine at a time.
+func (r *Recorder) Client(l Ledger) *Client {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := &Client{id: len(r.clients), ledger: l, clock: r.clock, count: &r.count}
+	r.clients = append(r.clients, c)
+	return c
+}
+
+// Len returns the number of operations begun so far.
+func (r *Recorder) Len() int { return int(r.count.Load()) }
+
+// History returns every operation recorded so far, sorted by call time. An
+// operation still in flight is returned pending forever: Return = Pending,
+// Outcome Unknown. It is never dropped.
+func (r *Recorder) History() []porcupine.Operation {
+	r.mu.Lock()
+	clients := slices.Clone(r.clients)
+	r.mu.Unlock()
+	var h []porcupine.Operation
+	for _, c := range clients {
+		c.mu.Lock()
+		h = append(h, c.ops...)
+		c.mu.Unlock()
+	}
+	slices.SortStableFunc(h, func(a, b porcupine.Operation) int {
+		switch {
+		case a.Call < b.Call:
+			return -1
+		case a.Call > b.Call:
+			return 1
+		}
+		return 0
+	})
+	return h
+}
+
+// Client records the operations one client issues through a Ledger.
+type Client struct {
+	id     int
+	ledger Ledger
+	clock  *Clock
+	count  *atomic.Int64
+
+	mu  sync.Mutex // guards ops; taken briefly, so History can read a live client
+	ops []porcupine.Operation
+}
+
+// ID returns the client's id in the history.
+func (c *Client) ID() int { return c.id }
+
+// begin appends an operation that has not returned: pending forever until
+// end says otherwise. The call stamp is taken last, just before the call.
+func (c *Client) begin(in Input) int {
+	c.count.Add(1)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ops = append(c.ops, porcupine.Operation{
+		ClientId: c.id,
+		Input:    in,
+		Output:   Output{Outcome: Unknown},
+		Return:   Pending,
+	})
+	i := len(c.ops) - 1
+	c.ops[i].Call = c.clock.Now()
+	return i
+}
+
+// end records the return of operation i. The return stamp is taken first,
+// just after the call. An Unknown outcome stays pending forever.
+func (c *Client) end(i int, out Output) {
+	ret := c.clock.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if out.Outcome == Unknown {
+		return
+	}
+	c.ops[i].Output = out
+	c.ops[i].Return = ret
+}
+
+// narrow moves the call time of operation i forward to at: the operation is
+// known to have observed the ledger no earlier than at.
+func (c *Client) narrow(i int, at int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	op := &c.ops[i]
+	if at > op.Call && at <= op.Return {
+		op.Call = at
+	}
+}
+
+// Submit records l.Submit.
+func (c *Client) Submit(ctx context.Context, taskID, req string) (string, error) {
+	i := c.begin(Input{Kind: Submit, TaskID: taskID, Value: req})
+	id, err := c.ledger.Submit(ctx, taskID, req)
+	out := Output{Outcome: outcomeOf(Submit, err)}
+	if err == nil {
+		out.ID = id
+	}
+	c.end(i, out)
+	return id, err
+}
+
+// TakeRequest records l.TakeRequest.
+func (c *Client) TakeRequest(ctx context.Context, id string) (string, error) {
+	i := c.begin(Input{Kind: TakeRequest, ID: id})
+	req, err := c.ledger.TakeRequest(ctx, id)
+	out := Output{Outcome: outcomeOf(TakeRequest, err)}
+	if err == nil {
+		out.Value = req
+	}
+	c.end(i, out)
+	return req, err
+}
+
+// Start records l.Start.
+func (c *Client) Start(ctx context.Context, id string) error {
+	i := c.begin(Input{Kind: Start, ID: id})
+	err := c.ledger.Start(ctx, id)
+	c.end(i, Output{Outcome: outcomeOf(Start, err)})
+	return err
+}
+
+// Finish records l.Finish.
+func (c *Client) Finish(ctx context.Context, id, res string) error {
+	i := c.begin(Input{Kind: Finish, ID: id, Value: res})
+	err := c.ledger.Finish(ctx, id, res)
+	c.end(i, Output{Outcome: outcomeOf(Finish, err)})
+	return err
+}
+
+// Fail records l.Fail.
+func (c *Client) Fail(ctx context.Context, id, msg string) error {
+	i := c.begin(Input{Kind: Fail, ID: id, Value: msg})
+	err := c.ledger.Fail(ctx, id, msg)
+	c.end(i, Output{Outcome: outcomeOf(Fail, err)})
+	return err
+}
+
+// Timeout records l.Timeout.
+func (c *Client) Timeout(ctx context.Context, id, msg string) error {
+	i := c.begin(Input{Kind: Timeout, ID: id, Value: msg})
+	err := c.ledger.Timeout(ctx, id, msg)
+	c.end(i, Output{Outcome: outcomeOf(Timeout, err)})
+	return err
+}
+
+// Snapshot records l.Snapshot.
+func (c *Client) Snapshot(ctx context.Context, id string) (jobtable.Snapshot, error) {
+	i := c.begin(Input{Kind: Snapshot, ID: id})
+	snap, err := c.ledger.Snapshot(ctx, id)
+	c.end(i, outputWithView(Snapshot, err, snap))
+	return snap, err
+}
+
+// Result records l.Result.
+func (c *Client) Result(ctx context.Context, id string) (string, jobtable.Snapshot, error) {
+	i := c.begin(Input{Kind: Result, ID: id})
+	res, snap, err := c.ledger.Result(ctx, id)
+	out := outputWithView(Result, err, snap)
+	if err == nil {
+		out.Value = res
+	}
+	c.end(i, out)
+	return res, snap, err
+}
+
+// Wait records l.Wait.
+//
+// A Wait that returns a non-terminal state because its own deadline passed
+// observed the job after that deadline: the ledger re-reads the job once
+// the deadline fires. Wait records it so, as a read between the deadline
+// and its return. A job that ended before the deadline must then be seen
+// ended, which makes a lost wakeup (the job ended, the waiter never heard
+// and reported the stale state) illegal rather than a lucky early read.
+func (c *Client) Wait(ctx context.Context, id string) (jobtable.Snapshot, error) {
+	i := c.begin(Input{Kind: Wait, ID: id})
+	snap, err := c.ledger.Wait(ctx, id)
+	out := outputWithView(Wait, err, snap)
+	c.end(i, out)
+	if out.Outcome == Deadline && !snap.State.Terminal() && errors.Is(err, context.DeadlineExceeded) {
+		if d, ok := ctx.Deadline(); ok {
+			c.narrow(i, c.clock.At(d))
+		}
+	}
+	return snap, err
+}
+
+// outputWithView classifies err and, where the outcome carries a snapshot,
+// fills the view fields from snap.
+func outputWithView(k Kind, err error, snap jobtable.Snapshot) Output {
+	out := Output{Outcome: outcomeOf(k, err)}
+	if hasView(k, out.Outcome) {
+		out = out.view(snap)
+	}
+	return out
+}
+
+// outcomeOf classifies err for an operation of kind k. Only Wait reports
+// its caller's deadline as an outcome; for any other operation a context
+// error means the call was abandoned and its effect is unknown.
+func outcomeOf(k Kind, err error) Outcome {
+	o := classify(err)
+	if o == Deadline && k != Wait {
+		return Unknown
+	}
+	return o
+}

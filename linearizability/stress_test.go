@@ -1,0 +1,219 @@
+package linearizability_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobledger/jobledger/jobtable"
+	"github.com/jobledger/jobledger/linearizability"
+)
+
+// shortStress is the seed's shape, shortened for the test suite: the run
+// ends after 300 ms or 40,000 operations, whichever comes first.
+func shortStress() linearizability.StressConfig {
+	cfg := linearizability.DefaultStressConfig()
+	cfg.Duration = 300 * time.Millisecond
+	cfg.MaxOps = 40_000
+	cfg.MaxQueue = 2
+	cfg.Progress = nil
+	return cfg
+}
+
+func TestStressLinearizable(t *testing.T) {
+	cfg := shortStress()
+	res, err := linearizability.RunStress(context.Background(), cfg)
+	require.NoError(t, err)
+	require.Empty(t, res.Violations)
+	require.Positive(t, res.Accepted)
+	require.Positive(t, res.Rejected, "admission was not contested")
+
+	rep := linearizability.Check(res.History, linearizability.CheckConfig{MaxQueue: cfg.MaxQueue, VisualizeDir: t.TempDir()})
+	require.Equal(t, linearizability.Linearizable, rep.Verdict, "%s; visualization: %s", rep.Message, rep.Visualization)
+	t.Logf("%d ops, %d accepted, %d rejected, evicted %d+%d; %d job partitions in %v, admission %d ops in %d segments in %v",
+		len(res.History), res.Accepted, res.Rejected, res.Stats.EvictedTTL, res.Stats.EvictedLRU,
+		rep.JobPartitions, rep.JobCheck, rep.AdmissionOps, rep.AdmissionSegments, rep.AdmissionCheck)
+}
+
+func TestStressRejectsBadConfig(t *testing.T) {
+	cfg := shortStress()
+	cfg.Runners = 0
+	_, err := linearizability.RunStress(context.Background(), cfg)
+	require.Error(t, err)
+}
+
+// The faults below stand in for broken ledgers, to show that each check
+// notices what it is there to notice.
+
+// startAnyway reports Start as successful whatever the table said (a Start
+// after the end is accepted).
+type startAnyway struct{ linearizability.Ledger }
+
+func (l startAnyway) Start(ctx context.Context, id string) error {
+	l.Ledger.Start(ctx, id)
+	return nil
+}
+
+// spuriousFull rejects a submit the table never saw, below the bound.
+type spuriousFull struct{ linearizability.Ledger }
+
+func (l spuriousFull) Submit(context.Context, string, string) (string, error) {
+	return "", jobtable.ErrQueueFull
+}
+
+// deafWaiter never hears the job end: it blocks until its context ends and
+// reports the state it saw when it started, as a lost wakeup would.
+type deafWaiter struct{ linearizability.Ledger }
+
+func (l deafWaiter) Wait(ctx context.Context, id string) (jobtable.Snapshot, error) {
+	snap, err := l.Ledger.Snapshot(ctx, id)
+	if err != nil || snap.State.Terminal() {
+		return snap, err
+	}
+	<-ctx.Done()
+	return snap, ctx.Err()
+}
+
+func TestStressCatchesFaults(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		wrap       func(linearizability.Ledger) linearizability.Ledger
+		model      string // the model that must reject the history; "" when none must
+		invariants bool   // whether a stress invariant must fail
+	}{
+		{"start after end", func(l linearizability.Ledger) linearizability.Ledger { return startAnyway{l} }, "job", false},
+		{"rejected below the bound", func(l linearizability.Ledger) linearizability.Ledger { return spuriousFull{l} }, "admission", false},
+		// A waiter stuck in an unbounded Wait is caught by the stress
+		// invariants every time; a bounded Wait that reports stale state
+		// is caught by the job model when the run has one.
+		{"lost wakeup", func(l linearizability.Ledger) linearizability.Ledger { return deafWaiter{l} }, "", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := shortStress()
+			cfg.MaxOps = 10_000
+			cfg.Grace = 50 * time.Millisecond // the fault never returns by itself
+			cfg.Wrap = tc.wrap
+			res, err := linearizability.RunStress(context.Background(), cfg)
+			require.NoError(t, err)
+			if tc.invariants {
+				require.NotEmpty(t, res.Violations)
+				t.Log(res.Violations)
+			}
+			rep := linearizability.Check(res.History, linearizability.CheckConfig{MaxQueue: cfg.MaxQueue, NoVisualize: true})
+			if tc.model == "" {
+				t.Logf("%v: %s", rep.Verdict, rep.Message)
+				return
+			}
+			require.Equal(t, linearizability.Violation, rep.Verdict)
+			require.Equal(t, tc.model, rep.Model, rep.Message)
+			t.Log(rep.Message)
+		})
+	}
+}
+
+// TestRecorderKeepsPending: an operation that has not returned, or whose
+// outcome is unknown, is recorded pending forever, never dropped.
+func TestRecorderKeepsPending(t *testing.T) {
+	rec := linearizability.NewRecorder()
+	l := &blocking{release: make(chan struct{}), called: make(chan struct{})}
+	c := rec.Client(l)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.Finish(context.Background(), "j1", "x1")
+	}()
+	<-l.called
+	_, err := rec.Client(l).Submit(context.Background(), "t1", "r1")
+	require.Error(t, err)
+
+	h := rec.History()
+	require.Len(t, h, 2)
+	for _, op := range h {
+		require.Equal(t, int64(linearizability.Pending), op.Return)
+		require.Equal(t, linearizability.Unknown, op.Output.(linearizability.Output).Outcome)
+	}
+	close(l.release)
+	<-done
+	h = rec.History()
+	var finished int
+	for _, op := range h {
+		if op.Input.(linearizability.Input).Kind == linearizability.Finish {
+			require.Less(t, op.Return, int64(linearizability.Pending))
+			finished++
+		}
+	}
+	require.Equal(t, 1, finished)
+}
+
+// blocking is a Ledger whose Finish blocks until release and whose Submit
+// fails with an error that says nothing about the ledger.
+type blocking struct {
+	linearizability.Ledger
+	release, called chan struct{}
+}
+
+func (b *blocking) Finish(ctx context.Context, id, res string) error {
+	close(b.called)
+	<-b.release
+	return nil
+}
+
+func (b *blocking) Submit(ctx context.Context, taskID, req string) (string, error) {
+	return "", errors.New("connection reset")
+}
+
+// TestWaitDeadlineRecordedAsRead: a Wait that returns a non-terminal state
+// on its own deadline is recorded as a read between the deadline and its
+// return.
+func TestWaitDeadlineRecordedAsRead(t *testing.T) {
+	tab, err := jobtable.New[string, string](jobtable.Config{MaxQueue: 1})
+	require.NoError(t, err)
+	rec := linearizability.NewRecorder()
+	c := rec.Client(linearizability.TableLedger{T: tab})
+	id, err := c.Submit(context.Background(), "t1", "r1")
+	require.NoError(t, err)
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+	defer cancel()
+	deadline, _ := ctx.Deadline()
+	_, err = c.Wait(ctx, id)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+
+	h := rec.History()
+	require.Len(t, h, 2)
+	w := h[1]
+	require.Equal(t, linearizability.Wait, w.Input.(linearizability.Input).Kind)
+	// The read is no earlier than the deadline (or the call, if the
+	// deadline had passed before it).
+	require.GreaterOrEqual(t, w.Call, rec.Clock().At(deadline))
+	require.LessOrEqual(t, w.Call, w.Return)
+}
+
+func TestClockStrictlyIncreasing(t *testing.T) {
+	c := linearizability.NewClock()
+	const workers, n = 4, 1000
+	stamps := make(chan []int64, workers)
+	for range workers {
+		go func() {
+			s := make([]int64, n)
+			for i := range s {
+				s[i] = c.Now()
+			}
+			stamps <- s
+		}()
+	}
+	seen := make(map[int64]bool)
+	for range workers {
+		s := <-stamps
+		for i, v := range s {
+			if i > 0 {
+				require.Greater(t, v, s[i-1])
+			}
+			require.False(t, seen[v], "stamp %d handed out twice", v)
+			seen[v] = true
+		}
+	}
+}
