@@ -46,4 +46,3 @@ func Seq(prefix string) func() string {
 		return prefix + strconv.Itoa(n)
 	}
 }
-
