@@ -5,8 +5,8 @@
 # every gate first; then each mutant must fail at least one.
 #
 # Gates:
-#   race-jobtable  go test -race -tags TAG ./jobtable/...
-#   race-lin       go test -race -tags TAG ./linearizability/...
+#   race-jobtable  go test -race -short -tags TAG ./jobtable/...
+#   race-lin       go test -race -short -tags TAG ./linearizability/...
 #   lincheck       go run -tags TAG ./cmd/lincheck -short, up to RUNS runs
 #                  (seeds 1..RUNS), stopping at the first that fails
 #
@@ -41,11 +41,11 @@ gates() {
   caught=() runs_done=0 detect="-" build_error=""
   start=$(now)
 
-  if ! "$GO" test -race -count=1 "${tags[@]}" ./jobtable/... >"$log" 2>&1; then
+  if ! "$GO" test -race -short -count=1 "${tags[@]}" ./jobtable/... >"$log" 2>&1; then
     grep -q '\[build failed\]\|\[setup failed\]' "$log" && build_error="jobtable tests do not build"
     caught+=(race-jobtable); first=${first:-$(now)}
   fi
-  if ! "$GO" test -race -count=1 "${tags[@]}" ./linearizability/... >"$log" 2>&1; then
+  if ! "$GO" test -race -short -count=1 "${tags[@]}" ./linearizability/... >"$log" 2>&1; then
     grep -q '\[build failed\]\|\[setup failed\]' "$log" && build_error="linearizability tests do not build"
     caught+=(race-lin); first=${first:-$(now)}
   fi
