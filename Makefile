@@ -49,6 +49,7 @@ verify:
 gates:
 	@scripts/run-steps $(GATES)
 
+-include jobapi/jobapi.mk
 -include spec/spec.mk
 -include linearizability/lin.mk
 -include fuzz/fuzz.mk

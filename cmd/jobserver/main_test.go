@@ -1,0 +1,185 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// build compiles the module's commands into a temporary directory.
+func build(t *testing.T, pkgs ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	goTool, err := exec.LookPath("go")
+	require.NoError(t, err, "the go command must be on PATH")
+	args := append([]string{"build", "-o", dir + string(os.PathSeparator)}, pkgs...)
+	out, err := exec.Command(goTool, args...).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	return dir
+}
+
+// server is a running jobserver process.
+type server struct {
+	cmd  *exec.Cmd
+	addr string
+	logs chan string // every later log line; closed at exit
+}
+
+// start runs the jobserver binary on a free loopback port and reads the
+// chosen address from its "listening" log line.
+func start(t *testing.T, bin string, args ...string) *server {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(bin, "jobserver"), append([]string{"-listen", "127.0.0.1:0"}, args...)...)
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	s := &server{cmd: cmd, logs: make(chan string, 1024)}
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		var line struct{ Msg, Addr string }
+		if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "listening" {
+			s.addr = line.Addr
+			break
+		}
+	}
+	if s.addr == "" {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		t.Fatal("jobserver never logged its address")
+	}
+	go func() {
+		defer close(s.logs)
+		for sc.Scan() {
+			select {
+			case s.logs <- sc.Text():
+			default: // keep draining even if nobody reads
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
+	return s
+}
+
+// stop sends SIGTERM and returns the exit code and the remaining log.
+func (s *server) stop(t *testing.T) (int, string) {
+	t.Helper()
+	require.NoError(t, s.cmd.Process.Signal(syscall.SIGTERM))
+	var log strings.Builder
+	for line := range s.logs {
+		log.WriteString(line + "\n")
+	}
+	err := s.cmd.Wait()
+	if exit, ok := err.(*exec.ExitError); ok {
+		return exit.ExitCode(), log.String()
+	}
+	require.NoError(t, err)
+	return 0, log.String()
+}
+
+func TestServerUnderLoad(t *testing.T) {
+	bin := build(t, "github.com/jobledger/jobledger/cmd/jobserver", "github.com/jobledger/jobledger/cmd/jobload")
+	s := start(t, bin, "-model", "echo", "-workers", "2")
+
+	for _, mode := range []string{"async", "sync"} {
+		var out, errOut bytes.Buffer
+		load := exec.Command(filepath.Join(bin, "jobload"), "-addr", s.addr, "-mode", mode, "-c", "4", "-d", "1500ms", "-n", "2000")
+		load.Stdout, load.Stderr = &out, &errOut
+		require.NoError(t, load.Run(), "%s\n%s", out.String(), errOut.String())
+		require.Contains(t, out.String(), "errors=0")
+		require.Contains(t, out.String(), "latency p50=")
+		t.Logf("%s:\n%s", mode, out.String())
+	}
+
+	code, log := s.stop(t)
+	require.Equal(t, 0, code)
+	require.Contains(t, log, `"msg":"stopped"`)
+}
+
+func TestServerShutdownWithJobsInFlight(t *testing.T) {
+	bin := build(t, "github.com/jobledger/jobledger/cmd/jobserver")
+	s := start(t, bin, "-model", "echo", "-grace", "50ms")
+	client := &http.Client{Timeout: time.Minute}
+
+	resp, err := client.Post("http://"+s.addr+"/jobs", "application/json",
+		strings.NewReader(`{"task_id":"long","params":{"sleep_ms":600000}}`))
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusAccepted, resp.StatusCode)
+	loc := resp.Header.Get("Location")
+
+	waited := make(chan []byte, 1)
+	go func() {
+		resp, err := client.Get("http://" + s.addr + loc + "/wait")
+		if err != nil {
+			waited <- []byte(err.Error())
+			return
+		}
+		data, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		waited <- data
+	}()
+	// The waiter is blocked once the gauge says so.
+	for i := 0; ; i++ {
+		require.Less(t, i, 10_000, "waiter never blocked")
+		resp, err := client.Get("http://" + s.addr + "/metrics")
+		require.NoError(t, err)
+		data, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if strings.Contains(string(data), "jobledger_waiters 1") {
+			break
+		}
+		runtime.Gosched()
+	}
+
+	code, log := s.stop(t)
+	require.Equal(t, 0, code)
+	body := <-waited
+	require.Contains(t, string(body), `"state":"FAILED"`)
+	require.Contains(t, string(body), `"error":"server shutting down"`)
+	require.Contains(t, log, `"state":"FAILED"`)
+}
+
+func TestFlagsOverrideConfigFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.json")
+	require.NoError(t, os.WriteFile(path, []byte(`{"workers": 3, "model": "echo", "async_timeout": 5000}`), 0o600))
+	opts, err := parseFlags([]string{"-config", path, "-workers", "5", "-async-max-queue", "0"}, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, 5, opts.cfg.Workers)
+	require.Equal(t, "echo", opts.cfg.Model)
+	require.Equal(t, 5*time.Second, opts.cfg.AsyncTimeout)
+	require.Equal(t, 0, opts.cfg.AsyncMaxQueue)
+
+	for _, bad := range [][]string{
+		{"-workers", "0"},
+		{"-async-timeout", "-5"},
+		{"-model", "nope"},
+		{"-config", filepath.Join(t.TempDir(), "missing.json")},
+		{"stray"},
+	} {
+		_, err := parseFlags(bad, io.Discard)
+		require.Error(t, err, "%v", bad)
+	}
+	require.NoError(t, os.WriteFile(path, []byte(`{"wokers": 3}`), 0o600))
+	_, err = parseFlags([]string{"-config", path}, io.Discard)
+	require.ErrorContains(t, err, "wokers")
+}

@@ -1,0 +1,229 @@
+package jobapi_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobledger/jobledger/jobapi"
+)
+
+// discardWriter is a ResponseWriter that keeps nothing, so that a benchmark
+// measures the handler and not a recorder.
+type discardWriter struct {
+	h      http.Header
+	status int
+}
+
+func (w *discardWriter) Header() http.Header         { return w.h }
+func (w *discardWriter) Write(p []byte) (int, error) { return len(p), nil }
+func (w *discardWriter) WriteHeader(code int)        { w.status = code }
+
+func benchServer(b *testing.B, model jobapi.Model, mutate func(*jobapi.Config)) *jobapi.Server {
+	b.Helper()
+	cfg := jobapi.DefaultConfig()
+	cfg.Model = "echo"
+	cfg.AsyncMaxQueue = 1 << 20
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	srv, err := jobapi.New(cfg, jobapi.Options{Model: model, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(b, err)
+	b.Cleanup(func() { _ = srv.Shutdown(context.Background()) })
+	return srv
+}
+
+func serve(h http.Handler, method, target, body string) *discardWriter {
+	var r io.Reader
+	if body != "" {
+		r = strings.NewReader(body)
+	}
+	req := httptest.NewRequest(method, target, r)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	w := &discardWriter{h: http.Header{}}
+	h.ServeHTTP(w, req)
+	return w
+}
+
+// getJobFixture admits one job, lets it finish, and returns the server,
+// the job's path and the exact bytes GET returns for it.
+func getJobFixture(b *testing.B) (*jobapi.Server, string, []byte) {
+	b.Helper()
+	srv := benchServer(b, nil, nil)
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodPost, "/jobs", strings.NewReader(`{"task_id":"bench"}`))
+	req.Header.Set("Content-Type", "application/json")
+	srv.ServeHTTP(rec, req)
+	require.Equal(b, http.StatusAccepted, rec.Code)
+	target := rec.Header().Get("Location")
+	require.Equal(b, http.StatusOK, serve(srv, http.MethodGet, target+"/wait", "").status)
+	snapshot := httptest.NewRecorder()
+	srv.ServeHTTP(snapshot, httptest.NewRequest(http.MethodGet, target, nil))
+	require.Contains(b, snapshot.Body.String(), `"DONE"`)
+	return srv, target, snapshot.Body.Bytes()
+}
+
+// bareHandler writes body, prepared in advance, as GET /jobs/{id} would.
+func bareHandler(body []byte) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		w.Write(body) //nolint:errcheck
+	})
+}
+
+// BenchmarkGetJob compares GET /jobs/{id} through the whole API (routing,
+// method dispatch, metrics, the ledger, encoding) with a bare handler that
+// writes the same JSON bytes, prepared in advance, both served over
+// loopback HTTP by a keep-alive client. ratio is the API's throughput as a
+// fraction of the bare handler's.
+func BenchmarkGetJob(b *testing.B) {
+	srv, target, body := getJobFixture(b)
+	api := httptest.NewServer(srv)
+	defer api.Close()
+	bare := httptest.NewServer(bareHandler(body))
+	defer bare.Close()
+	get := func(ts *httptest.Server) func() error {
+		client := ts.Client()
+		return func() error {
+			resp, err := client.Get(ts.URL + target)
+			if err != nil {
+				return err
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				return fmt.Errorf("status %d", resp.StatusCode)
+			}
+			return nil
+		}
+	}
+	compare(b, get(api), get(bare))
+}
+
+// BenchmarkGetJobHandler is BenchmarkGetJob without the network: the
+// handlers are called directly with a reused request and writer, so the
+// ratio is of the handlers alone.
+func BenchmarkGetJobHandler(b *testing.B) {
+	srv, target, body := getJobFixture(b)
+	call := func(h http.Handler) func() error {
+		req := httptest.NewRequest(http.MethodGet, target, nil)
+		w := &discardWriter{h: http.Header{}}
+		return func() error {
+			clear(w.h)
+			h.ServeHTTP(w, req)
+			if w.status != http.StatusOK {
+				return fmt.Errorf("status %d", w.status)
+			}
+			return nil
+		}
+	}
+	compare(b, call(srv), call(bareHandler(body)))
+}
+
+// BenchmarkCycle compares one asynchronous job cycle (POST /jobs, GET
+// wait, GET result) with one synchronous POST /infer, both on echo at
+// sleep 0 over loopback HTTP. ratio is async jobs/s as a fraction of sync
+// requests/s.
+func BenchmarkCycle(b *testing.B) {
+	srv := benchServer(b, nil, nil)
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	client := ts.Client()
+	const body = `{"task_id":"bench","params":{"sleep_ms":0}}`
+	call := func(method, path string, payload string, want int) (*http.Response, error) {
+		var r io.Reader
+		if payload != "" {
+			r = strings.NewReader(payload)
+		}
+		req, err := http.NewRequest(method, ts.URL+path, r)
+		if err != nil {
+			return nil, err
+		}
+		if payload != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			return nil, fmt.Errorf("%s %s: status %d", method, path, resp.StatusCode)
+		}
+		return resp, nil
+	}
+	async := func() error {
+		resp, err := call(http.MethodPost, "/jobs", body, http.StatusAccepted)
+		if err != nil {
+			return err
+		}
+		loc := resp.Header.Get("Location")
+		if _, err := call(http.MethodGet, loc+"/wait", "", http.StatusOK); err != nil {
+			return err
+		}
+		_, err = call(http.MethodGet, loc+"/result", "", http.StatusOK)
+		return err
+	}
+	sync := func() error {
+		_, err := call(http.MethodPost, "/infer", body, http.StatusOK)
+		return err
+	}
+	compare(b, async, sync)
+}
+
+// BenchmarkWaitWakeup measures, over loopback HTTP, the time from a job's
+// completion to its blocked waiter's reply, reported as wake-ns/op.
+func BenchmarkWaitWakeup(b *testing.B) {
+	g := newGate()
+	srv := benchServer(b, g, nil)
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	client := ts.Client()
+	var total time.Duration
+	for b.Loop() {
+		resp, err := client.Post(ts.URL+"/jobs", "application/json", bytes.NewReader([]byte(`{}`)))
+		require.NoError(b, err)
+		resp.Body.Close()
+		loc := resp.Header.Get("Location")
+		<-g.started
+		type done struct {
+			at   time.Time
+			body []byte
+		}
+		got := make(chan done, 1)
+		go func() {
+			resp, err := client.Get(ts.URL + loc + "/wait")
+			if err != nil {
+				got <- done{}
+				return
+			}
+			data, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			got <- done{time.Now(), data}
+		}()
+		for i := 0; jobapi.Waiting(srv) != 1; i++ {
+			if i > 1e8 {
+				b.Fatal("waiter never blocked")
+			}
+		}
+		start := time.Now()
+		g.release <- struct{}{}
+		d := <-got
+		require.Contains(b, string(d.body), `"DONE"`)
+		total += d.at.Sub(start)
+	}
+	b.ReportMetric(float64(total.Nanoseconds())/float64(b.N), "wake-ns/op")
+}

@@ -1,0 +1,217 @@
+package jobapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"runtime"
+	"time"
+)
+
+// Defaults that DefaultConfig and ParseConfig fill in. The JSON keys, their
+// units and their defaults are listed in docs/http.md.
+const (
+	DefaultListen            = "127.0.0.1:8080"
+	DefaultMaxBodyBytes      = 8 << 20
+	DefaultMaxWait           = 30 * time.Second
+	DefaultModel             = "fingerprint"
+	DefaultAsyncTimeout      = 30 * time.Second
+	DefaultAsyncMaxQueue     = 16
+	DefaultAsyncJobTTL       = 10 * time.Minute
+	DefaultAsyncMaxCompleted = 1024
+)
+
+// maxMillis is the largest millisecond count a time.Duration holds.
+const maxMillis = math.MaxInt64 / int64(time.Millisecond)
+
+// Config is the server's configuration. Start from DefaultConfig (or
+// ParseConfig) and change what differs: the zero value is not valid, and New
+// refuses it.
+type Config struct {
+	// Listen is the address cmd/jobserver listens on (JSON "listen"). The
+	// handler itself does not use it.
+	Listen string
+	// Workers bounds how many models run at once, for the synchronous and
+	// asynchronous paths together (JSON "workers"; default GOMAXPROCS).
+	Workers int
+	// MaxBodyBytes bounds a request body; a larger one is answered 413
+	// (JSON "max_body_bytes").
+	MaxBodyBytes int64
+	// MaxWait is the default and the ceiling of the timeout of
+	// GET /jobs/{id}/wait (JSON "max_wait", in milliseconds). Zero makes
+	// every wait return at once.
+	MaxWait time.Duration
+	// Model names the built-in model to run: "fingerprint" or "echo" (JSON
+	// "model"). Options.Model replaces it with a model of your own.
+	Model string
+	// AsyncEnabled turns the /jobs routes on; when false they answer 503
+	// (JSON "async_enabled").
+	AsyncEnabled bool
+	// AsyncTimeout is every job's deadline from admission, for both paths
+	// (JSON "async_timeout", in milliseconds).
+	AsyncTimeout time.Duration
+	// AsyncMaxQueue bounds the jobs that are PENDING or RUNNING; zero or
+	// negative admits nothing (JSON "async_max_queue").
+	AsyncMaxQueue int
+	// AsyncJobTTL is how long a finished job is retained (JSON
+	// "async_job_ttl", in milliseconds).
+	AsyncJobTTL time.Duration
+	// AsyncMaxCompleted bounds the finished jobs retained (JSON
+	// "async_max_completed").
+	AsyncMaxCompleted int
+}
+
+// DefaultConfig returns the configuration that `go run ./cmd/jobserver`
+// uses with no config file and no flags.
+func DefaultConfig() Config {
+	return Config{
+		Listen:            DefaultListen,
+		Workers:           runtime.GOMAXPROCS(0),
+		MaxBodyBytes:      DefaultMaxBodyBytes,
+		MaxWait:           DefaultMaxWait,
+		Model:             DefaultModel,
+		AsyncEnabled:      true,
+		AsyncTimeout:      DefaultAsyncTimeout,
+		AsyncMaxQueue:     DefaultAsyncMaxQueue,
+		AsyncJobTTL:       DefaultAsyncJobTTL,
+		AsyncMaxCompleted: DefaultAsyncMaxCompleted,
+	}
+}
+
+// fileConfig is the JSON form of Config: every key optional, durations in
+// milliseconds.
+type fileConfig struct {
+	Listen            *string `json:"listen"`
+	Workers           *int    `json:"workers"`
+	MaxBodyBytes      *int64  `json:"max_body_bytes"`
+	MaxWait           *int64  `json:"max_wait"`
+	Model             *string `json:"model"`
+	AsyncEnabled      *bool   `json:"async_enabled"`
+	AsyncTimeout      *int64  `json:"async_timeout"`
+	AsyncMaxQueue     *int    `json:"async_max_queue"`
+	AsyncJobTTL       *int64  `json:"async_job_ttl"`
+	AsyncMaxCompleted *int    `json:"async_max_completed"`
+}
+
+// ParseConfig reads a JSON config object: the keys of docs/http.md, each
+// optional, over DefaultConfig. It refuses unknown keys, values of the wrong
+// type and values out of range, wrapping ErrInvalidConfig with a message that
+// names the key. It never panics, whatever data holds.
+func ParseConfig(data []byte) (Config, error) {
+	cfg := DefaultConfig()
+	trimmed := bytes.TrimSpace(data)
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return cfg, fmt.Errorf("%w: want a JSON object", ErrInvalidConfig)
+	}
+	dec := json.NewDecoder(bytes.NewReader(trimmed))
+	dec.DisallowUnknownFields()
+	var f fileConfig
+	if err := dec.Decode(&f); err != nil {
+		return cfg, fmt.Errorf("%w: %v", ErrInvalidConfig, err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return cfg, fmt.Errorf("%w: data after the JSON object", ErrInvalidConfig)
+	}
+	if err := f.apply(&cfg); err != nil {
+		return cfg, err
+	}
+	return cfg, cfg.Validate()
+}
+
+// ReadConfig is ParseConfig on everything r holds.
+func ReadConfig(r io.Reader) (Config, error) {
+	data, err := io.ReadAll(io.LimitReader(r, 1<<20))
+	if err != nil {
+		return DefaultConfig(), fmt.Errorf("%w: %v", ErrInvalidConfig, err)
+	}
+	return ParseConfig(data)
+}
+
+// apply copies the keys that f sets into cfg, converting milliseconds.
+func (f fileConfig) apply(cfg *Config) error {
+	set := func(dst *string, src *string) {
+		if src != nil {
+			*dst = *src
+		}
+	}
+	set(&cfg.Listen, f.Listen)
+	set(&cfg.Model, f.Model)
+	if f.Workers != nil {
+		cfg.Workers = *f.Workers
+	}
+	if f.MaxBodyBytes != nil {
+		cfg.MaxBodyBytes = *f.MaxBodyBytes
+	}
+	if f.AsyncEnabled != nil {
+		cfg.AsyncEnabled = *f.AsyncEnabled
+	}
+	if f.AsyncMaxQueue != nil {
+		cfg.AsyncMaxQueue = *f.AsyncMaxQueue
+	}
+	if f.AsyncMaxCompleted != nil {
+		cfg.AsyncMaxCompleted = *f.AsyncMaxCompleted
+	}
+	for _, d := range []struct {
+		key string
+		src *int64
+		dst *time.Duration
+	}{
+		{"max_wait", f.MaxWait, &cfg.MaxWait},
+		{"async_timeout", f.AsyncTimeout, &cfg.AsyncTimeout},
+		{"async_job_ttl", f.AsyncJobTTL, &cfg.AsyncJobTTL},
+	} {
+		if d.src == nil {
+			continue
+		}
+		ms, err := Millis(d.key, *d.src)
+		if err != nil {
+			return err
+		}
+		*d.dst = ms
+	}
+	return nil
+}
+
+// Millis converts a millisecond count from a config file or flag into a
+// Duration, refusing negative counts and counts a Duration cannot hold.
+func Millis(key string, ms int64) (time.Duration, error) {
+	if ms < 0 || ms > maxMillis {
+		return 0, fmt.Errorf("%w: %s: %d is not a number of milliseconds in [0, %d]", ErrInvalidConfig, key, ms, maxMillis)
+	}
+	return time.Duration(ms) * time.Millisecond, nil
+}
+
+// Validate reports the first value of c that is out of range, wrapping
+// ErrInvalidConfig with a message naming its JSON key.
+func (c Config) Validate() error {
+	bad := func(key, format string, args ...any) error {
+		return fmt.Errorf("%w: %s: "+format, append([]any{ErrInvalidConfig, key}, args...)...)
+	}
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		return bad("listen", "%q is not host:port", c.Listen)
+	}
+	switch {
+	case c.Workers < 1 || c.Workers > 1<<16:
+		return bad("workers", "%d is not in [1, 65536]", c.Workers)
+	case c.MaxBodyBytes < 1:
+		return bad("max_body_bytes", "%d is not positive", c.MaxBodyBytes)
+	case c.MaxWait < 0:
+		return bad("max_wait", "%v is negative", c.MaxWait)
+	case c.AsyncTimeout < time.Millisecond:
+		return bad("async_timeout", "%v is under 1 ms", c.AsyncTimeout)
+	case c.AsyncMaxQueue > math.MaxInt32:
+		return bad("async_max_queue", "%d exceeds %d", c.AsyncMaxQueue, math.MaxInt32)
+	case c.AsyncJobTTL < time.Millisecond:
+		return bad("async_job_ttl", "%v is under 1 ms", c.AsyncJobTTL)
+	case c.AsyncMaxCompleted < 1:
+		return bad("async_max_completed", "%d is not positive", c.AsyncMaxCompleted)
+	}
+	if _, ok := builtinModels[c.Model]; !ok {
+		return bad("model", "%q is not one of %s", c.Model, modelNames())
+	}
+	return nil
+}

@@ -1,0 +1,85 @@
+package jobapi_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobledger/jobledger/jobapi"
+)
+
+func TestParseConfigDefaults(t *testing.T) {
+	cfg, err := jobapi.ParseConfig([]byte(`{}`))
+	require.NoError(t, err)
+	require.Equal(t, jobapi.DefaultConfig(), cfg)
+	require.True(t, cfg.AsyncEnabled)
+	require.Equal(t, 16, cfg.AsyncMaxQueue)
+	require.Equal(t, "127.0.0.1:8080", cfg.Listen)
+	require.Equal(t, "fingerprint", cfg.Model)
+}
+
+func TestParseConfigKeys(t *testing.T) {
+	cfg, err := jobapi.ParseConfig([]byte(`{
+		"async_enabled": false, "async_timeout": 1500, "async_max_queue": -1,
+		"async_job_ttl": 60000, "async_max_completed": 7, "listen": "127.0.0.1:0",
+		"workers": 3, "max_body_bytes": 1024, "max_wait": 0, "model": "echo"}`))
+	require.NoError(t, err)
+	want := jobapi.Config{
+		Listen: "127.0.0.1:0", Workers: 3, MaxBodyBytes: 1024, MaxWait: 0, Model: "echo",
+		AsyncEnabled: false, AsyncTimeout: 1500 * time.Millisecond, AsyncMaxQueue: -1,
+		AsyncJobTTL: time.Minute, AsyncMaxCompleted: 7,
+	}
+	require.Equal(t, want, cfg)
+}
+
+func TestParseConfigRefuses(t *testing.T) {
+	for _, c := range []struct{ name, data, mention string }{
+		{"empty", ``, "JSON object"},
+		{"array", `[]`, "JSON object"},
+		{"unknown key", `{"async_timeot": 5}`, "async_timeot"},
+		{"wrong type", `{"workers": "2"}`, "workers"},
+		{"fraction", `{"async_timeout": 1.5}`, "async_timeout"},
+		{"negative ms", `{"max_wait": -1}`, "max_wait"},
+		{"huge ms", `{"async_job_ttl": 9223372036854775807}`, "async_job_ttl"},
+		{"zero timeout", `{"async_timeout": 0}`, "async_timeout"},
+		{"zero workers", `{"workers": 0}`, "workers"},
+		{"zero body", `{"max_body_bytes": 0}`, "max_body_bytes"},
+		{"zero completed", `{"async_max_completed": 0}`, "async_max_completed"},
+		{"queue over int32", `{"async_max_queue": 4294967296}`, "async_max_queue"},
+		{"bad listen", `{"listen": "nowhere"}`, "listen"},
+		{"bad model", `{"model": "gpt"}`, "model"},
+		{"trailing", `{} {}`, "after the JSON object"},
+		{"not JSON", `{"workers":`, "invalid config"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := jobapi.ParseConfig([]byte(c.data))
+			require.ErrorIs(t, err, jobapi.ErrInvalidConfig)
+			require.Contains(t, err.Error(), c.mention)
+		})
+	}
+}
+
+func TestReadConfig(t *testing.T) {
+	cfg, err := jobapi.ReadConfig(strings.NewReader(`{"workers": 2}`))
+	require.NoError(t, err)
+	require.Equal(t, 2, cfg.Workers)
+}
+
+func FuzzParseConfig(f *testing.F) {
+	f.Add([]byte(`{"workers": 2, "model": "echo"}`))
+	f.Add([]byte(`{"async_timeout": -1}`))
+	f.Add([]byte(`{"max_wait": 1e30}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cfg, err := jobapi.ParseConfig(data)
+		if err == nil {
+			require.NoError(t, cfg.Validate())
+		}
+	})
+}
+
+func TestNewRefusesInvalidConfig(t *testing.T) {
+	_, err := jobapi.New(jobapi.Config{}, jobapi.Options{})
+	require.ErrorIs(t, err, jobapi.ErrInvalidConfig)
+}

@@ -1,0 +1,224 @@
+package jobapi_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobledger/jobledger/jobapi"
+)
+
+func echoConfig(c *jobapi.Config) { c.Model = "echo" }
+
+func TestPostJobThenWaitAndResult(t *testing.T) {
+	h := newHarness(t, nil, echoConfig)
+	r := h.postJSON("/jobs", map[string]any{"task_id": "t-1", "params": map[string]any{"x": 1}})
+	require.Equal(t, http.StatusAccepted, r.Status, "%s", r.Raw)
+	require.Equal(t, "application/json", r.Header.Get("Content-Type"))
+	id := r.Body["job_id"].(string)
+	require.NotEmpty(t, id)
+	require.Equal(t, "PENDING", r.Body["state"])
+	require.Equal(t, "/jobs/"+id, r.Header.Get("Location"))
+
+	done := h.waitDone(id)
+	require.Equal(t, "DONE", done.Body["state"])
+	require.Equal(t, "t-1", done.Body["task_id"])
+	for _, k := range []string{"created_at", "started_at", "completed_at"} {
+		require.Contains(t, done.Body, k)
+	}
+	require.NotContains(t, done.Body, "error")
+
+	for range 2 { // repeatable
+		res := h.get("/jobs/" + id + "/result")
+		require.Equal(t, http.StatusOK, res.Status, "%s", res.Raw)
+		require.Equal(t, map[string]any{"job_id": id, "task_id": "t-1", "state": "DONE",
+			"result": map[string]any{"x": float64(1)}}, res.Body)
+	}
+	snap := h.get("/jobs/" + id)
+	require.Equal(t, http.StatusOK, snap.Status)
+	require.Equal(t, "DONE", snap.Body["state"])
+}
+
+func TestUnknownJob404(t *testing.T) {
+	h := newHarness(t, nil, echoConfig)
+	for _, c := range []struct{ method, path string }{
+		{http.MethodGet, "/jobs/nope"},
+		{http.MethodGet, "/jobs/nope/wait?timeout=0"},
+		{http.MethodGet, "/jobs/nope/result"},
+		{http.MethodPost, "/jobs/nope/cancel"},
+	} {
+		t.Run(c.method+c.path, func(t *testing.T) {
+			requireProblem(t, h.do(c.method, c.path, "", nil), http.StatusNotFound, "no such job")
+		})
+	}
+	requireProblem(t, h.get("/nowhere"), http.StatusNotFound, "no such route")
+}
+
+func TestBadRequests(t *testing.T) {
+	h := newHarness(t, nil, func(c *jobapi.Config) { c.MaxBodyBytes = 256 })
+	long := strings.Repeat("x", 129)
+	cases := []struct {
+		name, contentType, body string
+		status                  int
+		detail                  string
+	}{
+		{"bad JSON", "application/json", `{"image":`, 400, "body is not valid JSON"},
+		{"unknown field", "application/json", `{"image":"AAAA","extra":1}`, 400, "body has an unknown field"},
+		{"wrong type", "application/json", `{"image":5}`, 400, "body has a field of the wrong type"},
+		{"trailing data", "application/json", `{"image":"AAAA"} {}`, 400, "body has data after the JSON object"},
+		{"missing image", "application/json", `{"task_id":"a"}`, 400, "image is required"},
+		{"bad base64", "application/json", `{"image":"not base64!"}`, 400, "image is not valid base64"},
+		{"long task_id", "application/json", `{"task_id":"` + long + `","image":"AAAA"}`, 400, "task_id exceeds 128 bytes"},
+		{"params not object", "application/json", `{"image":"AAAA","params":[1]}`, 400, "params must be a JSON object"},
+		{"too large", "application/json", `{"image":"` + strings.Repeat("A", 400) + `"}`, 413, "body exceeds max_body_bytes"},
+		{"text content type", "text/plain", `{"image":"AAAA"}`, 415, "Content-Type must be application/json"},
+		{"no content type", "", `{"image":"AAAA"}`, 415, "Content-Type must be application/json"},
+	}
+	for _, path := range []string{"/jobs", "/infer"} {
+		for _, c := range cases {
+			t.Run(path+"/"+c.name, func(t *testing.T) {
+				r := h.do(http.MethodPost, path, c.contentType, []byte(c.body))
+				requireProblem(t, r, c.status, c.detail)
+			})
+		}
+	}
+}
+
+func TestWrongMethod405(t *testing.T) {
+	h := newHarness(t, nil, echoConfig)
+	for _, c := range []struct{ method, path, allow string }{
+		{http.MethodGet, "/jobs", "POST"},
+		{http.MethodDelete, "/jobs/x", "GET"},
+		{http.MethodPost, "/jobs/x/wait", "GET"},
+		{http.MethodPut, "/jobs/x/result", "GET"},
+		{http.MethodGet, "/jobs/x/cancel", "POST"},
+		{http.MethodGet, "/infer", "POST"},
+		{http.MethodPost, "/healthz", "GET"},
+		{http.MethodPost, "/metrics", "GET"},
+	} {
+		t.Run(c.method+c.path, func(t *testing.T) {
+			r := h.do(c.method, c.path, "", nil)
+			requireProblem(t, r, http.StatusMethodNotAllowed, "method not allowed")
+			require.Equal(t, c.allow, r.Header.Get("Allow"))
+		})
+	}
+}
+
+func TestAsyncDisabled503(t *testing.T) {
+	h := newHarness(t, nil, func(c *jobapi.Config) { c.Model = "echo"; c.AsyncEnabled = false })
+	for _, c := range []struct{ method, path string }{
+		{http.MethodPost, "/jobs"},
+		{http.MethodGet, "/jobs/x"},
+		{http.MethodGet, "/jobs/x/wait"},
+		{http.MethodGet, "/jobs/x/result"},
+		{http.MethodPost, "/jobs/x/cancel"},
+	} {
+		r := h.do(c.method, c.path, "application/json", []byte(`{}`))
+		requireProblem(t, r, http.StatusServiceUnavailable, "asynchronous jobs are disabled")
+	}
+	r := h.postJSON("/infer", map[string]any{"task_id": "s"})
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Raw)
+}
+
+func TestQueueZeroAdmitsNothing(t *testing.T) {
+	h := newHarness(t, nil, func(c *jobapi.Config) { c.Model = "echo"; c.AsyncMaxQueue = 0 })
+	r := h.postJSON("/jobs", map[string]any{})
+	requireProblem(t, r, http.StatusTooManyRequests, "job queue is full")
+	require.Equal(t, "1", r.Header.Get("Retry-After"))
+}
+
+func TestWaitTimeoutParameter(t *testing.T) {
+	g := newGate()
+	h := newHarness(t, g, nil)
+	id := h.submit("w", nil)
+	<-g.started
+	for _, bad := range []string{"-1", "abc", "1.5", "", "+3", "0x10"} {
+		r := h.get("/jobs/" + id + "/wait?timeout=" + bad)
+		requireProblem(t, r, http.StatusBadRequest, "timeout must be a non-negative integer of milliseconds")
+	}
+	r := h.get("/jobs/" + id + "/wait?timeout=0")
+	require.Equal(t, http.StatusOK, r.Status)
+	require.Equal(t, "RUNNING", r.Body["state"])
+	require.Contains(t, r.Body, "started_at")
+	require.NotContains(t, r.Body, "completed_at")
+
+	g.release <- struct{}{}
+	require.Equal(t, "DONE", h.waitDone(id).Body["state"])
+}
+
+func TestWaitDefaultIsMaxWait(t *testing.T) {
+	g := newGate()
+	h := newHarness(t, g, func(c *jobapi.Config) { c.MaxWait = 0 })
+	id := h.submit("w", nil)
+	// With max_wait 0 both the default and a larger timeout return at once.
+	for _, q := range []string{"", "?timeout=99999999999999999999999"} {
+		r := h.get("/jobs/" + id + "/wait" + q)
+		require.Equal(t, http.StatusOK, r.Status)
+		require.Contains(t, []any{"PENDING", "RUNNING"}, r.Body["state"])
+	}
+	<-g.started
+	g.release <- struct{}{}
+}
+
+func TestWaitWakesOnCompletion(t *testing.T) {
+	g := newGate()
+	h := newHarness(t, g, nil)
+	id := h.submit("w", nil)
+	<-g.started
+	got := make(chan reply, 1)
+	go func() { got <- h.get("/jobs/" + id + "/wait") }() // default: max_wait, 30 s
+	until(t, "waiter blocked", func() bool { return jobapi.Waiting(h.srv) == 1 })
+	g.release <- struct{}{}
+	r := <-got
+	require.Equal(t, http.StatusOK, r.Status)
+	require.Equal(t, "DONE", r.Body["state"])
+}
+
+func TestResultNotDone409(t *testing.T) {
+	g := newGate()
+	h := newHarness(t, g, nil)
+	id := h.submit("r", nil)
+	<-g.started
+	r := h.get("/jobs/" + id + "/result")
+	requireProblem(t, r, http.StatusConflict, "job is not DONE")
+	require.Equal(t, "RUNNING", r.Body["state"])
+	require.Equal(t, id, r.Body["job_id"])
+	g.release <- struct{}{}
+	h.waitDone(id)
+}
+
+func TestHealthzAndMetrics(t *testing.T) {
+	h := newHarness(t, nil, echoConfig)
+	r := h.get("/healthz")
+	require.Equal(t, http.StatusOK, r.Status)
+	require.Equal(t, "ok", r.Body["status"])
+	id := h.submit("m", nil)
+	h.waitDone(id)
+	h.postJSON("/jobs/"+id+"/cancel", nil)
+
+	// The job's counters move just after its terminal state is published,
+	// which is what woke the wait: read until they have.
+	var text string
+	until(t, "completion counted", func() bool {
+		m := h.get("/metrics")
+		require.Equal(t, http.StatusOK, m.Status)
+		text = string(m.Raw)
+		return strings.Contains(text, "jobledger_job_run_seconds_count 1")
+	})
+	for _, want := range []string{
+		"jobledger_queue_depth 0",
+		"jobledger_jobs_retained 1",
+		"jobledger_jobs_submitted_total 1",
+		"jobledger_jobs_rejected_total 0",
+		`jobledger_jobs_completed_total{state="DONE"} 1`,
+		"jobledger_job_queue_wait_seconds_count 1",
+		"jobledger_job_run_seconds_count 1",
+		"jobledger_waiters 0",
+		`jobledger_http_requests_total{code="202",route="/jobs"} 1`,
+		`jobledger_http_requests_total{code="409",route="/jobs/{id}/cancel"} 1`,
+	} {
+		require.Contains(t, text, want)
+	}
+}

@@ -1,0 +1,32 @@
+// Package jobapi is the HTTP job API of jobledger: an http.Handler that
+// accepts jobs, runs them on a bounded worker pool shared by the synchronous
+// and asynchronous paths, records them in a jobtable.Table, and serves their
+// state, results and metrics.
+//
+// The split follows the ledger's design: this package owns execution
+// (parsing, workers, deadlines, the model) and the wire; the table owns
+// bookkeeping (admission, the state machine, retention, wait/notify).
+//
+// # Usage
+//
+//	cfg := jobapi.DefaultConfig()          // or jobapi.ParseConfig(data)
+//	srv, err := jobapi.New(cfg, jobapi.Options{})
+//	if err != nil { ... }
+//	httpSrv := &http.Server{Addr: cfg.Listen, Handler: srv}
+//	go httpSrv.ListenAndServe()
+//	...
+//	srv.Shutdown(ctx) // refuse new jobs, let running ones finish, end the rest
+//
+// # Execution
+//
+// Synchronous (POST /infer): parse, wait for a worker, run the model,
+// serialise. Asynchronous (POST /jobs): parse, Submit to the table, answer
+// 202 at once, then a goroutine waits for a worker, takes the request,
+// starts the job, runs the model and records Finish, Fail or Timeout.
+//
+// Every job has a deadline of Config.AsyncTimeout from admission. When it
+// passes, the job ends TIMEOUT whether it is pending or running, and a running
+// model's context is cancelled. A model that returns an error ends FAILED
+// with it; a model that panics ends FAILED ("model panicked: ...") and the
+// server keeps serving. docs/http.md is the wire contract.
+package jobapi

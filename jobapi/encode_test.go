@@ -1,0 +1,33 @@
+package jobapi
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestSnapshotEncoding(t *testing.T) {
+	at := time.Date(2026, 11, 30, 12, 0, 0, 123456789, time.UTC)
+	whole := time.Date(2026, 11, 30, 12, 0, 1, 0, time.UTC)
+	for _, b := range []snapshotBody{
+		{JobID: "A", State: "PENDING", CreatedAt: at},
+		{JobID: "B", TaskID: "t", State: "FAILED", Error: "x", CreatedAt: at, StartedAt: at, CompletedAt: whole},
+		{JobID: "C", TaskID: "q\"\\\n\r\t\b\f\x01<>&é\u2028\u2029\xff end", State: "DONE"},
+	} {
+		want, err := json.Marshal(b)
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(appendSnapshot(nil, b)))
+	}
+}
+
+func FuzzAppendString(f *testing.F) {
+	f.Add("plain")
+	f.Add("\x00\xff\u2028<tag>&\"\\")
+	f.Fuzz(func(t *testing.T, s string) {
+		want, err := json.Marshal(s)
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(appendString(nil, s)))
+	})
+}

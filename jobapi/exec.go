@@ -1,0 +1,72 @@
+package jobapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+)
+
+// outcome is what a model run produced: a marshalled result or an error.
+type outcome struct {
+	res json.RawMessage
+	err error
+}
+
+// execute runs the model on req on a worker the caller has acquired, and
+// returns its outcome, or ok false when ctx ends first. The model runs in a
+// goroutine of its own that releases the worker when the model returns, so a
+// model that ignores its context keeps its worker but never holds up the
+// job's terminal state. The caller must be inside enter.
+func (s *Server) execute(ctx context.Context, req Request) (o outcome, ok bool) {
+	done := make(chan outcome, 1)
+	s.wg.Add(1) // the caller's own count keeps wg above zero
+	go func() {
+		defer s.wg.Done()
+		defer s.workers.Release(1)
+		done <- s.runModel(ctx, req)
+	}()
+	select {
+	case o := <-done:
+		return o, true
+	case <-ctx.Done():
+		return outcome{}, false
+	}
+}
+
+// runModel calls the model, turning a panic into an error wrapping
+// ErrModelPanic, and marshals its result.
+func (s *Server) runModel(ctx context.Context, req Request) (o outcome) {
+	defer func() {
+		if v := recover(); v != nil {
+			s.log.Error("model panicked", "task_id", req.TaskID, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			o = outcome{err: wireError(ErrModelPanic, fmt.Sprint(v))}
+		}
+	}()
+	out, err := s.model.Run(ctx, req)
+	if err != nil {
+		if err.Error() == "" {
+			err = errors.New("model error")
+		}
+		return outcome{err: err}
+	}
+	data, err := json.Marshal(out)
+	if err != nil {
+		return outcome{err: fmt.Errorf("result is not JSON: %w", err)}
+	}
+	return outcome{res: data}
+}
+
+// deadlineContext returns a context derived from parent that ends with
+// cause ErrDeadline after d by the server's clock, and its release function,
+// which must be called once the work is over.
+func (s *Server) deadlineContext(parent context.Context, d time.Duration) (context.Context, context.CancelCauseFunc, func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	stop := s.clock.AfterFunc(d, func() { cancel(ErrDeadline) })
+	return ctx, cancel, func() {
+		stop()
+		cancel(context.Canceled)
+	}
+}

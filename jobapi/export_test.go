@@ -1,0 +1,20 @@
+package jobapi
+
+// Hooks for this package's external tests.
+
+// TableOf returns the server's ledger, for invariant.Check.
+func TableOf(s *Server) any { return s.table }
+
+// Waiting returns the number of clients blocked in a wait.
+func Waiting(s *Server) int64 { return s.waiting.Load() }
+
+// Routes returns each route's pattern and methods.
+func Routes(s *Server) map[string][]string {
+	out := map[string][]string{}
+	for _, rt := range s.routeTable() {
+		for m := range rt.methods {
+			out[rt.pattern] = append(out[rt.pattern], m)
+		}
+	}
+	return out
+}

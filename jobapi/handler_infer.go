@@ -1,0 +1,52 @@
+package jobapi
+
+import (
+	"context"
+	"errors"
+	"net/http"
+)
+
+// infer is POST /infer, the synchronous path: parse, wait for a worker, run
+// the model, serialise. The deadline is Config.AsyncTimeout from receipt, as
+// for a job: 503 when no worker frees up before it, 504 when the model is
+// still running at it.
+func (s *Server) infer(w http.ResponseWriter, r *http.Request) {
+	req, perr := parseRequest(w, r, s.cfg.MaxBodyBytes, s.model)
+	if perr != nil {
+		writeProblem(w, perr.status, perr.detail, nil)
+		return
+	}
+	if !s.enter() {
+		writeProblem(w, http.StatusServiceUnavailable, detailShuttingDown, nil)
+		return
+	}
+	defer s.wg.Done()
+	ctx, cancel, release := s.deadlineContext(r.Context(), s.cfg.AsyncTimeout)
+	defer release()
+	stop := context.AfterFunc(s.base, func() { cancel(ErrShuttingDown) })
+	defer stop()
+
+	if err := s.workers.Acquire(ctx, 1); err != nil {
+		if errors.Is(context.Cause(ctx), ErrShuttingDown) {
+			writeProblem(w, http.StatusServiceUnavailable, detailShuttingDown, nil)
+			return
+		}
+		writeProblem(w, http.StatusServiceUnavailable, detailNoWorker, nil)
+		return
+	}
+	o, ok := s.execute(ctx, req)
+	switch {
+	case !ok || (o.err != nil && ctx.Err() != nil):
+		if errors.Is(context.Cause(ctx), ErrDeadline) {
+			writeProblem(w, http.StatusGatewayTimeout, detailDeadline, nil)
+		} else {
+			writeProblem(w, http.StatusServiceUnavailable, detailShuttingDown, nil)
+		}
+	case errors.Is(o.err, ErrModelPanic):
+		writeProblem(w, http.StatusInternalServerError, detailModelPanicked, &problem{Error: o.err.Error()})
+	case o.err != nil:
+		writeProblem(w, http.StatusUnprocessableEntity, detailModelFailed, &problem{Error: o.err.Error()})
+	default:
+		writeJSON(w, http.StatusOK, inferBody{TaskID: req.TaskID, Result: o.res})
+	}
+}

@@ -1,0 +1,128 @@
+package jobapi
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/jobledger/jobledger/jobtable"
+)
+
+// postJob is POST /jobs: parse, admit, answer 202 at once.
+func (s *Server) postJob(w http.ResponseWriter, r *http.Request) {
+	req, perr := parseRequest(w, r, s.cfg.MaxBodyBytes, s.model)
+	if perr != nil {
+		writeProblem(w, perr.status, perr.detail, nil)
+		return
+	}
+	id, err := s.admit(req)
+	switch {
+	case errors.Is(err, jobtable.ErrQueueFull):
+		w.Header().Set("Retry-After", "1")
+		writeProblem(w, http.StatusTooManyRequests, detailQueueFull, nil)
+	case err != nil:
+		writeProblem(w, http.StatusServiceUnavailable, detailShuttingDown, nil)
+	default:
+		w.Header().Set("Location", "/jobs/"+id)
+		writeJSON(w, http.StatusAccepted, acceptedBody{JobID: id, State: jobtable.Pending.String()})
+	}
+}
+
+// getJob is GET /jobs/{id}.
+func (s *Server) getJob(w http.ResponseWriter, r *http.Request) {
+	snap, err := s.table.Snapshot(r.PathValue("id"))
+	if err != nil {
+		writeProblem(w, http.StatusNotFound, detailNoJob, nil)
+		return
+	}
+	writeSnapshot(w, http.StatusOK, newSnapshotBody(snap))
+}
+
+// waitJob is GET /jobs/{id}/wait?timeout=N: the snapshot once the job is
+// terminal or N milliseconds (at most max_wait) have passed. The ledger's
+// Wait holds the job, so a job evicted during the wait still yields its
+// final snapshot.
+func (s *Server) waitJob(w http.ResponseWriter, r *http.Request) {
+	timeout, ok := parseTimeout(r.URL.Query(), s.cfg.MaxWait)
+	if !ok {
+		writeProblem(w, http.StatusBadRequest, detailBadTimeout, nil)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), timeout)
+	defer cancel()
+	s.waiting.Add(1)
+	s.metrics.waiters.Inc()
+	snap, err := s.table.Wait(ctx, r.PathValue("id"))
+	s.metrics.waiters.Dec()
+	s.waiting.Add(-1)
+	if errors.Is(err, jobtable.ErrNotFound) {
+		writeProblem(w, http.StatusNotFound, detailNoJob, nil)
+		return
+	}
+	writeSnapshot(w, http.StatusOK, newSnapshotBody(snap))
+}
+
+// parseTimeout reads the wait's timeout: absent means max; a value that is
+// not a non-negative decimal integer is refused; larger than max is max.
+func parseTimeout(q map[string][]string, max time.Duration) (time.Duration, bool) {
+	vals, present := q["timeout"]
+	if !present {
+		return max, true
+	}
+	if len(vals) != 1 || vals[0] == "" {
+		return 0, false
+	}
+	for _, c := range vals[0] {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+	}
+	ms, err := strconv.ParseInt(vals[0], 10, 64)
+	if err != nil || ms > int64(max/time.Millisecond) {
+		return max, true // only digits: too large for int64 or over max
+	}
+	return time.Duration(ms) * time.Millisecond, true
+}
+
+// getResult is GET /jobs/{id}/result.
+func (s *Server) getResult(w http.ResponseWriter, r *http.Request) {
+	res, snap, err := s.table.Result(r.PathValue("id"))
+	switch {
+	case errors.Is(err, jobtable.ErrNotDone):
+		writeProblem(w, http.StatusConflict, detailNotDone, &problem{JobID: snap.ID, State: snap.State.String()})
+	case err != nil:
+		writeProblem(w, http.StatusNotFound, detailNoJob, nil)
+	default:
+		writeJSON(w, http.StatusOK, resultBody{JobID: snap.ID, TaskID: snap.TaskID, State: snap.State.String(), Result: res})
+	}
+}
+
+// cancel is POST /jobs/{id}/cancel: a job not yet terminal ends FAILED
+// "canceled" and its model's context is cancelled.
+func (s *Server) cancel(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	err := s.cancelJob(id)
+	snap, serr := s.table.Snapshot(id)
+	switch {
+	case errors.Is(err, jobtable.ErrNotFound) || serr != nil:
+		writeProblem(w, http.StatusNotFound, detailNoJob, nil)
+	case errors.Is(err, jobtable.ErrTerminal):
+		writeProblem(w, http.StatusConflict, detailTerminal, &problem{JobID: id, State: snap.State.String()})
+	default:
+		writeSnapshot(w, http.StatusOK, newSnapshotBody(snap))
+	}
+}
+
+// healthz is GET /healthz: 200 while serving, 503 once shutdown began.
+func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		writeProblem(w, http.StatusServiceUnavailable, detailShuttingDown, nil)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}

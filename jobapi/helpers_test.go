@@ -1,0 +1,254 @@
+package jobapi_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/jobledger/jobledger/internal/invariant"
+	"github.com/jobledger/jobledger/jobapi"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// fakeClock is a Clock moved by hand: AfterFunc callbacks run inside
+// Advance, on the test's goroutine.
+type fakeClock struct {
+	mu     sync.Mutex
+	now    time.Time
+	timers map[int]*fakeTimer
+	next   int
+}
+
+type fakeTimer struct {
+	at time.Time
+	f  func()
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC), timers: map[int]*fakeTimer{}}
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) AfterFunc(d time.Duration, f func()) func() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	id := c.next
+	c.next++
+	c.timers[id] = &fakeTimer{at: c.now.Add(d), f: f}
+	return func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		_, ok := c.timers[id]
+		delete(c.timers, id)
+		return ok
+	}
+}
+
+// Pending returns the number of timers not yet fired or stopped.
+func (c *fakeClock) Pending() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.timers)
+}
+
+// Advance moves the clock by d and runs the callbacks now due.
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	var due []func()
+	for id, t := range c.timers {
+		if !t.at.After(c.now) {
+			due = append(due, t.f)
+			delete(c.timers, id)
+		}
+	}
+	c.mu.Unlock()
+	for _, f := range due {
+		f()
+	}
+}
+
+// gateModel blocks each run until the test lets it go. Params select the
+// outcome once released: {"fail": "msg"} or {"panic": "msg"}.
+type gateModel struct {
+	started chan string   // receives each run's task id as it starts
+	release chan struct{} // one receive lets one run finish
+	// ignoreCtx makes runs wait for release even after their context ends.
+	ignoreCtx bool
+	ended     chan error // receives context.Cause when a run's context ended
+}
+
+func newGate() *gateModel {
+	return &gateModel{started: make(chan string, 64), release: make(chan struct{}), ended: make(chan error, 64)}
+}
+
+func (g *gateModel) Run(ctx context.Context, req jobapi.Request) (any, error) {
+	g.started <- req.TaskID
+	if g.ignoreCtx {
+		<-g.release
+		if ctx.Err() != nil {
+			g.ended <- context.Cause(ctx)
+		}
+	} else {
+		select {
+		case <-g.release:
+		case <-ctx.Done():
+			g.ended <- context.Cause(ctx)
+			return nil, context.Cause(ctx)
+		}
+	}
+	var p struct{ Fail, Panic string }
+	if len(req.Params) > 0 {
+		_ = json.Unmarshal(req.Params, &p)
+	}
+	switch {
+	case p.Panic != "":
+		panic(p.Panic)
+	case p.Fail != "":
+		return nil, errors.New(p.Fail)
+	}
+	return map[string]string{"task": req.TaskID}, nil
+}
+
+// harness is one server behind a loopback httptest.Server.
+type harness struct {
+	t     *testing.T
+	srv   *jobapi.Server
+	ts    *httptest.Server
+	clock *fakeClock
+}
+
+// newHarness starts a server with cfg changed by mutate and the given
+// model (nil: the configured built-in). Cleanup shuts it down, checks the
+// ledger's invariants and closes the listener.
+func newHarness(t *testing.T, model jobapi.Model, mutate func(*jobapi.Config)) *harness {
+	t.Helper()
+	cfg := jobapi.DefaultConfig()
+	cfg.Workers = 1
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	clock := newFakeClock()
+	srv, err := jobapi.New(cfg, jobapi.Options{
+		Model:  model,
+		Clock:  clock,
+		Logger: slog.New(slog.DiscardHandler),
+	})
+	require.NoError(t, err)
+	ts := httptest.NewServer(srv)
+	h := &harness{t: t, srv: srv, ts: ts, clock: clock}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel() // no grace: end whatever is left
+		_ = srv.Shutdown(ctx)
+		require.NoError(t, invariant.Check(jobapi.TableOf(srv)))
+		ts.Close()
+	})
+	return h
+}
+
+// reply is a decoded HTTP answer.
+type reply struct {
+	Status int
+	Header http.Header
+	Body   map[string]any
+	Raw    []byte
+}
+
+func (h *harness) do(method, path, contentType string, body []byte) reply {
+	h.t.Helper()
+	req, err := http.NewRequest(method, h.ts.URL+path, bytes.NewReader(body))
+	require.NoError(h.t, err)
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	resp, err := h.ts.Client().Do(req)
+	require.NoError(h.t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(h.t, err)
+	r := reply{Status: resp.StatusCode, Header: resp.Header, Raw: raw}
+	if len(raw) > 0 && raw[0] == '{' {
+		require.NoError(h.t, json.Unmarshal(raw, &r.Body), "%s", raw)
+	}
+	return r
+}
+
+func (h *harness) get(path string) reply { return h.do(http.MethodGet, path, "", nil) }
+
+func (h *harness) postJSON(path string, v any) reply {
+	h.t.Helper()
+	data, err := json.Marshal(v)
+	require.NoError(h.t, err)
+	return h.do(http.MethodPost, path, "application/json", data)
+}
+
+// submit posts a job for the echo or gate models and returns its id.
+func (h *harness) submit(taskID string, params map[string]any) string {
+	h.t.Helper()
+	body := map[string]any{"task_id": taskID}
+	if params != nil {
+		body["params"] = params
+	}
+	r := h.postJSON("/jobs", body)
+	require.Equal(h.t, http.StatusAccepted, r.Status, "%s", r.Raw)
+	return r.Body["job_id"].(string)
+}
+
+// waitDone waits (through the API) until job id is terminal, returning its
+// snapshot.
+func (h *harness) waitDone(id string) reply {
+	h.t.Helper()
+	for range 100 {
+		r := h.get("/jobs/" + id + "/wait?timeout=10000")
+		require.Equal(h.t, http.StatusOK, r.Status, "%s", r.Raw)
+		switch r.Body["state"] {
+		case "DONE", "FAILED", "TIMEOUT":
+			return r
+		}
+	}
+	h.t.Fatalf("job %s never ended", id)
+	return reply{}
+}
+
+// until spins, yielding, until cond holds. It asserts nothing about time:
+// the bounds (tries and a minute) only stop a broken test from hanging.
+func until(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	giveUp := time.Now().Add(time.Minute)
+	for i := 0; i < 20_000_000 && time.Now().Before(giveUp); i++ {
+		if cond() {
+			return
+		}
+		runtime.Gosched()
+	}
+	t.Fatalf("never happened: %s", what)
+}
+
+// requireProblem checks an RFC 9457 reply.
+func requireProblem(t *testing.T, r reply, status int, detail string) {
+	t.Helper()
+	require.Equal(t, status, r.Status, "%s", r.Raw)
+	require.Equal(t, "application/problem+json", r.Header.Get("Content-Type"))
+	require.Equal(t, float64(status), r.Body["status"])
+	require.Equal(t, http.StatusText(status), r.Body["title"])
+	require.Equal(t, detail, r.Body["detail"])
+}

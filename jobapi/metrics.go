@@ -1,0 +1,86 @@
+package jobapi
+
+import (
+	"strconv"
+
+	"github.com/jobledger/jobledger/jobtable"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// metrics are the server's Prometheus series, on a registry of its own so
+// that two servers in one process never collide.
+type metrics struct {
+	registry  *prometheus.Registry
+	submitted prometheus.Counter
+	rejected  prometheus.Counter
+	completed *prometheus.CounterVec // by terminal state
+	queueWait prometheus.Histogram
+	runTime   prometheus.Histogram
+	waiters   prometheus.Gauge
+	requests  *prometheus.CounterVec // by route and code
+}
+
+// latencyBuckets span 100 µs to about 100 s.
+var latencyBuckets = prometheus.ExponentialBuckets(0.0001, 4, 11)
+
+func newMetrics(stats func() jobtable.Stats) *metrics {
+	m := &metrics{
+		registry: prometheus.NewRegistry(),
+		submitted: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "jobledger_jobs_submitted_total",
+			Help: "Jobs admitted by POST /jobs.",
+		}),
+		rejected: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "jobledger_jobs_rejected_total",
+			Help: "Jobs refused by POST /jobs because the queue was full (429).",
+		}),
+		completed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "jobledger_jobs_completed_total",
+			Help: "Jobs that reached a terminal state, by state.",
+		}, []string{"state"}),
+		queueWait: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "jobledger_job_queue_wait_seconds",
+			Help:    "Time from admission to start, for jobs that started.",
+			Buckets: latencyBuckets,
+		}),
+		runTime: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "jobledger_job_run_seconds",
+			Help:    "Time from start to the terminal state, for jobs that started.",
+			Buckets: latencyBuckets,
+		}),
+		waiters: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "jobledger_waiters",
+			Help: "Clients blocked in GET /jobs/{id}/wait.",
+		}),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "jobledger_http_requests_total",
+			Help: "HTTP requests served, by route and status code.",
+		}, []string{"route", "code"}),
+	}
+	for _, s := range []string{"DONE", "FAILED", "TIMEOUT"} {
+		m.completed.WithLabelValues(s) // every state appears from the start
+	}
+	m.registry.MustRegister(
+		m.submitted, m.rejected, m.completed, m.queueWait, m.runTime, m.waiters, m.requests,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "jobledger_queue_depth",
+			Help: "Admitted jobs not yet terminal (PENDING or RUNNING).",
+		}, func() float64 { return float64(stats().Depth) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "jobledger_jobs_retained",
+			Help: "Terminal jobs retained for their results.",
+		}, func() float64 { return float64(stats().Retained) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "jobledger_jobs_held",
+			Help: "Jobs the ledger holds, terminal or not.",
+		}, func() float64 { return float64(stats().Jobs) }),
+		collectors.NewGoCollector(),
+	)
+	return m
+}
+
+// request counts one HTTP reply.
+func (m *metrics) request(route string, code int) {
+	m.requests.WithLabelValues(route, strconv.Itoa(code)).Inc()
+}

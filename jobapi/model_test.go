@@ -1,0 +1,106 @@
+package jobapi_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"image"
+	"image/color"
+	"image/gif"
+	"image/jpeg"
+	"image/png"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobledger/jobledger/jobapi"
+)
+
+// gradient is a w x h image whose grey level rises from left to right, or
+// falls when falling is true.
+func gradient(w, h int, falling bool) *image.NRGBA {
+	img := image.NewNRGBA(image.Rect(0, 0, w, h))
+	for y := range h {
+		for x := range w {
+			v := uint8(x * 255 / (w - 1))
+			if falling {
+				v = 255 - v
+			}
+			img.SetNRGBA(x, y, color.NRGBA{v, v, v, 255})
+		}
+	}
+	return img
+}
+
+func encode(t *testing.T, format string, img image.Image) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	var err error
+	switch format {
+	case "png":
+		err = png.Encode(&buf, img)
+	case "jpeg":
+		err = jpeg.Encode(&buf, img, &jpeg.Options{Quality: 95})
+	case "gif":
+		err = gif.Encode(&buf, img, nil)
+	}
+	require.NoError(t, err)
+	return buf.Bytes()
+}
+
+func fingerprint(t *testing.T, data []byte) jobapi.FingerprintResult {
+	t.Helper()
+	out, err := jobapi.Fingerprint{}.Run(context.Background(), jobapi.Request{Image: data})
+	require.NoError(t, err)
+	return out.(jobapi.FingerprintResult)
+}
+
+func TestFingerprintFormats(t *testing.T) {
+	for _, format := range []string{"png", "jpeg", "gif"} {
+		t.Run(format, func(t *testing.T) {
+			r := fingerprint(t, encode(t, format, gradient(64, 32, true)))
+			require.Equal(t, 64, r.Width)
+			require.Equal(t, 32, r.Height)
+			require.Equal(t, format, r.Format)
+			require.InDelta(t, 127, int(r.MeanColor.R), 3)
+			require.Equal(t, uint8(255), r.MeanColor.A)
+			// Falling brightness: every cell is brighter than its right neighbour.
+			require.Equal(t, "ffffffffffffffff", r.DHash)
+		})
+	}
+}
+
+func TestFingerprintHash(t *testing.T) {
+	require.Equal(t, "0000000000000000", fingerprint(t, encode(t, "png", gradient(64, 64, false))).DHash)
+	// Tiny images repeat pixels rather than divide by zero.
+	tiny := fingerprint(t, encode(t, "png", gradient(2, 1, true)))
+	require.Equal(t, 2, tiny.Width)
+	require.Len(t, tiny.DHash, 16)
+	data, err := json.Marshal(tiny)
+	require.NoError(t, err)
+	require.Contains(t, string(data), `"mean_color":{"r":127,"g":127,"b":127,"a":255}`)
+}
+
+func TestFingerprintRefuses(t *testing.T) {
+	_, err := jobapi.Fingerprint{}.Run(context.Background(), jobapi.Request{Image: []byte("GIF89a")})
+	require.Error(t, err)
+	require.Error(t, jobapi.Fingerprint{}.ValidateRequest(jobapi.Request{}))
+	// A header that declares a huge image is refused before decoding.
+	huge := encode(t, "png", image.NewGray(image.Rect(0, 0, 1, 1)))
+	huge[16], huge[20] = 0x7f, 0x7f // width and height of the IHDR chunk
+	_, err = jobapi.Fingerprint{}.Run(context.Background(), jobapi.Request{Image: huge})
+	require.Error(t, err)
+}
+
+func TestEchoModel(t *testing.T) {
+	out, err := jobapi.Echo{}.Run(context.Background(), jobapi.Request{})
+	require.NoError(t, err)
+	require.Equal(t, json.RawMessage(`{}`), out)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = jobapi.Echo{}.Run(ctx, jobapi.Request{Params: json.RawMessage(`{"sleep_ms": 60000}`)})
+	require.ErrorIs(t, err, context.Canceled)
+	require.Error(t, jobapi.Echo{}.ValidateRequest(jobapi.Request{Params: json.RawMessage(`{"sleep_ms": "x"}`)}))
+	_, err = jobapi.NewModel("nope")
+	require.ErrorIs(t, err, jobapi.ErrUnknownModel)
+}

@@ -1,0 +1,62 @@
+package jobapi
+
+import (
+	"encoding/json"
+	"net/http"
+)
+
+// problem is an RFC 9457 problem detail. Type is always about:blank, so
+// Title is the status's phrase; Detail is a fixed string per cause that
+// clients may match on. Extensions carry the job's id and state where one
+// is known, and a model's own error message.
+type problem struct {
+	Type   string `json:"type"`
+	Title  string `json:"title"`
+	Status int    `json:"status"`
+	Detail string `json:"detail"`
+	JobID  string `json:"job_id,omitempty"`
+	State  string `json:"state,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+// Fixed problem details, one per cause (docs/http.md lists them).
+const (
+	detailBadJSON       = "body is not valid JSON"
+	detailUnknownField  = "body has an unknown field"
+	detailTrailingData  = "body has data after the JSON object"
+	detailBadField      = "body has a field of the wrong type"
+	detailBadBase64     = "image is not valid base64"
+	detailTaskIDTooLong = "task_id exceeds 128 bytes"
+	detailParamsObject  = "params must be a JSON object"
+	detailTooLarge      = "body exceeds max_body_bytes"
+	detailMediaType     = "Content-Type must be application/json"
+	detailMethod        = "method not allowed"
+	detailNoRoute       = "no such route"
+	detailNoJob         = "no such job"
+	detailQueueFull     = "job queue is full"
+	detailAsyncDisabled = "asynchronous jobs are disabled"
+	detailShuttingDown  = "server shutting down"
+	detailBadTimeout    = "timeout must be a non-negative integer of milliseconds"
+	detailNotDone       = "job is not DONE"
+	detailTerminal      = "job is already terminal"
+	detailNoWorker      = "no worker became free before the deadline"
+	detailDeadline      = "deadline exceeded"
+	detailModelFailed   = "model failed"
+	detailModelPanicked = "model panicked"
+	detailResultNotJSON = "result is not JSON"
+)
+
+// writeProblem writes an application/problem+json reply. extra, when not
+// nil, sets the job_id, state and error members.
+func writeProblem(w http.ResponseWriter, status int, detail string, extra *problem) {
+	p := problem{Type: "about:blank", Title: http.StatusText(status), Status: status, Detail: detail}
+	if extra != nil {
+		p.JobID, p.State, p.Error = extra.JobID, extra.State, extra.Error
+	}
+	data, _ := json.Marshal(p) // a problem always marshals
+	h := w.Header()
+	h.Set("Content-Type", "application/problem+json")
+	h.Del("Content-Length")
+	w.WriteHeader(status)
+	w.Write(append(data, '\n')) //nolint:errcheck // the client went away
+}

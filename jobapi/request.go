@@ -1,0 +1,98 @@
+package jobapi
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+)
+
+// maxTaskIDBytes bounds the task_id field.
+const maxTaskIDBytes = 128
+
+// requestError is a request refused before any work: the status and the
+// fixed detail of its problem reply.
+type requestError struct {
+	status int
+	detail string
+}
+
+func (e *requestError) Error() string { return e.detail }
+
+func badRequest(detail string) *requestError {
+	return &requestError{status: http.StatusBadRequest, detail: detail}
+}
+
+// parseRequest reads the JSON body of POST /jobs or POST /infer into a
+// Request, checking in this order: the media type (415), the size (413), the
+// JSON itself and its fields (400), then the model's own validation (400).
+func parseRequest(w http.ResponseWriter, r *http.Request, maxBody int64, m Model) (Request, *requestError) {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || !(mt == "application/json" || strings.HasSuffix(mt, "+json")) {
+		w.Header().Set("Accept-Post", "application/json")
+		return Request{}, &requestError{status: http.StatusUnsupportedMediaType, detail: detailMediaType}
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
+	dec.DisallowUnknownFields()
+	var body jobBody
+	if err := dec.Decode(&body); err != nil {
+		return Request{}, decodeError(err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		if tooLarge(err) {
+			return Request{}, &requestError{status: http.StatusRequestEntityTooLarge, detail: detailTooLarge}
+		}
+		return Request{}, badRequest(detailTrailingData)
+	}
+	var req Request
+	if body.TaskID != nil {
+		if len(*body.TaskID) > maxTaskIDBytes {
+			return Request{}, badRequest(detailTaskIDTooLong)
+		}
+		req.TaskID = *body.TaskID
+	}
+	if body.Image != nil && *body.Image != "" {
+		img, err := base64.StdEncoding.DecodeString(*body.Image)
+		if err != nil {
+			return Request{}, badRequest(detailBadBase64)
+		}
+		req.Image = img
+	}
+	if body.Params != nil {
+		p := bytes.TrimSpace(*body.Params)
+		if len(p) == 0 || p[0] != '{' {
+			return Request{}, badRequest(detailParamsObject)
+		}
+		req.Params = p
+	}
+	if v, ok := m.(RequestValidator); ok {
+		if err := v.ValidateRequest(req); err != nil {
+			return Request{}, badRequest(err.Error())
+		}
+	}
+	return req, nil
+}
+
+// decodeError maps a json.Decoder error to its reply.
+func decodeError(err error) *requestError {
+	var typeErr *json.UnmarshalTypeError
+	switch {
+	case tooLarge(err):
+		return &requestError{status: http.StatusRequestEntityTooLarge, detail: detailTooLarge}
+	case errors.As(err, &typeErr):
+		return badRequest(detailBadField)
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		return badRequest(detailUnknownField)
+	default:
+		return badRequest(detailBadJSON)
+	}
+}
+
+func tooLarge(err error) bool {
+	var maxErr *http.MaxBytesError
+	return errors.As(err, &maxErr)
+}

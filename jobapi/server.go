@@ -1,0 +1,161 @@
+package jobapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sync/semaphore"
+
+	"github.com/jobledger/jobledger/jobtable"
+)
+
+// Options are the parts of a Server that are code rather than
+// configuration. Every field is optional.
+type Options struct {
+	// Model runs the jobs. If left nil, the built-in model named by
+	// Config.Model runs them.
+	Model Model
+	// Logger receives one line per job reaching a terminal state, and the
+	// stack of every model panic. If left nil, slog.Default() does.
+	Logger *slog.Logger
+	// Clock gives the time for the ledger, deadlines and metrics. If left
+	// nil, the wall clock does.
+	Clock Clock
+	// NewID returns fresh job ids. If left nil, the ledger's default (128
+	// random bits) does.
+	NewID func() string
+
+	_ struct{} // forbid positional literals
+}
+
+// Server is the job API, an http.Handler. Create it with New, mount it
+// anywhere, and call Shutdown before the process ends.
+//
+// Synchronisation:
+//
+//   - cfg, model, log, clock, table, workers, metrics, mux, base and
+//     baseCancel are set by New and never change.
+//   - table is safe for concurrent use (see package jobtable); workers is
+//     the one worker pool, shared by both paths.
+//   - mu guards closed and flights. It is never held while calling the
+//     table or a model.
+//   - wg counts every goroutine and handler that runs a job: Add happens
+//     only under mu while closed is false, so Shutdown's Wait never races
+//     an Add.
+//   - waiting is atomic: clients blocked in a wait.
+//
+// Invariant: flights holds exactly the admitted jobs whose runner has not
+// returned; each runner removes its own entry.
+type Server struct {
+	cfg     Config
+	model   Model
+	log     *slog.Logger
+	clock   Clock
+	table   *jobtable.Table[Request, json.RawMessage]
+	workers *semaphore.Weighted
+	metrics *metrics
+	mux     *http.ServeMux
+
+	// base ends, with cause ErrShuttingDown, when the shutdown grace
+	// period is over; every job's context derives from it.
+	base       context.Context
+	baseCancel context.CancelCauseFunc
+
+	mu      sync.Mutex
+	closed  bool
+	flights map[string]context.CancelCauseFunc
+
+	wg      sync.WaitGroup
+	waiting atomic.Int64
+}
+
+// New returns a Server for cfg, refusing an invalid cfg with an error that
+// wraps ErrInvalidConfig.
+func New(cfg Config, opts Options) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, model: opts.Model, log: opts.Logger, clock: opts.Clock,
+		flights: make(map[string]context.CancelCauseFunc)}
+	if s.model == nil {
+		m, err := NewModel(cfg.Model)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrInvalidConfig, err)
+		}
+		s.model = m
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.clock == nil {
+		s.clock = realClock{}
+	}
+	table, err := jobtable.New[Request, json.RawMessage](jobtable.Config{
+		MaxQueue:     cfg.AsyncMaxQueue,
+		JobTTL:       cfg.AsyncJobTTL,
+		MaxCompleted: cfg.AsyncMaxCompleted,
+		Now:          s.clock.Now,
+		NewID:        opts.NewID,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidConfig, err)
+	}
+	s.table = table
+	s.workers = semaphore.NewWeighted(int64(cfg.Workers))
+	s.metrics = newMetrics(table.Stats)
+	s.base, s.baseCancel = context.WithCancelCause(context.Background())
+	s.mux = s.routes()
+	return s, nil
+}
+
+// ServeHTTP serves the job API.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// Config returns the configuration the server runs with.
+func (s *Server) Config() Config { return s.cfg }
+
+// enter counts one unit of job work in wg, or reports false once shutdown
+// has begun.
+func (s *Server) enter() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.wg.Add(1)
+	return true
+}
+
+// Shutdown refuses new jobs (503), lets the admitted ones run until ctx
+// ends, then ends those left FAILED "server shutting down", cancelling their
+// models' contexts, and waits for every model to return. Clients waiting on
+// a job are answered as it ends. Shutdown returns ctx's error when the grace
+// period ran out, nil when every job finished within it. A model that
+// ignores its context delays Shutdown until it returns.
+//
+// Shutdown does not close listeners: stop the http.Server as well.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	idle := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		close(idle)
+	}()
+	var err error
+	select {
+	case <-idle:
+	case <-ctx.Done():
+		err = ctx.Err()
+		s.baseCancel(ErrShuttingDown)
+		<-idle
+	}
+	s.baseCancel(ErrShuttingDown)
+	return err
+}

@@ -1,0 +1,82 @@
+package jobapi
+
+import (
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/jobledger/jobledger/jobtable"
+)
+
+// The JSON bodies of the wire contract (docs/http.md, docs/openapi.yaml).
+
+// jobBody is the body of POST /jobs and POST /infer.
+type jobBody struct {
+	TaskID *string          `json:"task_id"`
+	Image  *string          `json:"image"`
+	Params *json.RawMessage `json:"params"`
+}
+
+// acceptedBody answers POST /jobs.
+type acceptedBody struct {
+	JobID string `json:"job_id"`
+	State string `json:"state"`
+}
+
+// snapshotBody is a job as GET /jobs/{id}, its wait and cancel return it.
+type snapshotBody struct {
+	JobID       string    `json:"job_id"`
+	TaskID      string    `json:"task_id"`
+	State       string    `json:"state"`
+	Error       string    `json:"error,omitempty"`
+	CreatedAt   time.Time `json:"created_at,omitzero"`
+	StartedAt   time.Time `json:"started_at,omitzero"`
+	CompletedAt time.Time `json:"completed_at,omitzero"`
+}
+
+// resultBody answers GET /jobs/{id}/result.
+type resultBody struct {
+	JobID  string          `json:"job_id"`
+	TaskID string          `json:"task_id"`
+	State  string          `json:"state"`
+	Result json.RawMessage `json:"result"`
+}
+
+// inferBody answers POST /infer.
+type inferBody struct {
+	TaskID string          `json:"task_id"`
+	Result json.RawMessage `json:"result"`
+}
+
+// newSnapshotBody converts a ledger snapshot to its wire form: times in UTC
+// RFC 3339, absent until set; error only for FAILED and TIMEOUT.
+func newSnapshotBody(s jobtable.Snapshot) snapshotBody {
+	b := snapshotBody{JobID: s.ID, TaskID: s.TaskID, State: s.State.String()}
+	if s.Err != nil && (s.State == jobtable.Failed || s.State == jobtable.TimedOut) {
+		b.Error = s.Err.Error()
+	}
+	b.CreatedAt = wireTime(s.CreatedAt)
+	b.StartedAt = wireTime(s.StartedAt)
+	b.CompletedAt = wireTime(s.CompletedAt)
+	return b
+}
+
+// wireTime is t in UTC, or the zero time (omitted) when t is not set.
+func wireTime(t time.Time) time.Time {
+	if t.IsZero() {
+		return time.Time{}
+	}
+	return t.UTC()
+}
+
+// writeJSON writes v as the JSON body of a reply with the given status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		writeProblem(w, http.StatusInternalServerError, detailResultNotJSON, nil)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(append(data, '\n')) //nolint:errcheck // the client went away
+}
