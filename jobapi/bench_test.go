@@ -14,8 +14,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobledger/jobledger/internal/benchcmp"
 	"github.com/jobledger/jobledger/jobapi"
 )
+
+// compareChunk is how many operations of each side run back to back before
+// switching to the other side.
+const compareChunk = 4
 
 // discardWriter is a ResponseWriter that keeps nothing, so that a benchmark
 // measures the handler and not a recorder.
@@ -109,7 +114,7 @@ func BenchmarkGetJob(b *testing.B) {
 			return nil
 		}
 	}
-	compare(b, get(api), get(bare))
+	benchcmp.Alternate(b, compareChunk, get(api), get(bare))
 }
 
 // BenchmarkGetJobHandler is BenchmarkGetJob without the network: the
@@ -129,7 +134,7 @@ func BenchmarkGetJobHandler(b *testing.B) {
 			return nil
 		}
 	}
-	compare(b, call(srv), call(bareHandler(body)))
+	benchcmp.Alternate(b, compareChunk, call(srv), call(bareHandler(body)))
 }
 
 // BenchmarkCycle compares one asynchronous job cycle (POST /jobs, GET
@@ -181,7 +186,7 @@ func BenchmarkCycle(b *testing.B) {
 		_, err := call(http.MethodPost, "/infer", body, http.StatusOK)
 		return err
 	}
-	compare(b, async, sync)
+	benchcmp.Alternate(b, compareChunk, async, sync)
 }
 
 // BenchmarkWaitWakeup measures, over loopback HTTP, the time from a job's

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jobledger/jobledger/internal/benchcmp"
 	"github.com/jobledger/jobledger/jobtable"
 )
 
@@ -47,141 +48,132 @@ func lifecycle(l ledger) error {
 }
 
 // BenchmarkLifecycle compares the table with the global-mutex baseline on a
-// job's whole life, serially and from GOMAXPROCS goroutines. Run it with
-// -cpu=1,2,N to see how each scales.
+// job's whole life, serially and from GOMAXPROCS goroutines at once. The two
+// alternate within one run; "ratio" is baseline time / table time, so above
+// 1 the table is faster. Run it with -cpu=1,2,N to see how each scales.
 func BenchmarkLifecycle(b *testing.B) {
-	ledgers := []struct {
-		name string
-		make func() ledger
-	}{
-		{"table", func() ledger {
-			t, err := jobtable.New[req, string](benchConfig())
-			if err != nil {
-				b.Fatal(err)
-			}
-			return t
-		}},
-		{"global-mutex", func() ledger { return newGlobalLedger(benchConfig()) }},
-	}
-	for _, l := range ledgers {
-		b.Run(l.name+"/serial", func(b *testing.B) {
-			led := l.make()
-			b.ReportAllocs()
-			for b.Loop() {
-				if err := lifecycle(led); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-		b.Run(l.name+"/parallel", func(b *testing.B) {
-			led := l.make()
-			b.ReportAllocs()
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
-					if err := lifecycle(led); err != nil {
-						b.Error(err)
-						return
-					}
-				}
-			})
-		})
-	}
-}
-
-// reportLatency reports the mean (as ns/op) and the 50th and 99th
-// percentiles of the given latencies.
-func reportLatency(b *testing.B, lat []time.Duration) {
-	slices.Sort(lat)
-	var sum time.Duration
-	for _, d := range lat {
-		sum += d
-	}
-	b.ReportMetric(0, "ns/op")
-	b.ReportMetric(float64(sum.Nanoseconds())/float64(len(lat)), "ns/wake")
-	b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds()), "p50-ns")
-	b.ReportMetric(float64(lat[len(lat)*99/100].Nanoseconds()), "p99-ns")
-}
-
-// BenchmarkWakeup measures the time from a terminal transition to the return
-// of a Wait blocked on that job, against the floor: a goroutine blocked on
-// a bare channel, woken by closing it.
-func BenchmarkWakeup(b *testing.B) {
-	b.Run("table", func(b *testing.B) {
-		tab, err := jobtable.New[req, string](jobtable.Config{MaxQueue: 1, MaxCompleted: 1, JobTTL: -1})
+	newTable := func() ledger {
+		t, err := jobtable.New[req, string](benchConfig())
 		if err != nil {
 			b.Fatal(err)
 		}
-		lat := make([]time.Duration, 0, b.N)
-		woke := make(chan time.Time)
-		for range b.N {
-			id, err := tab.Submit("task", req{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			go func() {
-				_, _ = tab.Wait(context.Background(), id)
-				woke <- time.Now()
-			}()
-			jobtable.AwaitWaiter(b, tab, id) // blocked, not about to look
-			start := time.Now()
-			if err := tab.Finish(id, "r"); err != nil {
-				b.Fatal(err)
-			}
-			lat = append(lat, (<-woke).Sub(start))
-		}
-		reportLatency(b, lat)
+		return t
+	}
+	b.Run("serial", func(b *testing.B) {
+		tab, base := newTable(), newGlobalLedger(benchConfig())
+		benchcmp.Alternate(b, 64,
+			func() error { return lifecycle(tab) },
+			func() error { return lifecycle(base) })
 	})
-	b.Run("channel-floor", func(b *testing.B) {
-		lat := make([]time.Duration, 0, b.N)
-		woke := make(chan time.Time)
-		for range b.N {
-			ch, ready := make(chan struct{}), make(chan struct{})
-			go func() {
-				close(ready)
-				<-ch
-				woke <- time.Now()
-			}()
-			<-ready
-			runtime.Gosched() // as AwaitWaiter yields at least once
-			start := time.Now()
-			close(ch)
-			lat = append(lat, (<-woke).Sub(start))
-		}
-		reportLatency(b, lat)
+	b.Run("parallel", func(b *testing.B) {
+		tab, base := newTable(), newGlobalLedger(benchConfig())
+		benchcmp.AlternateParallel(b, 0, 64,
+			func() error { return lifecycle(tab) },
+			func() error { return lifecycle(base) })
 	})
+}
+
+// latencies summarises wakeup latencies.
+type latencies []time.Duration
+
+func (l latencies) report(b *testing.B, name string) (p50, p99 float64) {
+	slices.Sort(l)
+	var sum time.Duration
+	for _, d := range l {
+		sum += d
+	}
+	p50 = float64(l[len(l)/2].Nanoseconds())
+	p99 = float64(l[len(l)*99/100].Nanoseconds())
+	b.ReportMetric(float64(sum.Nanoseconds())/float64(len(l)), name+"-mean-ns")
+	b.ReportMetric(p50, name+"-p50-ns")
+	b.ReportMetric(p99, name+"-p99-ns")
+	return p50, p99
+}
+
+// BenchmarkWakeup measures the time from a terminal transition to the return
+// of a Wait blocked on that job, against the floor: a goroutine blocked on a
+// bare channel, woken by closing it. The two alternate, one wakeup each, and
+// "p50-ratio" and "p99-ratio" are table latency / floor latency.
+func BenchmarkWakeup(b *testing.B) {
+	tab, err := jobtable.New[req, string](jobtable.Config{MaxQueue: 1, MaxCompleted: 1, JobTTL: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	woke := make(chan time.Time)
+	table := func() time.Duration {
+		id, err := tab.Submit("task", req{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		go func() {
+			_, _ = tab.Wait(context.Background(), id)
+			woke <- time.Now()
+		}()
+		jobtable.AwaitWaiter(b, tab, id) // blocked, not about to look
+		start := time.Now()
+		if err := tab.Finish(id, "r"); err != nil {
+			b.Fatal(err)
+		}
+		return (<-woke).Sub(start)
+	}
+	floor := func() time.Duration {
+		ch, ready := make(chan struct{}), make(chan struct{})
+		go func() {
+			close(ready)
+			<-ch
+			woke <- time.Now()
+		}()
+		<-ready
+		runtime.Gosched() // as AwaitWaiter yields at least once
+		start := time.Now()
+		close(ch)
+		return (<-woke).Sub(start)
+	}
+	tl, fl := make(latencies, 0, b.N), make(latencies, 0, b.N)
+	for range b.N {
+		tl = append(tl, table())
+		fl = append(fl, floor())
+	}
+	b.ReportMetric(0, "ns/op")
+	t50, t99 := tl.report(b, "table")
+	f50, f99 := fl.report(b, "floor")
+	b.ReportMetric(t50/f50, "p50-ratio")
+	b.ReportMetric(t99/f99, "p99-ratio")
 }
 
 // BenchmarkSubmitRetained measures Submit (with the Finish that makes room
 // for the next) on a table that retains 100,000 finished jobs, each Submit
-// evicting the oldest, against a table that retains one.
+// evicting the oldest, against a table that retains one. The two alternate;
+// "ratio" is empty-table time / retained-table time, so 0.5 would mean the
+// retained table is twice as slow.
 func BenchmarkSubmitRetained(b *testing.B) {
-	for _, retained := range []int{1, 100_000} {
-		b.Run(map[int]string{1: "empty", 100_000: "retained-100k"}[retained], func(b *testing.B) {
-			cfg := benchConfig()
-			cfg.MaxCompleted = retained
-			tab, err := jobtable.New[req, string](cfg)
+	fill := func(retained int) *table {
+		cfg := benchConfig()
+		cfg.MaxCompleted = retained
+		tab, err := jobtable.New[req, string](cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for range retained + 1 {
+			id, _ := tab.Submit("task", req{})
+			_ = tab.Finish(id, "r")
+		}
+		return tab
+	}
+	submit := func(tab *table) func() error {
+		return func() error {
+			id, err := tab.Submit("task", req{})
 			if err != nil {
-				b.Fatal(err)
+				return err
 			}
-			for range retained + 1 {
-				id, _ := tab.Submit("task", req{})
-				_ = tab.Finish(id, "r")
-			}
-			b.ReportAllocs()
-			b.ResetTimer()
-			for b.Loop() {
-				id, err := tab.Submit("task", req{})
-				if err != nil {
-					b.Fatal(err)
-				}
-				_ = tab.Finish(id, "r")
-			}
-			b.StopTimer()
-			// The last Finish retains one more until the next Submit.
-			if st := tab.Stats(); st.Retained != retained+1 {
-				b.Fatalf("retained %d, want %d", st.Retained, retained+1)
-			}
-		})
+			return tab.Finish(id, "r")
+		}
+	}
+	full, empty := fill(100_000), fill(1)
+	benchcmp.Alternate(b, 64, submit(full), submit(empty))
+	// The last Finish retains one more until the next Submit.
+	if st := full.Stats(); st.Retained != 100_001 {
+		b.Fatalf("retained %d, want 100001", st.Retained)
 	}
 }
 

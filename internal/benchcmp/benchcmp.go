@@ -1,0 +1,75 @@
+// Package benchcmp measures a subject against a baseline in one benchmark
+// run. The two alternate in small chunks, so both run under the same
+// machine load and their ratio holds even where absolute figures drift.
+package benchcmp
+
+import (
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Alternate runs subject and baseline alternately, chunk operations of one
+// and then of the other, until each has run b.N times. It reports the time
+// per operation of each and their ratio, baseline time / subject time: above
+// 1 the subject is faster.
+func Alternate(b *testing.B, chunk int, subject, baseline func() error) {
+	b.Helper()
+	AlternateParallel(b, 1, chunk, subject, baseline)
+}
+
+// AlternateParallel is Alternate with each chunk run by procs goroutines at
+// once, each running chunk operations; procs <= 0 means GOMAXPROCS. The
+// figures are wall time per operation, as b.RunParallel reports them.
+func AlternateParallel(b *testing.B, procs, chunk int, subject, baseline func() error) {
+	b.Helper()
+	if procs <= 0 {
+		procs = runtime.GOMAXPROCS(0)
+	}
+	var subjectTime, baselineTime time.Duration
+	var ops int
+	b.ResetTimer()
+	for ops < b.N {
+		n := max(1, min(chunk, (b.N-ops+procs-1)/procs))
+		for _, side := range []struct {
+			op  func() error
+			acc *time.Duration
+		}{{subject, &subjectTime}, {baseline, &baselineTime}} {
+			d, err := run(procs, n, side.op)
+			if err != nil {
+				b.Fatal(err)
+			}
+			*side.acc += d
+		}
+		ops += procs * n
+	}
+	b.StopTimer()
+	b.ReportMetric(0, "ns/op")
+	b.ReportMetric(float64(subjectTime.Nanoseconds())/float64(ops), "subject-ns/op")
+	b.ReportMetric(float64(baselineTime.Nanoseconds())/float64(ops), "baseline-ns/op")
+	b.ReportMetric(float64(baselineTime)/float64(subjectTime), "ratio")
+}
+
+// run runs op n times on each of procs goroutines and returns the wall time
+// and the first error.
+func run(procs, n int, op func() error) (time.Duration, error) {
+	var (
+		wg    sync.WaitGroup
+		once  sync.Once
+		first error
+	)
+	start := time.Now()
+	for range procs {
+		wg.Go(func() {
+			for range n {
+				if err := op(); err != nil {
+					once.Do(func() { first = err })
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return time.Since(start), first
+}
