@@ -31,6 +31,11 @@ func TestStress(t *testing.T) {
 		submitters, runners, pollers, waiters = 4, 2, 3, 2
 		maxQueue                              = 6
 		maxOps                                = 10_000_000 // per goroutine: every loop is bounded in count too
+		// The run lasts its duration and until minAdmitted jobs were
+		// admitted, so that a starved machine still contests admission and
+		// evicts; hardCap bounds it all the same.
+		minAdmitted = 1000
+		hardCap     = time.Minute
 	)
 	d := *stressDuration
 	if testing.Short() {
@@ -45,6 +50,7 @@ func TestStress(t *testing.T) {
 		stop      = make(chan struct{})
 		queue     = make(chan string, maxQueue) // admitted jobs for the runners
 		freed     = make(chan struct{}, maxQueue)
+		enough    = make(chan struct{}) // closed at minAdmitted
 		recentMu  sync.Mutex
 		recent    []string // the last admitted ids, for pollers and waiters
 		admitted  sync.Map // id -> *atomic.Int32, winning terminal calls
@@ -97,7 +103,9 @@ func TestStress(t *testing.T) {
 				if _, dup := admitted.LoadOrStore(id, new(atomic.Int32)); dup {
 					t.Errorf("id %s issued twice", id)
 				}
-				nAdmitted.Add(1)
+				if nAdmitted.Add(1) == minAdmitted {
+					close(enough)
+				}
 				recentMu.Lock()
 				recent = append(recent, id)
 				if len(recent) > 64 {
@@ -195,8 +203,13 @@ func TestStress(t *testing.T) {
 		})
 	}
 
+	start := time.Now()
 	timer := time.NewTimer(d)
 	<-timer.C
+	select {
+	case <-enough:
+	case <-time.After(hardCap):
+	}
 	close(stop)
 	producers.Wait()
 	close(queue)
@@ -220,7 +233,7 @@ func TestStress(t *testing.T) {
 	})
 	st := tab.Stats()
 	t.Logf("%v: %d admitted, %d rejected, %d polls, %d waits; evicted %d by TTL, %d by LRU",
-		d, nAdmitted.Load(), nRejected.Load(), nPolls.Load(), nWaits.Load(), st.EvictedTTL, st.EvictedLRU)
+		time.Since(start).Round(time.Millisecond), nAdmitted.Load(), nRejected.Load(), nPolls.Load(), nWaits.Load(), st.EvictedTTL, st.EvictedLRU)
 	require.Positive(t, nAdmitted.Load())
 	require.Positive(t, nRejected.Load(), "admission was contested")
 	require.Positive(t, st.EvictedTTL+st.EvictedLRU, "eviction ran")

@@ -25,17 +25,16 @@ func (t *Table[Req, Res]) Wait(ctx context.Context, id string) (Snapshot, error)
 	if done == nil {
 		return snap, nil // already terminal
 	}
-	if err := ctx.Err(); err != nil {
-		return snap, err
-	}
 
 	select {
 	case <-done:
 		return j.snapshot(), nil
 	case <-ctx.Done():
-		// select chooses at random when both are ready: a job that
+		// The snapshot is taken after the context ended, so it shows the
+		// job as it was at the deadline or later, never before. select
+		// chooses at random when both cases are ready: a job that
 		// completed in the same instant still counts as completed.
-		snap = j.snapshot()
+		snap := j.snapshot()
 		if snap.State.Terminal() {
 			return snap, nil
 		}

@@ -35,9 +35,10 @@ func build(t *testing.T, pkgs ...string) string {
 
 // server is a running jobserver process.
 type server struct {
-	cmd  *exec.Cmd
-	addr string
-	logs chan string // every later log line; closed at exit
+	cmd     *exec.Cmd
+	addr    string
+	log     strings.Builder // every later log line; written by the drain goroutine
+	drained chan struct{}   // closed when the log reaches EOF (the process exited)
 }
 
 // start runs the jobserver binary on a free loopback port and reads the
@@ -48,7 +49,7 @@ func start(t *testing.T, bin string, args ...string) *server {
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
-	s := &server{cmd: cmd, logs: make(chan string, 1024)}
+	s := &server{cmd: cmd, drained: make(chan struct{})}
 	sc := bufio.NewScanner(stderr)
 	for sc.Scan() {
 		var line struct{ Msg, Addr string }
@@ -63,12 +64,9 @@ func start(t *testing.T, bin string, args ...string) *server {
 		t.Fatal("jobserver never logged its address")
 	}
 	go func() {
-		defer close(s.logs)
+		defer close(s.drained)
 		for sc.Scan() {
-			select {
-			case s.logs <- sc.Text():
-			default: // keep draining even if nobody reads
-			}
+			s.log.WriteString(sc.Text() + "\n")
 		}
 	}()
 	t.Cleanup(func() {
@@ -84,16 +82,14 @@ func start(t *testing.T, bin string, args ...string) *server {
 func (s *server) stop(t *testing.T) (int, string) {
 	t.Helper()
 	require.NoError(t, s.cmd.Process.Signal(syscall.SIGTERM))
-	var log strings.Builder
-	for line := range s.logs {
-		log.WriteString(line + "\n")
-	}
+	<-s.drained // the whole log, read before Wait closes the pipe
+	log := s.log.String()
 	err := s.cmd.Wait()
 	if exit, ok := err.(*exec.ExitError); ok {
-		return exit.ExitCode(), log.String()
+		return exit.ExitCode(), log
 	}
 	require.NoError(t, err)
-	return 0, log.String()
+	return 0, log
 }
 
 func TestServerUnderLoad(t *testing.T) {
@@ -112,8 +108,11 @@ func TestServerUnderLoad(t *testing.T) {
 
 	code, log := s.stop(t)
 	require.Equal(t, 0, code)
-	require.Contains(t, log, `"msg":"stopped"`)
+	require.True(t, strings.Contains(log, `"msg":"stopped"`), "no stop line in the log, which ends:\n%s", tail(log, 2000))
 }
+
+// tail returns at most the last n bytes of s.
+func tail(s string, n int) string { return s[max(0, len(s)-n):] }
 
 func TestServerShutdownWithJobsInFlight(t *testing.T) {
 	bin := build(t, "github.com/jobledger/jobledger/cmd/jobserver")
