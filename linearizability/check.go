@@ -75,6 +75,17 @@ type Report struct {
 // its visualization. The verbose check of a whole history can take far
 // more time and memory than the plain one.
 func Check(history []porcupine.Operation, cfg CheckConfig) Report {
+	return check(history, cfg, JobModel, AdmissionModel(cfg.MaxQueue), admissionProjection)
+}
+
+// CheckHTTP checks a history recorded through the HTTP API against
+// HTTPJobModel (partitioned by job) and HTTPAdmissionModel (global, cut at
+// quiescent points), the same way as Check.
+func CheckHTTP(history []porcupine.Operation, cfg CheckConfig) Report {
+	return check(history, cfg, HTTPJobModel, HTTPAdmissionModel(cfg.MaxQueue), httpAdmissionProjection)
+}
+
+func check(history []porcupine.Operation, cfg CheckConfig, job, adm porcupine.Model, project func([]porcupine.Operation) []porcupine.Operation) Report {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 60 * time.Second
 	}
@@ -86,13 +97,13 @@ func Check(history []porcupine.Operation, cfg CheckConfig) Report {
 		rep.LargestPartition = max(rep.LargestPartition, len(p.Ops))
 	}
 	start := time.Now()
-	res := porcupine.CheckOperationsTimeout(JobModel, history, cfg.Timeout)
+	res := porcupine.CheckOperationsTimeout(job, history, cfg.Timeout)
 	rep.JobCheck = time.Since(start)
 	switch res {
 	case porcupine.Unknown:
 		return inconclusive(rep, "job", cfg.Timeout)
 	case porcupine.Illegal:
-		single := JobModel
+		single := job
 		single.Partition = nil
 		for _, p := range parts {
 			if porcupine.CheckOperationsTimeout(single, p.Ops, cfg.Timeout) == porcupine.Illegal {
@@ -102,10 +113,9 @@ func Check(history []porcupine.Operation, cfg CheckConfig) Report {
 		return inconclusive(rep, "job", cfg.Timeout) // no single partition failed: cannot happen
 	}
 
-	proj := admissionProjection(history)
-	segs := admissionSegments(proj)
+	proj := project(history)
+	segs := adm.Partition(proj)
 	rep.AdmissionOps, rep.AdmissionSegments = len(proj), len(segs)
-	adm := AdmissionModel(cfg.MaxQueue)
 	start = time.Now()
 	res = porcupine.CheckOperationsTimeout(adm, proj, cfg.Timeout)
 	rep.AdmissionCheck = time.Since(start)

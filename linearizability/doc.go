@@ -22,13 +22,26 @@
 //	rep := linearizability.Check(res.History, linearizability.CheckConfig{MaxQueue: res.Config.MaxQueue})
 //	if rep.Verdict != linearizability.Linearizable { ... rep.Visualization ... }
 //
-// The recorder is written against the Ledger interface, so a client of
-// another transport (HTTP) records through the same code: see TableLedger
+// The recorder is written against the Ledger interface: see TableLedger
 // for the in-process adapter.
+//
+// # The HTTP level
+//
+// RunHTTPStress starts a server (jobapi, echo model) on 127.0.0.1 and
+// records what real HTTP clients see through its API (Recorder.HTTPClient);
+// CheckHTTP checks that history against HTTPJobModel and
+// HTTPAdmissionModel. The runner's steps and eviction happen inside the
+// server, unseen, so these models let them happen between observed
+// operations, only along the state machine; docs/verification.md lists
+// what this level can and cannot see.
+//
+//	res, err := linearizability.RunHTTPStress(ctx, linearizability.DefaultHTTPStressConfig())
+//	rep := linearizability.CheckHTTP(res.History, linearizability.CheckConfig{MaxQueue: res.Config.MaxQueue})
 //
 // # Histories on disk
 //
 // testdata/*.jsonl hold small hand-written histories that must pass
-// (*-ok.jsonl) or must fail (*-bad.jsonl); ReadHistory and WriteHistory
-// read and write the format.
+// (*-ok.jsonl) or must fail (*-bad.jsonl); http-*.jsonl are HTTP-level
+// histories ("# level: http"). ReadHistory and WriteHistory read and write
+// the format.
 package linearizability

@@ -14,7 +14,8 @@ import (
 
 // TestHistories checks every hand-written history in testdata against the
 // models: *-ok.jsonl must pass, *-bad.jsonl must fail in the model its
-// name starts with (job- or admission-), with a visualization written.
+// name starts with (job- or admission-, after http- for a history of the
+// HTTP level), with a visualization written.
 func TestHistories(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "*.jsonl"))
 	require.NoError(t, err)
@@ -24,13 +25,18 @@ func TestHistories(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			hf := readHistory(t, path)
 			dir := t.TempDir()
-			rep := linearizability.Check(hf.Ops, linearizability.CheckConfig{MaxQueue: hf.MaxQueue, VisualizeDir: dir})
+			check := linearizability.Check
+			if hf.Level == "http" {
+				require.True(t, strings.HasPrefix(name, "http-"), "an HTTP-level history's name starts with http-")
+				check = linearizability.CheckHTTP
+			}
+			rep := check(hf.Ops, linearizability.CheckConfig{MaxQueue: hf.MaxQueue, VisualizeDir: dir})
 			switch {
 			case strings.HasSuffix(name, "-ok"):
 				require.Equal(t, linearizability.Linearizable, rep.Verdict, rep.Message)
 			case strings.HasSuffix(name, "-bad"):
 				require.Equal(t, linearizability.Violation, rep.Verdict, rep.Message)
-				model, _, _ := strings.Cut(name, "-")
+				model, _, _ := strings.Cut(strings.TrimPrefix(name, "http-"), "-")
 				require.Equal(t, model, rep.Model, rep.Message)
 				require.NotEmpty(t, rep.Visualization, rep.Message)
 				require.FileExists(t, rep.Visualization)

@@ -19,13 +19,17 @@ import (
 //
 // "return" left out means pending forever. Lines starting with # are
 // comments, except "# max_queue: N", which sets the bound the admission
-// model checks against. Kinds and outcomes are spelled as their String
+// model checks against, and "# level: http", which marks a history
+// recorded through the HTTP API (checked by CheckHTTP). Kinds and outcomes are spelled as their String
 // methods spell them, states as jobtable.State does.
 
 // HistoryFile is a history read from or written to a file.
 type HistoryFile struct {
 	MaxQueue int
-	Ops      []porcupine.Operation
+	// Level is "http" for a history recorded through the HTTP API, empty
+	// for the table level.
+	Level string
+	Ops   []porcupine.Operation
 }
 
 type fileOp struct {
@@ -72,6 +76,9 @@ func ReadHistory(r io.Reader) (HistoryFile, error) {
 					return hf, fmt.Errorf("line %d: max_queue: %w", n, err)
 				}
 				hf.MaxQueue = q
+			}
+			if v, ok := strings.CutPrefix(strings.TrimSpace(c), "level:"); ok {
+				hf.Level = strings.TrimSpace(v)
 			}
 			continue
 		}
@@ -139,6 +146,9 @@ func parseName(names []string, s string) (int, bool) {
 func WriteHistory(w io.Writer, hf HistoryFile) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "# max_queue: %d\n", hf.MaxQueue)
+	if hf.Level != "" {
+		fmt.Fprintf(bw, "# level: %s\n", hf.Level)
+	}
 	for _, op := range hf.Ops {
 		in, out := op.Input.(Input), op.Output.(Output)
 		fo := fileOp{

@@ -9,9 +9,14 @@
 #   race-lin       go test -race -short -tags TAG ./linearizability/...
 #   lincheck       go run -tags TAG ./cmd/lincheck -short, up to RUNS runs
 #                  (seeds 1..RUNS), stopping at the first that fails
+#   lincheck-http  the same with -level=http, up to HTTP_RUNS runs; off by
+#                  default (HTTP_RUNS=0): each run costs about 10 s on the
+#                  2-core machine, and the table-level gates already catch
+#                  every mutant
 #
 # Usage: linearizability/mutants.sh [TAG...]   (default: every mutant)
-# Environment: RUNS (default 3), LINCHECK_FLAGS (default "-short -q").
+# Environment: RUNS (default 3), LINCHECK_FLAGS (default "-short -q"),
+# HTTP_RUNS (default 0), LINCHECK_HTTP_FLAGS (default "-duration=1s -q").
 # Exit status: 0 when the normal build passes and every mutant is caught.
 set -u
 cd "$(dirname "$0")/.."
@@ -19,6 +24,8 @@ cd "$(dirname "$0")/.."
 GO=${GO:-go}
 RUNS=${RUNS:-3}
 LINCHECK_FLAGS=${LINCHECK_FLAGS:-"-short -q"}
+HTTP_RUNS=${HTTP_RUNS:-0}
+LINCHECK_HTTP_FLAGS=${LINCHECK_HTTP_FLAGS:-"-duration=1s -q"}
 if [ $# -gt 0 ]; then
   MUTANTS=("$@")
 else
@@ -63,6 +70,18 @@ gates() {
         3) caught+=("lincheck(invariants)"); first=${first:-$(now)}; break ;;
         4) caught+=("lincheck(inconclusive)"); first=${first:-$(now)}; break ;;
         *) build_error="lincheck exit $code"; break ;;
+      esac
+    done
+    for i in $(seq 1 "$HTTP_RUNS"); do
+      # shellcheck disable=SC2086
+      "$work/lincheck" -level=http $LINCHECK_HTTP_FLAGS -seed "$i" -out "$work" >"$log" 2>&1
+      code=$?
+      case $code in
+        0) ;;
+        2) caught+=("lincheck-http(linearizability)"); first=${first:-$(now)}; break ;;
+        3) caught+=("lincheck-http(invariants)"); first=${first:-$(now)}; break ;;
+        4) caught+=("lincheck-http(inconclusive)"); first=${first:-$(now)}; break ;;
+        *) build_error="lincheck -level=http exit $code"; break ;;
       esac
     done
   fi

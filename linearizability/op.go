@@ -12,7 +12,10 @@ type Kind uint8
 
 // The operations a history holds. SetDepth is not a ledger call: Check puts
 // it at the head of each admission segment to state the depth the segment
-// starts from.
+// starts from. Cancel is POST /jobs/{id}/cancel, recorded only at the HTTP
+// level. End is not a call either: CheckHTTP derives one per admitted job,
+// the terminal transition that the server makes unseen (see
+// HTTPAdmissionModel).
 const (
 	Submit Kind = iota + 1
 	TakeRequest
@@ -24,6 +27,8 @@ const (
 	Wait
 	Result
 	SetDepth
+	Cancel
+	End
 )
 
 var kindNames = [...]string{
@@ -37,6 +42,8 @@ var kindNames = [...]string{
 	Wait:        "wait",
 	Result:      "result",
 	SetDepth:    "set-depth",
+	Cancel:      "cancel",
+	End:         "end",
 }
 
 func (k Kind) String() string {
@@ -153,6 +160,8 @@ func hasView(k Kind, o Outcome) bool {
 		return o == OK || o == Deadline
 	case Result:
 		return o == OK || o == NotDone
+	case Cancel:
+		return o == OK || o == Terminal
 	}
 	return false
 }
@@ -164,6 +173,9 @@ func Describe(in Input, out Output) string {
 	switch in.Kind {
 	case SetDepth:
 		fmt.Fprintf(&b, "(%d)", in.Depth)
+		return b.String()
+	case End:
+		fmt.Fprintf(&b, "(%s)", short(in.ID))
 		return b.String()
 	case Submit:
 		fmt.Fprintf(&b, "(%s, %q)", in.TaskID, in.Value)

@@ -114,6 +114,13 @@ func (c *Client) end(i int, out Output) {
 	c.ops[i].Return = ret
 }
 
+// callOf returns the call time of operation i.
+func (c *Client) callOf(i int) int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ops[i].Call
+}
+
 // narrow moves the call time of operation i forward to at: the operation is
 // known to have observed the ledger no earlier than at.
 func (c *Client) narrow(i int, at int64) {

@@ -1,6 +1,8 @@
 // Command lincheck runs a stress of the job ledger, records every
 // operation, and checks the history for linearizability against the
 // per-job and admission models, and the stress invariants at the end.
+// -level=table drives the ledger in process; -level=http starts a server
+// (echo model) on 127.0.0.1 and drives it through its HTTP API.
 //
 // Usage:
 //
@@ -48,7 +50,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	duration := fs.Duration("duration", def.Duration, "length of each run")
 	maxOps := fs.Int("max-ops", def.MaxOps, "stop a run once its history holds this many operations")
 	submitters := fs.Int("submitters", def.Submitters, "submitting clients")
-	runners := fs.Int("runners", def.Runners, "runners (take, start, end each job)")
+	runners := fs.Int("runners", def.Runners, "runners (take, start, end each job); at -level=http, the server's workers")
 	pollers := fs.Int("pollers", def.Pollers, "polling clients (snapshot, result, cancel)")
 	waiters := fs.Int("waiters", def.Waiters, "waiting clients")
 	maxQueue := fs.Int("max-queue", def.MaxQueue, "table MaxQueue")
@@ -60,12 +62,29 @@ func run(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("out", "", "directory for the HTML visualization of a violation (default: the temp dir)")
 	historyPath := fs.String("history", "", "write the last run's history to this file")
 	quiet := fs.Bool("q", false, "no progress lines")
+	hdef := linearizability.DefaultHTTPStressConfig()
+	maxSleep := fs.Duration("max-sleep", hdef.MaxSleep, "http: longest echo sleep of a job")
+	jobTimeout := fs.Duration("job-timeout", hdef.JobTimeout, "http: the server's async_timeout")
 	if err := fs.Parse(args); err != nil {
 		return exitSetup
 	}
-	if *level != "table" {
-		fmt.Fprintf(stderr, "lincheck: -level=%s is not available in this build (only table)\n", *level)
+	if *level != "table" && *level != "http" {
+		fmt.Fprintf(stderr, "lincheck: -level=%s: want table or http\n", *level)
 		return exitSetup
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if *level == "http" {
+		// The HTTP level's own defaults, where no flag overrides them.
+		if !set["max-ops"] {
+			*maxOps = hdef.MaxOps
+		}
+		if !set["ttl"] {
+			*ttl = hdef.JobTTL
+		}
+		if !set["wait-timeout"] {
+			*waitTimeout = hdef.WaitTimeout
+		}
 	}
 	if *short {
 		*duration = 500 * time.Millisecond
@@ -86,7 +105,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	code := exitOK
 	for i := range *runs {
 		cfg.Seed = *seed + uint64(i)
-		c := runOnce(ctx, cfg, *level, *checkTimeout, *out, *historyPath, stdout, stderr)
+		var c int
+		if *level == "http" {
+			hcfg := hdef
+			hcfg.StressConfig = cfg
+			hcfg.MaxSleep, hcfg.JobTimeout = *maxSleep, *jobTimeout
+			c = runHTTP(ctx, hcfg, *checkTimeout, *out, *historyPath, stdout, stderr)
+		} else {
+			c = runOnce(ctx, cfg, *level, *checkTimeout, *out, *historyPath, stdout, stderr)
+		}
 		code = worse(code, c)
 	}
 	return code
@@ -124,10 +151,58 @@ func runOnce(ctx context.Context, cfg linearizability.StressConfig, level string
 		rep.JobPartitions, rep.LargestPartition, rep.JobCheck.Round(time.Millisecond),
 		rep.AdmissionOps, rep.AdmissionSegments, rep.AdmissionCheck.Round(time.Millisecond))
 
+	return verdict(rep, res.Violations, stdout)
+}
+
+func writeHistory(path string, maxQueue int, res *linearizability.StressResult) error {
+	return writeFile(path, linearizability.HistoryFile{MaxQueue: maxQueue, Ops: res.History})
+}
+
+func writeFile(path string, hf linearizability.HistoryFile) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := linearizability.WriteHistory(f, hf); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// runHTTP is runOnce for -level=http.
+func runHTTP(ctx context.Context, cfg linearizability.HTTPStressConfig, checkTimeout time.Duration, outDir, historyPath string, stdout, stderr io.Writer) int {
+	fmt.Fprintf(stdout, "lincheck: level=http seed=%d %v: %d submitters, %d server workers, %d pollers, %d waiters, max-queue %d, max-completed %d, ttl %v, echo sleep <= %v, job timeout %v\n",
+		cfg.Seed, cfg.Duration, cfg.Submitters, cfg.Runners, cfg.Pollers, cfg.Waiters, cfg.MaxQueue, cfg.MaxCompleted, cfg.JobTTL, cfg.MaxSleep, cfg.JobTimeout)
+	res, err := linearizability.RunHTTPStress(ctx, cfg)
+	if err != nil {
+		fmt.Fprintln(stderr, "lincheck:", err)
+		return exitSetup
+	}
+	if historyPath != "" {
+		if err := writeFile(historyPath, linearizability.HistoryFile{MaxQueue: cfg.MaxQueue, Level: "http", Ops: res.History}); err != nil {
+			fmt.Fprintln(stderr, "lincheck:", err)
+			return exitSetup
+		}
+	}
+	rep := linearizability.CheckHTTP(res.History, linearizability.CheckConfig{
+		MaxQueue: cfg.MaxQueue, Timeout: checkTimeout, VisualizeDir: outDir,
+	})
+	fmt.Fprintf(stdout, "  stress: %v, %d operations, %d accepted, %d rejected, %d lost replies, depth %d and %d retained at the end\n",
+		res.Elapsed.Round(time.Millisecond), len(res.History), res.Accepted, res.Rejected, res.Lost, res.Depth, res.Retained)
+	fmt.Fprintf(stdout, "  check:  %d job partitions (largest %d ops) in %v; admission %d ops in %d segments in %v\n",
+		rep.JobPartitions, rep.LargestPartition, rep.JobCheck.Round(time.Millisecond),
+		rep.AdmissionOps, rep.AdmissionSegments, rep.AdmissionCheck.Round(time.Millisecond))
+	return verdict(rep, res.Violations, stdout)
+}
+
+// verdict prints the failures and the result line, and returns the exit
+// code.
+func verdict(rep linearizability.Report, violations []string, stdout io.Writer) int {
 	code := exitOK
-	if len(res.Violations) > 0 {
+	if len(violations) > 0 {
 		code = worse(code, exitInvariant)
-		for _, v := range res.Violations {
+		for _, v := range violations {
 			fmt.Fprintln(stdout, "  STRESS INVARIANT VIOLATED:", v)
 		}
 	}
@@ -148,16 +223,4 @@ func runOnce(ctx context.Context, cfg linearizability.StressConfig, level string
 	}
 	fmt.Fprintf(stdout, "  result: %s, history %s\n", verdict, rep.Verdict)
 	return code
-}
-
-func writeHistory(path string, maxQueue int, res *linearizability.StressResult) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := linearizability.WriteHistory(f, linearizability.HistoryFile{MaxQueue: maxQueue, Ops: res.History}); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }

@@ -1,0 +1,217 @@
+package linearizability
+
+import (
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"strings"
+
+	"github.com/anishathalye/porcupine"
+)
+
+// endClients is how many rows of the visualization the derived End
+// operations share.
+const endClients = 8
+
+// endClientBase is the client id of the first such row: far above any
+// recording client's.
+const endClientBase = 1 << 20
+
+// HTTPAdmissionModel returns the global specification of the queue bound as
+// clients of the HTTP API can check it. The terminal transition, which frees
+// a slot, happens inside the server unseen; so each admitted job gets a
+// derived End operation (see httpAdmissionProjection) that may take effect
+// at any time from its POST's call to the return of the first operation
+// that saw the job terminal or gone. The state is the set of jobs admitted
+// and not yet ended:
+//
+//   - 202 needs fewer than maxQueue jobs in the set and adds the job;
+//   - 429 needs maxQueue jobs in the set;
+//   - End removes its job, which must be in the set;
+//   - a read that saw a job PENDING or RUNNING needs it in the set: of
+//     each job's such reads the projection keeps the one called last, which
+//     bounds its End from below.
+//
+// This is sound: in a correct server the real terminal transitions, at
+// their real times, are one such linearization. It is weaker than the table
+// level's model by exactly what clients cannot see: a slot freed long before
+// anyone looked is only known to be free once someone looked.
+func HTTPAdmissionModel(maxQueue int) porcupine.Model {
+	limit := max(maxQueue, 0)
+	return porcupine.Model{
+		Partition: httpAdmissionSegments,
+		Init:      func() any { return "" },
+		Step: func(state, input, output any) (bool, any) {
+			return stepHTTPAdmission(limit, state.(string), input.(Input), output.(Output))
+		},
+		Hash: func(state any) uint64 {
+			h := fnv.New64a()
+			h.Write([]byte(state.(string)))
+			return h.Sum64()
+		},
+		DescribeOperation: func(input, output any) string {
+			return Describe(input.(Input), output.(Output))
+		},
+		DescribeState: func(state any) string {
+			live := liveSet(state.(string))
+			for i, id := range live {
+				live[i] = short(id)
+			}
+			return fmt.Sprintf("%d of %d live: %s", len(live), limit, strings.Join(live, " "))
+		},
+	}
+}
+
+// The live set is a string of sorted job ids joined by liveSep, so that the
+// state is a comparable value.
+const liveSep = "\x00"
+
+func liveSet(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, liveSep)
+}
+
+func stepHTTPAdmission(limit int, state string, in Input, out Output) (bool, string) {
+	live := liveSet(state)
+	switch {
+	case in.Kind == Submit && out.Outcome == OK:
+		if len(live) >= limit || slices.Contains(live, out.ID) {
+			return false, state
+		}
+		live = append(live, out.ID)
+		slices.Sort(live)
+		return true, strings.Join(live, liveSep)
+	case in.Kind == Submit && out.Outcome == QueueFull:
+		return len(live) >= limit, state
+	case sawLive(in, out):
+		return slices.Contains(live, in.ID), state
+	case in.Kind == End:
+		i := slices.Index(live, in.ID)
+		if i < 0 {
+			return false, state
+		}
+		return true, strings.Join(slices.Delete(live, i, i+1), liveSep)
+	}
+	return false, state
+}
+
+// sawEnded reports whether op saw its job terminal or gone.
+func sawEnded(in Input, out Output) bool {
+	switch {
+	case in.Kind == Submit || in.Kind == End:
+		return false
+	case out.Outcome == NotFound:
+		return true
+	case in.Kind == Cancel:
+		return out.Outcome == OK || out.Outcome == Terminal
+	case in.Kind == Snapshot || in.Kind == Wait || in.Kind == Result:
+		return hasView(in.Kind, out.Outcome) && out.State.Terminal()
+	}
+	return false
+}
+
+// sawLive reports whether op is a read that saw its job not terminal.
+func sawLive(in Input, out Output) bool {
+	switch in.Kind {
+	case Snapshot, Wait, Result:
+		return hasView(in.Kind, out.Outcome) && !out.State.Terminal()
+	}
+	return false
+}
+
+// httpAdmissionProjection keeps every POST whose outcome is known, and adds
+// one End per admitted job, from its POST's call to the earliest return of
+// an operation that saw it terminal or gone (pending forever if none did).
+// Of each job's reads that saw it live it keeps the one called last.
+//
+// A POST whose reply was lost may have admitted a job nobody can name, which
+// holds a slot until it ends unseen: from its call on, a 429 proves nothing,
+// and the 429s called after it are left out. It cannot make a 202 legal, so
+// the 202s stay.
+func httpAdmissionProjection(history []porcupine.Operation) []porcupine.Operation {
+	seen := make(map[string]int64)
+	lastLive := make(map[string]porcupine.Operation)
+	unknownFrom := int64(Pending)
+	for _, op := range history {
+		in, out := op.Input.(Input), op.Output.(Output)
+		if sawLive(in, out) {
+			if l, ok := lastLive[in.ID]; !ok || op.Call > l.Call {
+				lastLive[in.ID] = op
+			}
+		}
+		if in.Kind == Submit && out.Outcome == Unknown {
+			unknownFrom = min(unknownFrom, op.Call)
+		}
+		if sawEnded(in, out) {
+			if r, ok := seen[in.ID]; !ok || op.Return < r {
+				seen[in.ID] = op.Return
+			}
+		}
+	}
+	var p []porcupine.Operation
+	n := 0
+	for _, op := range history {
+		in, out := op.Input.(Input), op.Output.(Output)
+		if in.Kind != Submit {
+			continue
+		}
+		switch out.Outcome {
+		case QueueFull:
+			if op.Call < unknownFrom {
+				p = append(p, op)
+			}
+		case OK:
+			p = append(p, op)
+			ret, ok := seen[out.ID]
+			if !ok {
+				ret = Pending
+			}
+			p = append(p, porcupine.Operation{
+				ClientId: endClientBase + n%endClients,
+				Input:    Input{Kind: End, ID: out.ID},
+				Output:   Output{Outcome: OK},
+				Call:     op.Call,
+				Return:   max(ret, op.Call),
+			})
+			n++
+			if l, ok := lastLive[out.ID]; ok {
+				p = append(p, l)
+			}
+		}
+	}
+	return p
+}
+
+// httpAdmissionSegments cuts the projection at its quiescent points, End
+// operations included: there every job admitted so far has ended in any
+// linearization, so the live set is empty and each segment starts from the
+// initial state.
+func httpAdmissionSegments(history []porcupine.Operation) [][]porcupine.Operation {
+	ops := slices.Clone(history)
+	slices.SortStableFunc(ops, func(a, b porcupine.Operation) int {
+		switch {
+		case a.Call < b.Call:
+			return -1
+		case a.Call > b.Call:
+			return 1
+		}
+		return 0
+	})
+	var segs [][]porcupine.Operation
+	var cur []porcupine.Operation
+	lastReturn := int64(-1 << 63)
+	for _, op := range ops {
+		if len(cur) >= minSegment && op.Call > lastReturn {
+			segs = append(segs, cur)
+			cur = nil
+		}
+		cur = append(cur, op)
+		lastReturn = max(lastReturn, op.Return)
+	}
+	if len(cur) > 0 {
+		segs = append(segs, cur)
+	}
+	return segs
+}

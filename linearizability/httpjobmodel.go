@@ -1,0 +1,219 @@
+package linearizability
+
+import (
+	"fmt"
+	"hash/fnv"
+	"strings"
+
+	"github.com/anishathalye/porcupine"
+	"github.com/jobledger/jobledger/jobtable"
+)
+
+// CancelError is the error a job cancelled through the HTTP API carries
+// (docs/http.md).
+const CancelError = "canceled"
+
+// httpJobState is what clients of the HTTP API know of one job: the last
+// state observed, and what that observation fixed. Every step the server
+// takes unseen (take, start, finish, fail, timeout, eviction) is folded into
+// the next observation, which must be reachable from this state along the
+// state machine. It is a comparable value.
+type httpJobState struct {
+	Submitted bool
+	Gone      bool // a 404 was seen: permanent, ids are never reused
+	State     jobtable.State
+	// Started is a lower bound: a view with started_at, or RUNNING, was
+	// seen. A terminal state reached from PENDING may or may not be
+	// started.
+	Started bool
+	// Final is set once a full view of a terminal state fixed its error
+	// and started mark; a terminal state seen only through a result or a
+	// 409 leaves them open.
+	Final  bool
+	TaskID string
+	Req    string // the submitted params: echo's result when DONE
+	Err    string
+}
+
+// HTTPJobModel is the per-job specification of the HTTP API, partitioned by
+// job id, for a server running the echo model. The runner's steps happen
+// inside the server, unseen, at any time between observed operations; the
+// model lets them happen, but only along the state machine:
+//
+//   - POST /jobs (202) creates the job PENDING with its task id and params.
+//   - A snapshot (GET /jobs/{id}, a wait) is legal when its view is
+//     reachable from the last one: PENDING, then RUNNING (started), then
+//     one terminal state, absorbing, whose error and started mark never
+//     change once seen; completed_at set exactly when terminal; an error
+//     only on FAILED and TIMEOUT.
+//   - GET /jobs/{id}/result: 200 only with DONE and exactly the submitted
+//     params (echo returns them), as often as asked; 409 carries a state
+//     other than DONE, reachable from the last one.
+//   - POST /jobs/{id}/cancel: 200 is a Fail that won, so the job was not
+//     terminal when it landed (never after a terminal state was seen), and
+//     it is FAILED "canceled" from then on; 409 carries a terminal state.
+//   - A wait returns a terminal view, or a non-terminal one only on its own
+//     timeout; the recorder then places the read after that timeout.
+//   - 404 is legal for any submitted job (it may have ended unseen and been
+//     evicted), and from then on the job is gone for good.
+//   - An operation whose reply was lost changes nothing the clients can
+//     rely on: the unseen steps already allow any effect it could have had.
+var HTTPJobModel = porcupine.Model{
+	Partition: partitionByJob,
+	Init:      func() any { return httpJobState{} },
+	Step: func(state, input, output any) (bool, any) {
+		return stepHTTPJob(state.(httpJobState), input.(Input), output.(Output))
+	},
+	Equal: func(a, b any) bool { return a.(httpJobState) == b.(httpJobState) },
+	Hash:  func(state any) uint64 { return hashHTTPJob(state.(httpJobState)) },
+	DescribeOperation: func(input, output any) string {
+		return Describe(input.(Input), output.(Output))
+	},
+	DescribeState: func(state any) string { return describeHTTPJob(state.(httpJobState)) },
+}
+
+func stepHTTPJob(s httpJobState, in Input, out Output) (bool, httpJobState) {
+	if in.Kind == Submit {
+		if s.Submitted || out.Outcome != OK {
+			return false, s
+		}
+		return true, httpJobState{Submitted: true, State: jobtable.Pending, TaskID: in.TaskID, Req: in.Value}
+	}
+	if out.Outcome == Unknown {
+		return true, s
+	}
+	if out.Outcome == NotFound {
+		if s.Submitted {
+			s.Gone = true
+		}
+		return true, s
+	}
+	if !s.Submitted || s.Gone {
+		return false, s
+	}
+	switch in.Kind {
+	case Snapshot:
+		if out.Outcome == OK {
+			return observeView(s, out)
+		}
+	case Wait:
+		switch out.Outcome {
+		case OK:
+			if out.State.Terminal() {
+				return observeView(s, out)
+			}
+		case Deadline:
+			if !out.State.Terminal() {
+				return observeView(s, out)
+			}
+		}
+	case Result:
+		switch out.Outcome {
+		case OK:
+			if out.State != jobtable.Done || out.Value != s.Req || out.TaskID != s.TaskID {
+				return false, s
+			}
+			return observeState(s, jobtable.Done)
+		case NotDone:
+			if out.State == jobtable.Done {
+				return false, s
+			}
+			return observeState(s, out.State)
+		}
+	case Cancel:
+		switch out.Outcome {
+		case OK:
+			// The cancel's Fail found the job not terminal: from PENDING it
+			// may have started unseen first, from RUNNING it had.
+			if s.State.Terminal() || out.State != jobtable.Failed || out.Err != CancelError ||
+				out.TaskID != s.TaskID || !out.Completed || (s.Started && !out.Started) {
+				return false, s
+			}
+			s.State, s.Err, s.Started, s.Final = jobtable.Failed, out.Err, out.Started, true
+			return true, s
+		case Terminal:
+			if !out.State.Terminal() {
+				return false, s
+			}
+			return observeState(s, out.State)
+		}
+	}
+	return false, s
+}
+
+// observeView applies a full snapshot view: legal when it is reachable from
+// s, and then it is the job's state.
+func observeView(s httpJobState, out Output) (bool, httpJobState) {
+	st := out.State
+	switch {
+	case out.TaskID != s.TaskID, out.Completed != st.Terminal():
+		return false, s
+	case out.Err != "" && st != jobtable.Failed && st != jobtable.TimedOut:
+		return false, s
+	case st == jobtable.Pending && out.Started, st == jobtable.Running && !out.Started:
+		return false, s
+	case s.Started && !out.Started:
+		return false, s // started_at never goes away
+	}
+	if s.State.Terminal() {
+		if st != s.State || (s.Final && (out.Err != s.Err || out.Started != s.Started)) {
+			return false, s
+		}
+	} else if st == jobtable.Pending && s.State != jobtable.Pending {
+		return false, s
+	}
+	s.State, s.Started, s.Err, s.Final = st, out.Started, out.Err, st.Terminal()
+	return true, s
+}
+
+// observeState applies a view that shows only the state (a result, a 409).
+func observeState(s httpJobState, st jobtable.State) (bool, httpJobState) {
+	if s.State.Terminal() {
+		return st == s.State, s
+	}
+	if st == jobtable.Pending && s.State != jobtable.Pending {
+		return false, s
+	}
+	s.State = st
+	if st == jobtable.Running {
+		s.Started = true
+	}
+	return true, s
+}
+
+func hashHTTPJob(s httpJobState) uint64 {
+	h := fnv.New64a()
+	var flags byte
+	for i, b := range []bool{s.Submitted, s.Gone, s.Started, s.Final} {
+		if b {
+			flags |= 1 << i
+		}
+	}
+	h.Write([]byte{flags, byte(s.State)})
+	for _, f := range []string{s.TaskID, s.Req, s.Err} {
+		h.Write([]byte(f))
+		h.Write([]byte{0})
+	}
+	return h.Sum64()
+}
+
+func describeHTTPJob(s httpJobState) string {
+	if !s.Submitted {
+		return "unsubmitted"
+	}
+	var b strings.Builder
+	b.WriteString(s.State.String())
+	if s.Started {
+		b.WriteString(" started")
+	}
+	if s.Gone {
+		b.WriteString(" evicted")
+	}
+	if s.Err != "" {
+		fmt.Fprintf(&b, " err=%q", s.Err)
+	}
+	if s.State.Terminal() && !s.Final {
+		b.WriteString(" (error and start not yet seen)")
+	}
+	return b.String()
+}

@@ -1,0 +1,429 @@
+package linearizability
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+	"github.com/jobledger/jobledger/jobapi"
+)
+
+// HTTPStressConfig shapes a stress through the HTTP API. The embedded
+// StressConfig gives the clients, the bounds of the run and the ledger's
+// configuration; Runners is the server's worker count, since the runner
+// steps happen inside the server. WaitTimeout is the timeout of a bounded
+// wait (whole milliseconds), Grace bounds the final drain.
+type HTTPStressConfig struct {
+	StressConfig
+	// MaxSleep bounds the echo model's sleep_ms, drawn per job from
+	// [0, MaxSleep], so that jobs stay PENDING and RUNNING for a while.
+	MaxSleep time.Duration
+	// JobTimeout is the server's async_timeout. One job in SlowEvery
+	// sleeps past it and ends TIMEOUT; zero SlowEvery means none does.
+	JobTimeout time.Duration
+	SlowEvery  int
+	// RequestTimeout bounds each HTTP request; a request that runs past it
+	// is recorded pending forever.
+	RequestTimeout time.Duration
+
+	_ struct{}
+}
+
+// DefaultHTTPStressConfig returns the HTTP level's default shape: 4
+// submitters, 2 server workers, 3 pollers and 2 waiters for 3 s, echo jobs
+// sleeping up to 3 ms, MaxQueue 4, MaxCompleted 16, JobTTL 5 ms.
+func DefaultHTTPStressConfig() HTTPStressConfig {
+	sc := DefaultStressConfig()
+	sc.MaxOps = 200_000
+	sc.JobTTL = 5 * time.Millisecond
+	sc.WaitTimeout = 5 * time.Millisecond
+	return HTTPStressConfig{
+		StressConfig:   sc,
+		MaxSleep:       3 * time.Millisecond,
+		JobTimeout:     50 * time.Millisecond,
+		SlowEvery:      25,
+		RequestTimeout: 10 * time.Second,
+	}
+}
+
+func (c HTTPStressConfig) validate() error {
+	if err := c.StressConfig.validate(); err != nil {
+		return err
+	}
+	switch {
+	case c.WaitTimeout < time.Millisecond:
+		return errors.New("stress: WaitTimeout must be at least 1 ms over HTTP")
+	case c.MaxSleep < 0 || c.JobTimeout < time.Millisecond || c.SlowEvery < 0 || c.RequestTimeout <= 0:
+		return errors.New("stress: MaxSleep, JobTimeout, SlowEvery or RequestTimeout out of range")
+	}
+	return nil
+}
+
+// HTTPStressResult is what an HTTP stress recorded and found.
+type HTTPStressResult struct {
+	Config  HTTPStressConfig
+	History []porcupine.Operation
+	Elapsed time.Duration
+
+	Accepted, Rejected int64
+	// Lost counts operations recorded pending forever (transport errors,
+	// unexpected statuses).
+	Lost int64
+	// Depth and Retained are read from GET /metrics at the end.
+	Depth, Retained int
+	// Violations lists the end-of-run checks that failed.
+	Violations []string
+}
+
+// RunHTTPStress starts a server (echo model) on 127.0.0.1, drives it through
+// its HTTP API with recording clients, then drains: every admitted job is
+// waited on until it is seen terminal or gone. At the end it checks what
+// the API shows: every admitted job seen ended, the queue depth of
+// GET /metrics back to zero, the server's counters agreeing with the
+// replies (jobs admitted, rejected and completed), ids unique. It returns an
+// error only for a bad configuration or a server that cannot start.
+func RunHTTPStress(ctx context.Context, cfg HTTPStressConfig) (*HTTPStressResult, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	scfg := jobapi.DefaultConfig()
+	scfg.Listen = "127.0.0.1:0"
+	scfg.Model = "echo"
+	scfg.Workers = max(cfg.Runners, 1)
+	scfg.MaxWait = cfg.Grace
+	scfg.AsyncTimeout = cfg.JobTimeout
+	scfg.AsyncMaxQueue = cfg.MaxQueue
+	scfg.AsyncMaxCompleted = cfg.MaxCompleted
+	scfg.AsyncJobTTL = max(cfg.JobTTL, time.Millisecond)
+	srv, err := jobapi.New(scfg, jobapi.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", scfg.Listen)
+	if err != nil {
+		return nil, err
+	}
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	tr := &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}
+	hc := &http.Client{Transport: tr, Timeout: cfg.RequestTimeout}
+	base := "http://" + ln.Addr().String()
+
+	res := runHTTPWorkload(ctx, cfg, hc, base)
+	res.readMetrics(hc, base)
+
+	stop, cancel := context.WithTimeout(context.Background(), cfg.Grace)
+	defer cancel()
+	if err := srv.Shutdown(stop); err != nil {
+		res.Violations = append(res.Violations, "server shutdown: "+err.Error())
+	}
+	hs.Shutdown(stop) //nolint:errcheck // the listener's error is read below
+	<-served
+	tr.CloseIdleConnections()
+	return res, nil
+}
+
+// httpWorkload is the shared state of one HTTP stress's clients.
+type httpWorkload struct {
+	cfg  HTTPStressConfig
+	rec  *Recorder
+	hc   *http.Client
+	base string
+
+	accepted, rejected, lost atomic.Int64
+
+	mu     sync.Mutex // guards ids, recent and next
+	ids    []string   // every admitted id, in order
+	recent [64]string // the latest admitted ids, a ring
+	next   int
+}
+
+func runHTTPWorkload(ctx context.Context, cfg HTTPStressConfig, hc *http.Client, base string) *HTTPStressResult {
+	w := &httpWorkload{cfg: cfg, rec: NewRecorder(), hc: hc, base: base}
+	start := time.Now()
+	runCtx, stopRun := context.WithTimeout(ctx, cfg.Duration)
+	defer stopRun()
+	bg := context.Background()
+
+	var clients sync.WaitGroup
+	var waiters []*HTTPClient
+	n := 0
+	rng := func() *rand.Rand { n++; return rand.New(rand.NewPCG(cfg.Seed, uint64(n))) }
+	for range cfg.Submitters {
+		c, r := w.rec.HTTPClient(hc, base), rng()
+		clients.Go(func() { w.submitter(runCtx, c, r) })
+	}
+	for range cfg.Pollers {
+		c, r := w.rec.HTTPClient(hc, base), rng()
+		clients.Go(func() { w.poller(runCtx, c, r) })
+	}
+	for range cfg.Waiters {
+		c, r := w.rec.HTTPClient(hc, base), rng()
+		waiters = append(waiters, c)
+		clients.Go(func() { w.waiter(runCtx, c, r) })
+	}
+	progressDone := make(chan struct{})
+	var progress sync.WaitGroup
+	if cfg.Progress != nil && cfg.ProgressEvery > 0 {
+		progress.Go(func() { w.report(runCtx, progressDone, start) })
+	}
+	clients.Wait()
+	close(progressDone)
+	progress.Wait()
+
+	// Drain: wait on every admitted job until it is seen terminal or gone.
+	// A correct server ends every job within JobTimeout; Grace bounds it.
+	w.mu.Lock()
+	ids := append([]string(nil), w.ids...)
+	w.mu.Unlock()
+	if len(waiters) == 0 {
+		waiters = append(waiters, w.rec.HTTPClient(hc, base))
+	}
+	var unended atomic.Int64
+	var drain sync.WaitGroup
+	deadline := time.Now().Add(cfg.Grace)
+	for k, c := range waiters {
+		drain.Go(func() {
+			for i := k; i < len(ids); i += len(waiters) {
+				if !w.drainOne(bg, c, ids[i], deadline) {
+					unended.Add(1)
+				}
+			}
+		})
+	}
+	drain.Wait()
+
+	res := &HTTPStressResult{
+		Config:   cfg,
+		History:  w.rec.History(),
+		Elapsed:  time.Since(start),
+		Accepted: w.accepted.Load(),
+		Rejected: w.rejected.Load(),
+		Lost:     w.lost.Load(),
+	}
+	if u := unended.Load(); u > 0 {
+		res.Violations = append(res.Violations, fmt.Sprintf("%d admitted job(s) not seen ended within %v of the run's end", u, cfg.Grace))
+	}
+	seen := make(map[string]bool, len(ids))
+	dup := 0
+	for _, id := range ids {
+		if seen[id] {
+			dup++
+		}
+		seen[id] = true
+	}
+	if dup > 0 {
+		res.Violations = append(res.Violations, fmt.Sprintf("%d job id(s) returned by more than one POST /jobs", dup))
+	}
+	return res
+}
+
+// drainOne waits on id until it is seen terminal or gone, or deadline
+// passes; it reports whether the job was seen ended.
+func (w *httpWorkload) drainOne(ctx context.Context, c *HTTPClient, id string, deadline time.Time) bool {
+	for time.Now().Before(deadline) {
+		out, err := c.Wait(ctx, id, min(time.Until(deadline), time.Second).Truncate(time.Millisecond)+time.Millisecond)
+		if err != nil {
+			w.lost.Add(1)
+			continue
+		}
+		if out.Outcome == NotFound || out.State.Terminal() {
+			return true
+		}
+	}
+	return false
+}
+
+func (w *httpWorkload) more(ctx context.Context) bool {
+	return ctx.Err() == nil && w.rec.Len() < w.cfg.MaxOps
+}
+
+func (w *httpWorkload) remember(id string) {
+	w.mu.Lock()
+	w.ids = append(w.ids, id)
+	w.recent[w.next%len(w.recent)] = id
+	w.next++
+	w.mu.Unlock()
+}
+
+// pick returns a recent id, the newest when newest is set; "" if none yet.
+func (w *httpWorkload) pick(r *rand.Rand, newest bool) string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.next == 0 {
+		return ""
+	}
+	if newest {
+		return w.recent[(w.next-1)%len(w.recent)]
+	}
+	return w.recent[r.IntN(min(w.next, len(w.recent)))]
+}
+
+// params returns the echo params of the n-th job of client c: a number that
+// makes the result unique, and a sleep.
+func (w *httpWorkload) params(c, n int, r *rand.Rand) string {
+	sleep := r.Int64N(w.cfg.MaxSleep.Milliseconds() + 1)
+	if w.cfg.SlowEvery > 0 && r.IntN(w.cfg.SlowEvery) == 0 {
+		sleep = 2 * w.cfg.JobTimeout.Milliseconds()
+	}
+	return fmt.Sprintf(`{"n":"%d-%d","sleep_ms":%d}`, c, n, sleep)
+}
+
+func (w *httpWorkload) submitter(ctx context.Context, c *HTTPClient, r *rand.Rand) {
+	bg := context.Background()
+	for n := 0; w.more(ctx); n++ {
+		id, outcome, err := c.Submit(bg, fmt.Sprintf("task-%d-%d", c.ID(), n), w.params(c.ID(), n, r))
+		switch {
+		case err != nil:
+			w.lost.Add(1)
+		case outcome == OK:
+			w.accepted.Add(1)
+			w.remember(id)
+		default:
+			w.rejected.Add(1)
+			time.Sleep(100 * time.Microsecond) // leave the cores to the jobs
+		}
+	}
+}
+
+// poller reads recent jobs and now and then cancels one, racing the
+// server's own terminal transition.
+func (w *httpWorkload) poller(ctx context.Context, c *HTTPClient, r *rand.Rand) {
+	bg := context.Background()
+	for w.more(ctx) {
+		id := w.pick(r, r.IntN(2) == 0)
+		if id == "" {
+			time.Sleep(100 * time.Microsecond)
+			continue
+		}
+		var err error
+		switch k := r.IntN(20); {
+		case k < 10:
+			_, err = c.Snapshot(bg, id)
+		case k < 18:
+			_, err = c.Result(bg, id)
+		default:
+			_, err = c.Cancel(bg, id)
+		}
+		if err != nil {
+			w.lost.Add(1)
+		}
+	}
+}
+
+// waiter waits on the newest job, mostly with WaitTimeout, now and then
+// until it ends.
+func (w *httpWorkload) waiter(ctx context.Context, c *HTTPClient, r *rand.Rand) {
+	bg := context.Background()
+	for w.more(ctx) {
+		id := w.pick(r, r.IntN(4) != 0)
+		if id == "" {
+			time.Sleep(100 * time.Microsecond)
+			continue
+		}
+		timeout := w.cfg.WaitTimeout.Truncate(time.Millisecond)
+		if r.IntN(4) == 0 {
+			timeout = w.cfg.Grace.Truncate(time.Millisecond)
+		}
+		if _, err := c.Wait(bg, id, timeout); err != nil {
+			w.lost.Add(1)
+		}
+	}
+}
+
+func (w *httpWorkload) report(ctx context.Context, done <-chan struct{}, start time.Time) {
+	tick := time.NewTicker(w.cfg.ProgressEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-tick.C:
+			if ctx.Err() != nil {
+				continue
+			}
+			w.cfg.Progress(Progress{
+				Elapsed:  time.Since(start).Round(time.Millisecond),
+				Ops:      w.rec.Len(),
+				Accepted: w.accepted.Load(),
+				Rejected: w.rejected.Load(),
+			})
+		}
+	}
+}
+
+// readMetrics reads GET /metrics once every job has been seen ended, and
+// checks the queue depth and the server's counters against the replies.
+func (res *HTTPStressResult) readMetrics(hc *http.Client, base string) {
+	m, err := scrape(hc, base+"/metrics")
+	if err != nil {
+		res.Violations = append(res.Violations, "GET /metrics: "+err.Error())
+		return
+	}
+	res.Depth = int(m["jobledger_queue_depth"])
+	res.Retained = int(m["jobledger_jobs_retained"])
+	if res.Depth != 0 {
+		res.Violations = append(res.Violations, fmt.Sprintf("queue depth is %d after every job was seen ended, want 0", res.Depth))
+	}
+	submitted := int64(m["jobledger_jobs_submitted_total"])
+	completed := int64(m[`jobledger_jobs_completed_total{state="DONE"}`] +
+		m[`jobledger_jobs_completed_total{state="FAILED"}`] + m[`jobledger_jobs_completed_total{state="TIMEOUT"}`])
+	if completed != submitted {
+		res.Violations = append(res.Violations, fmt.Sprintf("%d jobs admitted but %d terminal transitions counted: each job must end exactly once", submitted, completed))
+	}
+	if res.Lost > 0 {
+		return // a lost reply may hide an admission or a rejection
+	}
+	if submitted != res.Accepted {
+		res.Violations = append(res.Violations, fmt.Sprintf("server counted %d admitted jobs, clients saw %d", submitted, res.Accepted))
+	}
+	if r := int64(m["jobledger_jobs_rejected_total"]); r != res.Rejected {
+		res.Violations = append(res.Violations, fmt.Sprintf("server counted %d rejections, clients saw %d", r, res.Rejected))
+	}
+}
+
+// scrape reads a Prometheus text exposition into a map from series (name
+// and labels, as written) to value.
+func scrape(hc *http.Client, url string) (map[string]float64, error) {
+	resp, err := hc.Get(url)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var buf bytes.Buffer
+	if _, err := buf.ReadFrom(resp.Body); err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("status %d", resp.StatusCode)
+	}
+	m := make(map[string]float64)
+	sc := bufio.NewScanner(&buf)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		if i < 0 {
+			continue
+		}
+		if v, err := strconv.ParseFloat(line[i+1:], 64); err == nil {
+			m[line[:i]] = v
+		}
+	}
+	return m, sc.Err()
+}

@@ -1,0 +1,44 @@
+package linearizability_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobledger/jobledger/linearizability"
+)
+
+// shortHTTPStress is the HTTP level's default shape, shortened for the test
+// suite: 300 ms or 20,000 operations, whichever comes first.
+func shortHTTPStress() linearizability.HTTPStressConfig {
+	cfg := linearizability.DefaultHTTPStressConfig()
+	cfg.Duration = 300 * time.Millisecond
+	cfg.MaxOps = 20_000
+	cfg.MaxQueue = 2
+	cfg.Progress = nil
+	return cfg
+}
+
+func TestHTTPStressLinearizable(t *testing.T) {
+	cfg := shortHTTPStress()
+	res, err := linearizability.RunHTTPStress(context.Background(), cfg)
+	require.NoError(t, err)
+	require.Empty(t, res.Violations)
+	require.Positive(t, res.Accepted)
+	require.Positive(t, res.Rejected, "admission was not contested")
+
+	rep := linearizability.CheckHTTP(res.History, linearizability.CheckConfig{MaxQueue: cfg.MaxQueue, VisualizeDir: t.TempDir()})
+	require.Equal(t, linearizability.Linearizable, rep.Verdict, "%s; visualization: %s", rep.Message, rep.Visualization)
+	t.Logf("%v: %d ops, %d accepted, %d rejected, %d lost; %d job partitions (largest %d) in %v, admission %d ops in %d segments in %v",
+		res.Elapsed, len(res.History), res.Accepted, res.Rejected, res.Lost,
+		rep.JobPartitions, rep.LargestPartition, rep.JobCheck, rep.AdmissionOps, rep.AdmissionSegments, rep.AdmissionCheck)
+}
+
+func TestHTTPStressRejectsBadConfig(t *testing.T) {
+	cfg := shortHTTPStress()
+	cfg.WaitTimeout = 0
+	_, err := linearizability.RunHTTPStress(context.Background(), cfg)
+	require.Error(t, err)
+}
