@@ -109,15 +109,7 @@ const minSegment = 256
 
 func admissionSegments(history []porcupine.Operation) [][]porcupine.Operation {
 	ops := slices.Clone(history)
-	slices.SortStableFunc(ops, func(a, b porcupine.Operation) int {
-		switch {
-		case a.Call < b.Call:
-			return -1
-		case a.Call > b.Call:
-			return 1
-		}
-		return 0
-	})
+	sortByCall(ops)
 	var segs [][]porcupine.Operation
 	var cur []porcupine.Operation
 	depth, lastReturn := 0, int64(-1<<63)

@@ -190,15 +190,7 @@ func httpAdmissionProjection(history []porcupine.Operation) []porcupine.Operatio
 // initial state.
 func httpAdmissionSegments(history []porcupine.Operation) [][]porcupine.Operation {
 	ops := slices.Clone(history)
-	slices.SortStableFunc(ops, func(a, b porcupine.Operation) int {
-		switch {
-		case a.Call < b.Call:
-			return -1
-		case a.Call > b.Call:
-			return 1
-		}
-		return 0
-	})
+	sortByCall(ops)
 	var segs [][]porcupine.Operation
 	var cur []porcupine.Operation
 	lastReturn := int64(-1 << 63)

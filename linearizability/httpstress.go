@@ -145,10 +145,7 @@ type httpWorkload struct {
 
 	accepted, rejected, lost atomic.Int64
 
-	mu     sync.Mutex // guards ids, recent and next
-	ids    []string   // every admitted id, in order
-	recent [64]string // the latest admitted ids, a ring
-	next   int
+	recentIDs // the admitted ids
 }
 
 func runHTTPWorkload(ctx context.Context, cfg HTTPStressConfig, hc *http.Client, base string) *HTTPStressResult {
@@ -186,9 +183,7 @@ func runHTTPWorkload(ctx context.Context, cfg HTTPStressConfig, hc *http.Client,
 
 	// Drain: wait on every admitted job until it is seen terminal or gone.
 	// A correct server ends every job within JobTimeout; Grace bounds it.
-	w.mu.Lock()
-	ids := append([]string(nil), w.ids...)
-	w.mu.Unlock()
+	ids := w.ids()
 	if len(waiters) == 0 {
 		waiters = append(waiters, w.rec.HTTPClient(hc, base))
 	}
@@ -249,27 +244,6 @@ func (w *httpWorkload) drainOne(ctx context.Context, c *HTTPClient, id string, d
 
 func (w *httpWorkload) more(ctx context.Context) bool {
 	return ctx.Err() == nil && w.rec.Len() < w.cfg.MaxOps
-}
-
-func (w *httpWorkload) remember(id string) {
-	w.mu.Lock()
-	w.ids = append(w.ids, id)
-	w.recent[w.next%len(w.recent)] = id
-	w.next++
-	w.mu.Unlock()
-}
-
-// pick returns a recent id, the newest when newest is set; "" if none yet.
-func (w *httpWorkload) pick(r *rand.Rand, newest bool) string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.next == 0 {
-		return ""
-	}
-	if newest {
-		return w.recent[(w.next-1)%len(w.recent)]
-	}
-	return w.recent[r.IntN(min(w.next, len(w.recent)))]
 }
 
 // params returns the echo params of the n-th job of client c: a number that

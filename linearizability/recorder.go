@@ -1,6 +1,7 @@
 package linearizability
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"math"
@@ -58,15 +59,7 @@ func (r *Recorder) History() []porcupine.Operation {
 		h = append(h, c.ops...)
 		c.mu.Unlock()
 	}
-	slices.SortStableFunc(h, func(a, b porcupine.Operation) int {
-		switch {
-		case a.Call < b.Call:
-			return -1
-		case a.Call > b.Call:
-			return 1
-		}
-		return 0
-	})
+	sortByCall(h)
 	return h
 }
 
@@ -248,4 +241,9 @@ func outcomeOf(k Kind, err error) Outcome {
 		return Unknown
 	}
 	return o
+}
+
+// sortByCall orders ops by call time, keeping the order of equal calls.
+func sortByCall(ops []porcupine.Operation) {
+	slices.SortStableFunc(ops, func(a, b porcupine.Operation) int { return cmp.Compare(a.Call, b.Call) })
 }

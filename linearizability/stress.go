@@ -262,35 +262,13 @@ type workload struct {
 	accepted, rejected atomic.Int64
 	inWait             atomic.Int64 // waiters inside an unbounded Wait
 
-	mu     sync.Mutex // guards recent and next
-	recent [64]string // the latest accepted ids, a ring
-	next   int
+	recentIDs // the accepted ids
 }
 
 // more reports whether the run goes on: its time and its operation budget
 // are both left.
 func (w *workload) more(ctx context.Context) bool {
 	return ctx.Err() == nil && w.rec.Len() < w.cfg.MaxOps
-}
-
-func (w *workload) remember(id string) {
-	w.mu.Lock()
-	w.recent[w.next%len(w.recent)] = id
-	w.next++
-	w.mu.Unlock()
-}
-
-// pick returns a recent id, the newest when newest is set; "" if none yet.
-func (w *workload) pick(r *rand.Rand, newest bool) string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.next == 0 {
-		return ""
-	}
-	if newest {
-		return w.recent[(w.next-1)%len(w.recent)]
-	}
-	return w.recent[r.IntN(min(w.next, len(w.recent)))]
 }
 
 func (w *workload) submitter(ctx context.Context, c *Client) {
