@@ -5,6 +5,8 @@ package jobtable
 // admit takes one slot of MaxQueue. The check and the increment are one
 // compare-and-swap, so two submitters can never both take the last slot
 // (D3), and depth is never read unsynchronised (D2).
+//
+// Spec actions: SubmitLoad, SubmitCAS.
 func (t *Table[Req, Res]) admit() bool {
 	limit := int32(max(t.cfg.MaxQueue, 0))
 	for {

@@ -10,7 +10,7 @@ import "time"
 // non-terminal job is never evicted.
 // t.mu must be held; it takes each candidate's mu (table, then job).
 //
-// Spec action: Evict.
+// Spec: the operator EvictLocked, inside the action SubmitInsert.
 func (t *Table[Req, Res]) evictLocked(now time.Time) {
 	if ttl := t.cfg.JobTTL; ttl > 0 {
 		for t.head != nil && t.expired(t.head, now, ttl) {

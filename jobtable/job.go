@@ -65,7 +65,7 @@ func (j *job[Req, Res]) snapshotLocked() Snapshot {
 }
 
 // terminateLocked moves j to the terminal state to: it writes the payload and
-// the completion time, decrements depth and publishes the state. It reports
+// the completion time, publishes the state and decrements depth. It reports
 // false, changing nothing, if j is already terminal. The caller wakes the
 // waiters in the same critical section (see terminateJob).
 // j.mu must be held.
@@ -76,8 +76,10 @@ func (j *job[Req, Res]) terminateLocked(to State, res Res, err error, now time.T
 	j.res = res
 	j.err = err
 	j.completedAt = now
-	depth.Add(-1)
+	// The state first, then the decrement: a submitter that takes the freed
+	// slot never finds MaxQueue other jobs still live.
 	j.state.Store(int32(to))
+	depth.Add(-1)
 	return true
 }
 

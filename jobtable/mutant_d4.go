@@ -10,6 +10,8 @@ import "runtime"
 // close; the waiter then blocks on a channel nobody will close. The yield
 // stands for a preemption between the two critical sections; it widens the
 // window so that a short run shows what a long one would.
+//
+// Spec: the D4 variant, WaitCheck then WaitRegister.
 func (j *job[Req, Res]) register() (Snapshot, <-chan struct{}) {
 	snap := j.snapshot()
 	if snap.State.Terminal() {

@@ -8,6 +8,8 @@ package jobtable
 // the same lock, so either register sees the terminal state or the channel
 // it returns will be closed: the wakeup cannot be lost (D4). It returns a
 // nil channel for a terminal job.
+//
+// Spec action: WaitCheck.
 func (j *job[Req, Res]) register() (Snapshot, <-chan struct{}) {
 	j.mu.Lock()
 	defer j.mu.Unlock()

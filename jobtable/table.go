@@ -78,8 +78,8 @@ func New[Req, Res any](cfg Config) (*Table[Req, Res], error) {
 // identifier, echoed in every Snapshot. Before inserting the job, Submit
 // evicts expired terminal jobs: by JobTTL, then beyond MaxCompleted.
 //
-// Spec action: Submit (admission CAS loop), SubmitInsert (map insert and
-// eviction under the table lock).
+// Spec actions: SubmitLoad and SubmitCAS (admit, the retry loop), then
+// SubmitInsert (eviction and insertion under the table lock).
 func (t *Table[Req, Res]) Submit(taskID string, req Req) (string, error) {
 	if !t.admit() {
 		return "", ErrQueueFull

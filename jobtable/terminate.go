@@ -10,6 +10,9 @@ import "time"
 // same lock, so it either sees the terminal state or is woken: a wakeup
 // cannot be lost (D4). It reports false, changing nothing, for a job that is
 // already terminal, so depth falls exactly once per job.
+//
+// Spec actions: Finish, Fail or Timeout (the state published), then
+// TerminateRelease (the decrement, the wakeup, retention, the unlocks).
 func (t *Table[Req, Res]) terminateJob(j *job[Req, Res], to State, res Res, err error, now time.Time) bool {
 	j.mu.Lock()
 	defer j.mu.Unlock()

@@ -23,7 +23,7 @@ func (t *Table[Req, Res]) Start(id string) error {
 // Finish ends a non-terminal job DONE with res. It returns ErrNotFound for an
 // unknown id and ErrTerminal, changing nothing, for a terminal job.
 //
-// Spec action: Terminate (with DONE).
+// Spec actions: Finish, then TerminateRelease.
 func (t *Table[Req, Res]) Finish(id string, res Res) error {
 	return t.terminate(id, Done, res, nil)
 }
@@ -32,7 +32,7 @@ func (t *Table[Req, Res]) Finish(id string, res Res) error {
 // returns ErrNotFound for an unknown id and ErrTerminal, changing nothing, for
 // a terminal job.
 //
-// Spec action: Terminate (with FAILED).
+// Spec actions: Fail, then TerminateRelease.
 func (t *Table[Req, Res]) Fail(id string, err error) error {
 	var zero Res
 	return t.terminate(id, Failed, zero, err)
@@ -42,7 +42,7 @@ func (t *Table[Req, Res]) Fail(id string, err error) error {
 // It returns ErrNotFound for an unknown id and ErrTerminal, changing nothing,
 // for a terminal job.
 //
-// Spec action: Terminate (with TIMEOUT).
+// Spec actions: Timeout, then TerminateRelease.
 func (t *Table[Req, Res]) Timeout(id string, err error) error {
 	var zero Res
 	return t.terminate(id, TimedOut, zero, err)
