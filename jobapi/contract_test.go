@@ -1,7 +1,9 @@
 package jobapi_test
 
 import (
+	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -54,6 +56,28 @@ func TestUnknownJob404(t *testing.T) {
 		})
 	}
 	requireProblem(t, h.get("/nowhere"), http.StatusNotFound, "no such route")
+}
+
+// TestRequestsNoRouteMatches pins the replies http.ServeMux would otherwise
+// write itself (a redirect, a bare 400, a plain-text 404): they are the
+// API's own 404 problem.
+func TestRequestsNoRouteMatches(t *testing.T) {
+	h := newHarness(t, nil, echoConfig)
+	for _, c := range []struct{ method, target string }{
+		{http.MethodGet, "//jobs/nope"},
+		{http.MethodGet, "/jobs/./nope"},
+		{http.MethodPost, "/jobs/x/../../jobs"},
+		{http.MethodGet, "*"},
+		{http.MethodConnect, "/jobs"},
+	} {
+		t.Run(c.method+" "+c.target, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			h.srv.ServeHTTP(rec, httptest.NewRequest(c.method, c.target, nil))
+			r := reply{Status: rec.Code, Header: rec.Header(), Raw: rec.Body.Bytes()}
+			require.NoError(t, json.Unmarshal(r.Raw, &r.Body), "%s", r.Raw)
+			requireProblem(t, r, http.StatusNotFound, "no such route")
+		})
+	}
 }
 
 func TestBadRequests(t *testing.T) {

@@ -2,9 +2,6 @@ package jobapi
 
 // Hooks for this package's external tests.
 
-// TableOf returns the server's ledger, for invariant.Check.
-func TableOf(s *Server) any { return s.table }
-
 // Waiting returns the number of clients blocked in a wait.
 func Waiting(s *Server) int64 { return s.waiting.Load() }
 

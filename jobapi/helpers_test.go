@@ -159,7 +159,7 @@ func newHarness(t *testing.T, model jobapi.Model, mutate func(*jobapi.Config)) *
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel() // no grace: end whatever is left
 		_ = srv.Shutdown(ctx)
-		require.NoError(t, invariant.Check(jobapi.TableOf(srv)))
+		require.NoError(t, invariant.Check(srv))
 		ts.Close()
 	})
 	return h

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"path"
 	"sync"
 	"sync/atomic"
 
@@ -114,7 +115,34 @@ func New(cfg Config, opts Options) (*Server, error) {
 }
 
 // ServeHTTP serves the job API.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// http.ServeMux answers a few requests itself, outside the documented
+	// contract: a redirect for a path that is not clean, a bare 400 for the
+	// target "*", a plain-text 404 for CONNECT. No route of the API matches
+	// any of them, so they get the API's own 404.
+	if r.RequestURI == "*" || r.Method == http.MethodConnect || r.URL.Path != cleanPath(r.URL.Path) {
+		writeProblem(w, http.StatusNotFound, detailNoRoute, nil)
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+// cleanPath is p in the canonical form http.ServeMux would redirect to: rooted,
+// with no "." or ".." elements and no repeated slashes, keeping a trailing
+// slash.
+func cleanPath(p string) string {
+	if p == "" {
+		return "/"
+	}
+	if p[0] != '/' {
+		p = "/" + p
+	}
+	np := path.Clean(p)
+	if p[len(p)-1] == '/' && np != "/" {
+		np += "/"
+	}
+	return np
+}
 
 // Config returns the configuration the server runs with.
 func (s *Server) Config() Config { return s.cfg }

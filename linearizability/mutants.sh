@@ -7,6 +7,8 @@
 # Gates:
 #   race-jobtable  go test -race -short -tags TAG ./jobtable/...
 #   race-lin       go test -race -short -tags TAG ./linearizability/...
+#   fuzz-seeds     go test -race -short -tags TAG ./fuzz/... (the fuzz
+#                  targets' committed seeds and corpus, replayed)
 #   lincheck       go run -tags TAG ./cmd/lincheck -short, up to RUNS runs
 #                  (seeds 1..RUNS), stopping at the first that fails
 #   lincheck-http  the same with -level=http, up to HTTP_RUNS runs; off by
@@ -55,6 +57,10 @@ gates() {
   if ! "$GO" test -race -short -count=1 "${tags[@]}" ./linearizability/... >"$log" 2>&1; then
     grep -q '\[build failed\]\|\[setup failed\]' "$log" && build_error="linearizability tests do not build"
     caught+=(race-lin); first=${first:-$(now)}
+  fi
+  if ! "$GO" test -race -short -count=1 "${tags[@]}" ./fuzz/... >"$log" 2>&1; then
+    grep -q '\[build failed\]\|\[setup failed\]' "$log" && build_error="fuzz seeds do not build"
+    caught+=(fuzz-seeds); first=${first:-$(now)}
   fi
   if ! "$GO" build "${tags[@]}" -o "$work/lincheck" ./cmd/lincheck >"$log" 2>&1; then
     build_error="lincheck does not build"

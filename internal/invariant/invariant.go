@@ -1,28 +1,40 @@
 // Package invariant lets this module's tests, stress runs and fuzz targets
-// run a jobtable.Table's unexported invariant checker without making it part
-// of the table's public API.
+// run the unexported invariant checkers of its types (a jobtable.Table, a
+// jobapi.Server) without making them part of any public API.
 package invariant
 
 import (
 	"errors"
-	"sync/atomic"
+	"sync"
 )
 
-// ErrNoChecker is returned by Check for a value that has no checker.
+// ErrNoChecker is returned by Check for a value that no checker knows, and
+// by a checker for a value that is not of its type.
 var ErrNoChecker = errors.New("invariant: no invariant checker for this value")
 
-var check atomic.Pointer[func(table any) error]
+var (
+	mu       sync.RWMutex
+	checkers []func(v any) error
+)
 
-// Register installs the checker. Package jobtable calls it from init; the
-// checker returns ErrNoChecker for a value that is not a table.
-func Register(c func(table any) error) { check.Store(&c) }
+// Register adds a checker. Packages call it from init; the checker returns
+// ErrNoChecker for a value that is not of its type.
+func Register(c func(v any) error) {
+	mu.Lock()
+	defer mu.Unlock()
+	checkers = append(checkers, c)
+}
 
-// Check runs the invariant checker of table, a *jobtable.Table of any type
-// parameters, and returns the violations it found, joined, or nil.
-func Check(table any) error {
-	c := check.Load()
-	if c == nil {
-		return ErrNoChecker
+// Check runs the invariant checker of v (a *jobtable.Table of any type
+// parameters, or a *jobapi.Server) and returns the violations it found,
+// joined, or nil.
+func Check(v any) error {
+	mu.RLock()
+	defer mu.RUnlock()
+	for _, c := range checkers {
+		if err := c(v); !errors.Is(err, ErrNoChecker) {
+			return err
+		}
 	}
-	return (*c)(table)
+	return ErrNoChecker
 }

@@ -1,0 +1,348 @@
+package fuzz
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jobledger/jobledger/internal/fakeclock"
+	"github.com/jobledger/jobledger/internal/invariant"
+	"github.com/jobledger/jobledger/jobtable"
+	"github.com/jobledger/jobledger/linearizability"
+)
+
+// Operations of a concurrent worker's script, the low nibble of each
+// script byte (mod concOps); the high nibble names the job slot.
+const (
+	concSubmit = iota
+	concTake
+	concStart
+	concFinish
+	concFail
+	concTimeout
+	concSnapshot
+	concResult
+	concAdvance
+	concPeek
+	concOps
+)
+
+var concOpNames = [concOps]string{"submit", "take", "start", "finish", "fail", "timeout", "snapshot", "result", "advance", "peek"}
+
+// Bounds of one concurrent input.
+const (
+	concSlots     = 4 // jobs a script can name: j1 ... j4
+	concMaxScript = 4 // operations per worker
+)
+
+// concSpec is a decoded concurrent input.
+type concSpec struct {
+	maxQueue     int // 1 ... 3
+	maxCompleted int // 1 ... 3
+	ttl          bool
+	prelude      int        // jobs submitted one by one before the workers start
+	scripts      [][]concOp // one per worker
+	waiters      []int      // the slot each waiter waits on
+	schedule     []release
+}
+
+type concOp struct{ kind, slot int }
+
+// release is one step of the schedule: it lets the next step of goroutine
+// who run (workers first, then waiters), yields the processor yields
+// times, and if join is set waits until every released worker step has
+// returned before the next release. A release with together set does not
+// start its step at once: the step starts with the next release's, at the
+// same instant (they wait on one channel, which is then closed), so that
+// the two really overlap.
+type release struct {
+	who, yields    int
+	join, together bool
+}
+
+// decodeConc reads a concurrent input:
+//
+//	byte 0: MaxQueue-1 (mod 3)
+//	byte 1: MaxCompleted-1 (bits 0-1, mod 3); bit 2: JobTTL 1 s, else never
+//	byte 2: workers-2 (bits 0-1, mod 3); waiters (bits 2-3, mod 3);
+//	        prelude submits (bits 4-5)
+//	per worker: script length-1 (mod 4), then one byte per operation:
+//	        the operation (low nibble, mod concOps) and slot (high nibble, mod 4)
+//	per waiter: its slot (mod 4)
+//	then the schedule, one byte per release: who (bits 0-2, mod the
+//	        goroutines), yields (bits 3-4), together (bit 5), join
+//	        (bit 7). A release of a
+//	        goroutine with no step left goes to the next that has one;
+//	        steps the schedule leaves unreleased go in turn at its end.
+func decodeConc(data []byte) concSpec {
+	in := &input{data: data}
+	s := concSpec{maxQueue: 1 + in.intn(3)}
+	b := in.byte()
+	s.maxCompleted, s.ttl = 1+int(b&3)%3, b&4 != 0
+	b = in.byte()
+	workers, waiters := 2+int(b&3)%3, int(b>>2&3)%3
+	s.prelude = int(b >> 4 & 3)
+	for range workers {
+		script := make([]concOp, 1+in.intn(concMaxScript))
+		for i := range script {
+			b := in.byte()
+			script[i] = concOp{kind: int(b&15) % concOps, slot: int(b>>4) % concSlots}
+		}
+		s.scripts = append(s.scripts, script)
+	}
+	for range waiters {
+		s.waiters = append(s.waiters, in.intn(concSlots))
+	}
+	total := len(s.waiters)
+	for _, sc := range s.scripts {
+		total += len(sc)
+	}
+	for in.more() && len(s.schedule) < total {
+		b := in.byte()
+		s.schedule = append(s.schedule, release{who: int(b & 7), yields: int(b >> 3 & 3), together: b&0x20 != 0, join: b&0x80 != 0})
+	}
+	return s
+}
+
+func (s concSpec) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "MaxQueue=%d MaxCompleted=%d TTL=%t prelude=%d\n", s.maxQueue, s.maxCompleted, s.ttl, s.prelude)
+	for i, sc := range s.scripts {
+		fmt.Fprintf(&b, "  worker %d:", i)
+		for _, op := range sc {
+			fmt.Fprintf(&b, " %s(j%d)", concOpNames[op.kind], op.slot+1)
+		}
+		b.WriteByte('\n')
+	}
+	for i, slot := range s.waiters {
+		fmt.Fprintf(&b, "  waiter %d: wait(j%d)\n", i, slot+1)
+	}
+	fmt.Fprintf(&b, "  schedule: %v", s.schedule)
+	return b.String()
+}
+
+// FuzzConcurrent runs a decoded schedule of concurrent operations against a
+// table, with waiters, and checks the outcome: the table's invariants, the
+// depth back to zero once a closing client has ended every job, every
+// waiter returned by itself, and the recorded history linearizable under
+// linearizability.JobModel and AdmissionModel.
+func FuzzConcurrent(f *testing.F) {
+	for _, s := range concurrentSeeds {
+		f.Add(s.encode())
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		runConcurrent(t, decodeConc(data))
+	})
+}
+
+func runConcurrent(t *testing.T, spec concSpec) {
+	clock := fakeclock.New()
+	ttl := time.Duration(-1)
+	if spec.ttl {
+		ttl = time.Second
+	}
+	table, err := jobtable.New[string, string](jobtable.Config{
+		MaxQueue: spec.maxQueue, MaxCompleted: spec.maxCompleted, JobTTL: ttl,
+		Now: clock.Now, NewID: fakeclock.Seq("j"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ledger := linearizability.TableLedger{T: table}
+	rec := linearizability.NewRecorder()
+	bg := context.Background()
+
+	pre := rec.Client(ledger)
+	for i := range spec.prelude {
+		pre.Submit(bg, "pre"+strconv.Itoa(i), "req-pre"+strconv.Itoa(i)) //nolint:errcheck // recorded
+	}
+
+	// Workers: each runs its script, one step per release. A release
+	// hands the worker the channel to start on; it is closed already, or
+	// closed when the release's group fires.
+	steps := 0
+	for _, sc := range spec.scripts {
+		steps += len(sc)
+	}
+	done := make(chan struct{}, steps)
+	var workers sync.WaitGroup
+	var peeks peekErrors
+	gates := make([]chan (<-chan struct{}), 0, len(spec.scripts)+len(spec.waiters))
+	left := make([]int, 0, cap(gates)) // steps not yet released, per goroutine
+	for w, sc := range spec.scripts {
+		gate := make(chan (<-chan struct{}))
+		gates, left = append(gates, gate), append(left, len(sc))
+		c := rec.Client(ledger)
+		workers.Go(func() {
+			for i, op := range sc {
+				<-<-gate
+				if op.kind == concPeek {
+					peeks.check(table, slotID(op.slot))
+				} else {
+					runConcOp(c, clock, op, fmt.Sprintf("w%d.%d", w, i))
+				}
+				done <- struct{}{}
+			}
+		})
+	}
+
+	// Waiters: each waits, with no deadline, on one job. waitCtx ends only
+	// when a waiter is found stuck, to let it go.
+	waitCtx, stopWaits := context.WithCancel(bg)
+	defer stopWaits()
+	var waiters sync.WaitGroup
+	var returned atomic.Int64
+	for _, slot := range spec.waiters {
+		gate := make(chan (<-chan struct{}))
+		gates, left = append(gates, gate), append(left, 1)
+		c := rec.Client(ledger)
+		waiters.Go(func() {
+			<-<-gate
+			c.Wait(waitCtx, slotID(slot)) //nolint:errcheck // recorded
+			returned.Add(1)
+		})
+	}
+
+	// The schedule.
+	outstanding := 0 // worker steps released and not yet joined
+	join := func() {
+		for ; outstanding > 0; outstanding-- {
+			<-done
+		}
+	}
+	var group chan struct{} // the open group's start channel; nil when none
+	inGroup := make([]bool, len(gates))
+	fire := func() {
+		if group != nil {
+			close(group)
+			group = nil
+			clear(inGroup)
+		}
+	}
+	releaseOne := func(who int, together bool) {
+		for range len(gates) {
+			if left[who] > 0 {
+				break
+			}
+			who = (who + 1) % len(gates)
+		}
+		if inGroup[who] {
+			fire() // it waits in the open group: start that first
+		}
+		if group == nil {
+			group = make(chan struct{})
+		}
+		left[who]--
+		inGroup[who] = true
+		gates[who] <- group
+		if who < len(spec.scripts) {
+			outstanding++
+		}
+		if !together {
+			fire()
+		}
+	}
+	for _, r := range spec.schedule {
+		releaseOne(r.who%len(gates), r.together)
+		for range r.yields {
+			runtime.Gosched()
+		}
+		if r.join {
+			fire()
+			join()
+		}
+	}
+	for who := range gates {
+		for left[who] > 0 {
+			releaseOne(who, false)
+		}
+	}
+	fire()
+	join()
+	workers.Wait()
+
+	// Close: end every job still live, so that every waiter must return.
+	closer := rec.Client(ledger)
+	for n := 1; n <= spec.prelude+steps; n++ {
+		closer.Timeout(bg, "j"+strconv.Itoa(n), "closed") //nolint:errcheck // recorded
+	}
+	stuck, settled := settleWaiters(&returned, len(spec.waiters))
+	// A waiter that lost its wakeup is blocked on a channel nobody will
+	// close: check the table while it is still blocked, then let it go.
+	invErr := invariant.Check(table)
+	stopWaits()
+	waiters.Wait()
+
+	if err := peeks.err(); err != nil {
+		t.Errorf("torn snapshot: %v", err)
+	}
+	if stuck > 0 {
+		t.Errorf("%d waiter(s) blocked in Wait after every job ended (lost wakeup)", stuck)
+	}
+	if !settled {
+		t.Errorf("waiters neither returned nor blocked after %d rounds", settleRounds)
+	}
+	if invErr != nil {
+		t.Errorf("invariants: %v", invErr)
+	}
+	if d := table.Depth(); d != 0 {
+		t.Errorf("depth %d after every job ended, want 0", d)
+	}
+	rep := linearizability.Check(rec.History(), linearizability.CheckConfig{MaxQueue: spec.maxQueue, Timeout: 30 * time.Second})
+	if rep.Verdict != linearizability.Linearizable {
+		t.Errorf("%v: %s", rep.Verdict, rep.Message)
+		if rep.Visualization != "" {
+			t.Logf("visualization: %s", rep.Visualization)
+		}
+	}
+	if t.Failed() {
+		t.Logf("input:\n%v\nhistory:\n%s", spec, describeHistory(rec))
+	}
+}
+
+func slotID(slot int) string { return "j" + strconv.Itoa(slot+1) }
+
+// runConcOp runs one worker step through the recording client c.
+func runConcOp(c *linearizability.Client, clock *fakeclock.Clock, op concOp, tag string) {
+	bg, id := context.Background(), slotID(op.slot)
+	switch op.kind {
+	case concSubmit:
+		c.Submit(bg, "task-"+tag, "req-"+tag) //nolint:errcheck // recorded
+	case concTake:
+		c.TakeRequest(bg, id) //nolint:errcheck // recorded
+	case concStart:
+		c.Start(bg, id) //nolint:errcheck // recorded
+	case concFinish:
+		c.Finish(bg, id, "res-"+tag) //nolint:errcheck // recorded
+	case concFail:
+		c.Fail(bg, id, "fail-"+tag) //nolint:errcheck // recorded
+	case concTimeout:
+		c.Timeout(bg, id, "timeout-"+tag) //nolint:errcheck // recorded
+	case concSnapshot:
+		c.Snapshot(bg, id) //nolint:errcheck // recorded
+	case concResult:
+		c.Result(bg, id) //nolint:errcheck // recorded
+	case concAdvance:
+		clock.Advance(time.Second)
+	}
+}
+
+// describeHistory renders the recorded history in call order.
+func describeHistory(rec *linearizability.Recorder) string {
+	var b strings.Builder
+	for _, op := range rec.History() {
+		in, out := op.Input.(linearizability.Input), op.Output.(linearizability.Output)
+		ret := strconv.FormatInt(op.Return, 10)
+		if op.Return == linearizability.Pending {
+			ret = "never"
+		}
+		fmt.Fprintf(&b, "  client %d [%d, %s] %s\n", op.ClientId, op.Call, ret, linearizability.Describe(in, out))
+	}
+	return b.String()
+}

@@ -1,0 +1,118 @@
+package fuzz
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"math"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jobledger/jobledger/jobapi"
+)
+
+// FuzzParseConfig feeds arbitrary bytes to jobapi.ParseConfig. It must not
+// panic; it must refuse with an error that wraps jobapi.ErrInvalidConfig
+// and says more than the sentinel, or accept a configuration whose every
+// value is in range, that Validate accepts and that jobapi.New starts a
+// server with. Parsing twice gives the same answer.
+func FuzzParseConfig(f *testing.F) {
+	for _, s := range configSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cfg, err := jobapi.ParseConfig(data)
+		again, err2 := jobapi.ParseConfig(data)
+		if cfg != again || (err == nil) != (err2 == nil) || (err != nil && err.Error() != err2.Error()) {
+			t.Fatalf("ParseConfig(%q) is not deterministic: %+v, %v then %+v, %v", data, cfg, err, again, err2)
+		}
+		if err != nil {
+			if !errors.Is(err, jobapi.ErrInvalidConfig) {
+				t.Fatalf("ParseConfig(%q) = %v, which does not wrap ErrInvalidConfig", data, err)
+			}
+			if msg := strings.TrimPrefix(err.Error(), jobapi.ErrInvalidConfig.Error()); strings.Trim(msg, ": ") == "" {
+				t.Fatalf("ParseConfig(%q) = %q, which does not say what is wrong", data, err)
+			}
+			return
+		}
+		if err := configInRange(cfg); err != nil {
+			t.Fatalf("ParseConfig(%q) accepted %+v: %v", data, cfg, err)
+		}
+		if err := cfg.Validate(); err != nil {
+			t.Fatalf("ParseConfig(%q) accepted %+v, which Validate refuses: %v", data, cfg, err)
+		}
+		srv, err := jobapi.New(cfg, jobapi.Options{Clock: newStillClock(), Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatalf("ParseConfig(%q) accepted %+v, which New refuses: %v", data, cfg, err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		srv.Shutdown(ctx) //nolint:errcheck // no jobs ran
+	})
+}
+
+// configInRange checks the ranges of docs/http.md, written out again.
+func configInRange(c jobapi.Config) error {
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		return errors.New("listen is not host:port")
+	}
+	switch {
+	case c.Workers < 1 || c.Workers > 65536:
+		return errors.New("workers out of [1, 65536]")
+	case c.MaxBodyBytes < 1:
+		return errors.New("max_body_bytes not positive")
+	case c.MaxWait < 0:
+		return errors.New("max_wait negative")
+	case c.AsyncTimeout < time.Millisecond:
+		return errors.New("async_timeout under 1 ms")
+	case c.AsyncJobTTL < time.Millisecond:
+		return errors.New("async_job_ttl under 1 ms")
+	case c.AsyncMaxCompleted < 1:
+		return errors.New("async_max_completed not positive")
+	case c.AsyncMaxQueue > math.MaxInt32:
+		return errors.New("async_max_queue above MaxInt32")
+	case c.Model != "fingerprint" && c.Model != "echo":
+		return errors.New("model unknown")
+	}
+	return nil
+}
+
+// Seeds: one per key, valid and out of range, and malformed files.
+var configSeeds = []string{
+	`{}`,
+	` { } `,
+	`{"listen":"127.0.0.1:0","workers":2,"max_body_bytes":1024,"max_wait":0,"model":"echo",` +
+		`"async_enabled":false,"async_timeout":1,"async_max_queue":0,"async_job_ttl":1,"async_max_completed":1}`,
+	`{"listen":"nohost"}`,
+	`{"listen":"[::1]:8080"}`,
+	`{"workers":0}`,
+	`{"workers":65537}`,
+	`{"workers":1.5}`,
+	`{"max_body_bytes":0}`,
+	`{"max_body_bytes":-1}`,
+	`{"max_wait":-1}`,
+	`{"max_wait":9223372036854}`,
+	`{"max_wait":9223372036855}`,
+	`{"model":"gpt"}`,
+	`{"model":null}`,
+	`{"async_enabled":"yes"}`,
+	`{"async_timeout":0}`,
+	`{"async_timeout":1e3}`,
+	`{"async_max_queue":-5}`,
+	`{"async_max_queue":2147483648}`,
+	`{"async_max_queue":9223372036854775808}`,
+	`{"async_job_ttl":0}`,
+	`{"async_max_completed":0}`,
+	`{"unknown":1}`,
+	`{"workers":1,"workers":2}`,
+	`{"workers":1}{"workers":2}`,
+	`{"workers":1} trailing`,
+	`[]`,
+	`null`,
+	``,
+	`{`,
+	"\xef\xbb\xbf{}",
+	`{"listen":"\u0000:1"}`,
+}

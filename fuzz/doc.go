@@ -1,0 +1,33 @@
+// Package fuzz holds the native Go fuzz targets of the ledger and its HTTP
+// API. It has no code of its own outside its tests.
+//
+// # Targets
+//
+//   - FuzzSequential decodes the input into a sequence of ledger operations
+//     on a fake clock, applies it to a jobtable.Table and to a plain
+//     reference model, and compares every answer, the queue depth, the
+//     counters and which jobs retention has evicted, running the table's
+//     invariant checker after every step.
+//   - FuzzConcurrent decodes the input into a schedule for a few
+//     goroutines, each running a short list of operations, with waiters
+//     taking part. The schedule releases each step through a channel, so
+//     the input steers the interleaving. It then checks the table's
+//     invariants, that every waiter returned once its job ended, and the
+//     linearizability of the recorded history against the porcupine models
+//     of package linearizability.
+//   - FuzzHTTP sends hostile method, path, query and body bytes to the
+//     jobapi handler and checks status codes, bodies and the admission
+//     bound.
+//   - FuzzParseConfig feeds arbitrary bytes to jobapi.ParseConfig.
+//
+// # Usage
+//
+//	go test ./fuzz                                   # replay every seed
+//	go test -run '^$' -fuzz '^FuzzSequential$' -fuzztime 60s ./fuzz
+//	make fuzz FUZZTIME=30s                           # every target in turn
+//
+// Each target's seeds are added with f.Add, one comment per seed saying
+// what it covers; inputs the fuzzer found are committed under
+// testdata/fuzz/<Target>/ and replay with the seeds. fuzz/mutants.sh runs
+// the targets against the mutant builds of the ledger.
+package fuzz

@@ -1,0 +1,86 @@
+package fuzz
+
+// httpSeed is one seed input of FuzzHTTP.
+type httpSeed struct {
+	setup                             byte
+	method, target, contentType, body string
+}
+
+const jsonCT = "application/json"
+
+var httpSeeds = []httpSeed{
+	// A valid submit (202) and one at the bound (429).
+	{0, "POST", "/jobs", jsonCT, `{"task_id":"a","params":{"x":1}}`},
+	{setupFull, "POST", "/jobs", jsonCT, `{"task_id":"a"}`},
+	// Bodies: malformed, unknown field, wrong type, trailing data, bad
+	// base64, long task id, params not an object, echo's own refusal,
+	// and too large.
+	{0, "POST", "/jobs", jsonCT, `{"task_id":`},
+	{0, "POST", "/jobs", jsonCT, `{"task":"a"}`},
+	{0, "POST", "/jobs", jsonCT, `{"image":5}`},
+	{0, "POST", "/jobs", jsonCT, `{} {}`},
+	{0, "POST", "/jobs", jsonCT, `{"image":"!!!"}`},
+	{0, "POST", "/jobs", jsonCT, `{"task_id":"` + string(make129()) + `"}`},
+	{0, "POST", "/jobs", jsonCT, `{"params":[1]}`},
+	{0, "POST", "/jobs", jsonCT, `{"params":{"sleep_ms":-1}}`},
+	{setupSmallMaxBody, "POST", "/jobs", jsonCT, `{"task_id":"` + string(make129()) + `"}`},
+	// Media types: absent, wrong, a +json suffix, with parameters, broken.
+	{0, "POST", "/jobs", "", `{}`},
+	{0, "POST", "/jobs", "text/plain", `{}`},
+	{0, "POST", "/jobs", "application/problem+json", `{}`},
+	{0, "POST", "/jobs", "application/json; charset=utf-8", `{}`},
+	{0, "POST", "/jobs", "application/json; charset", `{}`},
+	// Reads of a DONE, a FAILED and a running job, and of unknown ids.
+	{setupDone, "GET", "/jobs/j1", "", ""},
+	{setupDone, "GET", "/jobs/j1/result", "", ""},
+	{setupFailed, "GET", "/jobs/j1/result", "", ""},
+	{setupRunning, "GET", "/jobs/j1/result", "", ""},
+	{setupRunning, "GET", "/jobs/j1", "", ""},
+	{0, "GET", "/jobs/nope", "", ""},
+	{0, "GET", "/jobs/%2e%2e/result", "", ""},
+	// Waits: timeouts valid, negative, not a number, repeated, huge.
+	{setupDone, "GET", "/jobs/j1/wait?timeout=5", "", ""},
+	{setupRunning, "GET", "/jobs/j1/wait?timeout=0", "", ""},
+	{setupRunning, "GET", "/jobs/j1/wait?timeout=-1", "", ""},
+	{setupRunning, "GET", "/jobs/j1/wait?timeout=1e3", "", ""},
+	{setupRunning, "GET", "/jobs/j1/wait?timeout=1&timeout=2", "", ""},
+	{setupRunning, "GET", "/jobs/j1/wait?timeout=99999999999999999999999", "", ""},
+	{0, "GET", "/jobs/j9/wait", "", ""},
+	// Cancel: a running job (200), a finished one (409), an unknown one.
+	{setupRunning, "POST", "/jobs/j1/cancel", "", ""},
+	{setupDone, "POST", "/jobs/j1/cancel", "", ""},
+	{0, "POST", "/jobs/j1/cancel", "", ""},
+	// The synchronous path: a result, a model failure, a bad body.
+	{0, "POST", "/infer", jsonCT, `{"task_id":"s","params":{"a":[1,2]}}`},
+	{0, "POST", "/infer", jsonCT, `{"params":{"fail":"boom"}}`},
+	{0, "POST", "/infer", jsonCT, `{"params":{"sleep_ms":"x"}}`},
+	// Wrong methods, unknown routes, odd paths.
+	{0, "DELETE", "/jobs", "", ""},
+	{0, "PUT", "/jobs/j1", jsonCT, `{}`},
+	{0, "GET", "/infer", "", ""},
+	{0, "POST", "/healthz", "", ""},
+	{0, "GET", "/healthz", "", ""},
+	{0, "GET", "/metrics", "", ""},
+	{0, "GET", "/", "", ""},
+	{0, "GET", "/jobs/j1/result/extra", "", ""},
+	{0, "OPTIONS", "*", "", ""},
+	{0, "GET", "*", "", ""},
+	{setupDone, "GET", "/jobs/./j1", "", ""},
+	{setupDone, "GET", "//jobs/j1", "", ""},
+	{0, "POST", "/jobs/", jsonCT, `{}`},
+	{0, "CONNECT", "fuzz.test:443", "", ""},
+	{0, "GET", "http://other.test/jobs/j1", "", ""},
+	// Async disabled: the /jobs routes answer 503, the others work.
+	{setupAsyncOff, "POST", "/jobs", jsonCT, `{}`},
+	{setupAsyncOff, "GET", "/jobs/j1", "", ""},
+	{setupAsyncOff, "POST", "/infer", jsonCT, `{}`},
+}
+
+// make129 returns a task id one byte over the limit.
+func make129() []byte {
+	b := make([]byte, 129)
+	for i := range b {
+		b[i] = 'x'
+	}
+	return b
+}

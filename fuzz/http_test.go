@@ -1,0 +1,319 @@
+package fuzz
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jobledger/jobledger/internal/fakeclock"
+	"github.com/jobledger/jobledger/internal/invariant"
+	"github.com/jobledger/jobledger/jobapi"
+)
+
+// httpMaxQueue is the admission bound of the server FuzzHTTP drives.
+const httpMaxQueue = 2
+
+// Setup bits of FuzzHTTP: the state the server is in when the hostile
+// request arrives.
+const (
+	setupDone         = 1 << iota // j-ids: a DONE job
+	setupFailed                   // a FAILED job
+	setupRunning                  // a job that runs until shutdown
+	setupFull                     // jobs that run until shutdown, up to the bound
+	setupAsyncOff                 // async_enabled false (and no jobs)
+	setupSmallMaxBody             // max_body_bytes 64
+)
+
+// problemDetails are the fixed problem details of docs/http.md.
+var problemDetails = []string{
+	"body is not valid JSON", "body has an unknown field", "body has a field of the wrong type",
+	"body has data after the JSON object", "image is required", "image is not valid base64",
+	"task_id exceeds 128 bytes", "params must be a JSON object",
+	"params: sleep_ms must be a non-negative integer and fail a string",
+	"timeout must be a non-negative integer of milliseconds", "no such job", "no such route",
+	"method not allowed", "job is not DONE", "job is already terminal", "body exceeds max_body_bytes",
+	"Content-Type must be application/json", "model failed", "job queue is full",
+	"model panicked", "asynchronous jobs are disabled", "server shutting down",
+	"no worker became free before the deadline", "deadline exceeded",
+}
+
+// FuzzHTTP sends one hostile request (method, request target, Content-Type
+// and body, parsed by net/http as a server would) to a jobapi handler in a
+// state chosen by setup, and checks that the handler:
+//   - does not panic;
+//   - answers one of the documented status codes, and no 5xx: the server is
+//     not shutting down, has free workers and a model that neither panics
+//     nor passes a deadline, so every failure is the client's (503 only
+//     for the /jobs routes with async disabled);
+//   - answers an error as application/problem+json with the status, the
+//     status's title and one of the documented details, with Allow on 405,
+//     Retry-After on 429 and Accept-Post on 415, and a success as valid
+//     application/json (Location on 202);
+//   - never holds more than the admission bound of jobs PENDING or RUNNING,
+//     and shows every job in a state that agrees with its error and times.
+func FuzzHTTP(f *testing.F) {
+	for _, s := range httpSeeds {
+		f.Add(s.setup, s.method, s.target, s.contentType, []byte(s.body))
+	}
+	f.Fuzz(func(t *testing.T, setup byte, method, target, contentType string, body []byte) {
+		runHTTP(t, setup, method, target, contentType, body)
+	})
+}
+
+func runHTTP(t *testing.T, setup byte, method, target, contentType string, body []byte) {
+	req := readRequest(method, target, contentType, body)
+	if req == nil {
+		return // net/http refuses it before any handler runs
+	}
+
+	cfg := jobapi.DefaultConfig()
+	cfg.Model = "echo"
+	cfg.Workers = httpMaxQueue + 2 // a worker is always free for /infer
+	cfg.AsyncMaxQueue = httpMaxQueue
+	cfg.AsyncMaxCompleted = 4
+	cfg.MaxWait = 10 * time.Second // only the setup's own wait uses it
+	cfg.AsyncEnabled = setup&setupAsyncOff == 0
+	if setup&setupSmallMaxBody != 0 {
+		cfg.MaxBodyBytes = 64
+	}
+	srv, err := jobapi.New(cfg, jobapi.Options{
+		Model:  fuzzModel{},
+		Clock:  newStillClock(),
+		NewID:  fakeclock.Seq("j"),
+		Logger: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shutdown(t, srv)
+
+	jobs := 0
+	if cfg.AsyncEnabled {
+		jobs = prepare(t, srv, setup)
+	}
+
+	// The hostile request. A wait would block until its job ends: give it
+	// a context that has ended, so that it answers at once.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if strings.Contains(req.URL.Path, "wait") {
+		cancel()
+	}
+	rec := httptest.NewRecorder()
+	srv.ServeHTTP(rec, req.WithContext(ctx))
+	res := rec.Result()
+	desc := fmt.Sprintf("setup %#x, %s %q (path %q), Content-Type %q, body %q:\n  answered %d %v %q",
+		setup, req.Method, target, req.URL.Path, contentType, body, res.StatusCode, res.Header, rec.Body.Bytes())
+	if err := checkReply(res, rec.Body.Bytes(), req, cfg.AsyncEnabled); err != nil {
+		t.Fatalf("%s\n%v", desc, err)
+	}
+	if res.StatusCode == http.StatusAccepted {
+		jobs++
+	}
+	if err := checkJobs(srv, jobs); err != nil {
+		t.Fatalf("%s\nafter it: %v", desc, err)
+	}
+	if err := invariant.Check(srv); err != nil {
+		t.Fatalf("%s\nafter it, the ledger's invariants: %v", desc, err)
+	}
+}
+
+// readRequest parses the request as net/http's server does, or returns nil
+// if the server would refuse it before calling the handler.
+func readRequest(method, target, contentType string, body []byte) *http.Request {
+	var raw bytes.Buffer
+	fmt.Fprintf(&raw, "%s %s HTTP/1.1\r\nHost: fuzz.test\r\n", method, target)
+	if contentType != "" {
+		fmt.Fprintf(&raw, "Content-Type: %s\r\n", contentType)
+	}
+	fmt.Fprintf(&raw, "Content-Length: %d\r\n\r\n", len(body))
+	raw.Write(body)
+	req, err := http.ReadRequest(bufio.NewReader(&raw))
+	if err != nil || (req.Method == http.MethodOptions && req.RequestURI == "*") {
+		return nil // the server answers OPTIONS * itself
+	}
+	return req
+}
+
+// prepare puts the server in the state setup asks for, through the API,
+// and returns the number of jobs it admitted.
+func prepare(t *testing.T, srv *jobapi.Server, setup byte) int {
+	t.Helper()
+	jobs := 0
+	post := func(task, body string) string {
+		t.Helper()
+		if body == "" {
+			body = string(jobBody(task))
+		}
+		rec := serve(srv, http.MethodPost, "/jobs", body)
+		if rec.Code != http.StatusAccepted {
+			t.Fatalf("setup: POST /jobs = %d %s", rec.Code, rec.Body)
+		}
+		jobs++
+		return "j" + strconv.Itoa(jobs)
+	}
+	settle := func(id string) {
+		t.Helper()
+		if rec := serve(srv, http.MethodGet, "/jobs/"+id+"/wait", ""); rec.Code != http.StatusOK {
+			t.Fatalf("setup: wait %s = %d %s", id, rec.Code, rec.Body)
+		}
+	}
+	if setup&setupDone != 0 {
+		settle(post("done", ""))
+	}
+	if setup&setupFailed != 0 {
+		settle(post("", `{"task_id":"failed","params":{"fail":"on purpose"}}`))
+	}
+	running := 0
+	if setup&setupRunning != 0 {
+		running = 1
+	}
+	if setup&setupFull != 0 {
+		running = httpMaxQueue
+	}
+	for range running {
+		post(blockTaskID, "")
+	}
+	return jobs
+}
+
+func serve(srv *jobapi.Server, method, target, body string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(method, target, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	srv.ServeHTTP(rec, req)
+	return rec
+}
+
+// shutdown ends the server's jobs and waits for every goroutine it started.
+func shutdown(t *testing.T, srv *jobapi.Server) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // no grace: end the jobs still running now
+	if err := srv.Shutdown(ctx); err != nil && err != context.Canceled {
+		t.Errorf("Shutdown: %v", err)
+	}
+}
+
+// problemReply is the problem+json body.
+type problemReply struct {
+	Type   string `json:"type"`
+	Title  string `json:"title"`
+	Status int    `json:"status"`
+	Detail string `json:"detail"`
+}
+
+// checkReply checks the status, headers and body of a reply to req.
+func checkReply(res *http.Response, body []byte, req *http.Request, asyncEnabled bool) error {
+	code := res.StatusCode
+	ct := res.Header.Get("Content-Type")
+	if code >= 400 {
+		if ct != "application/problem+json" {
+			return fmt.Errorf("%d with Content-Type %q, want application/problem+json", code, ct)
+		}
+		var p problemReply
+		if err := json.Unmarshal(body, &p); err != nil {
+			return fmt.Errorf("problem body: %v", err)
+		}
+		if p.Type != "about:blank" || p.Status != code || p.Title != http.StatusText(code) {
+			return fmt.Errorf("problem %+v does not match status %d", p, code)
+		}
+		if !slices.Contains(problemDetails, p.Detail) {
+			return fmt.Errorf("problem detail %q is not a documented one", p.Detail)
+		}
+	}
+	switch code {
+	case http.StatusOK:
+		if req.URL.Path == "/metrics" {
+			if !strings.HasPrefix(ct, "text/plain") {
+				return fmt.Errorf("metrics with Content-Type %q", ct)
+			}
+			return nil
+		}
+		if ct != "application/json" || !json.Valid(body) {
+			return fmt.Errorf("200 with Content-Type %q and a body that is valid JSON: %t", ct, json.Valid(body))
+		}
+	case http.StatusAccepted:
+		var a struct {
+			JobID string `json:"job_id"`
+			State string `json:"state"`
+		}
+		if ct != "application/json" || json.Unmarshal(body, &a) != nil || a.JobID == "" {
+			return fmt.Errorf("202 with Content-Type %q and body %q", ct, body)
+		}
+		if loc := res.Header.Get("Location"); loc != "/jobs/"+a.JobID {
+			return fmt.Errorf("202 for %s with Location %q", a.JobID, loc)
+		}
+	case http.StatusBadRequest, http.StatusNotFound, http.StatusConflict,
+		http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity:
+	case http.StatusMethodNotAllowed:
+		if res.Header.Get("Allow") == "" {
+			return fmt.Errorf("405 without Allow")
+		}
+	case http.StatusUnsupportedMediaType:
+		if res.Header.Get("Accept-Post") == "" {
+			return fmt.Errorf("415 without Accept-Post")
+		}
+	case http.StatusTooManyRequests:
+		if res.Header.Get("Retry-After") == "" {
+			return fmt.Errorf("429 without Retry-After")
+		}
+	case http.StatusServiceUnavailable:
+		if asyncEnabled || !strings.HasPrefix(req.URL.Path, "/jobs") {
+			return fmt.Errorf("503 for a client's request to a server that is not shutting down")
+		}
+	default:
+		return fmt.Errorf("status %d is not one the API documents for a client's request", code)
+	}
+	return nil
+}
+
+// checkJobs reads every job the server admitted (ids j1 ... jN) through
+// the API and checks the admission bound and each job's view.
+func checkJobs(srv *jobapi.Server, jobs int) error {
+	live := 0
+	for n := 1; n <= jobs; n++ {
+		id := "j" + strconv.Itoa(n)
+		rec := serve(srv, http.MethodGet, "/jobs/"+id, "")
+		if rec.Code == http.StatusNotFound {
+			continue // evicted
+		}
+		var s struct {
+			JobID       string `json:"job_id"`
+			State       string `json:"state"`
+			Error       string `json:"error"`
+			StartedAt   string `json:"started_at"`
+			CompletedAt string `json:"completed_at"`
+		}
+		if rec.Code != http.StatusOK || json.Unmarshal(rec.Body.Bytes(), &s) != nil || s.JobID != id {
+			return fmt.Errorf("GET /jobs/%s = %d %s", id, rec.Code, rec.Body)
+		}
+		terminal := s.State == "DONE" || s.State == "FAILED" || s.State == "TIMEOUT"
+		switch {
+		case !terminal && s.State != "PENDING" && s.State != "RUNNING":
+			return fmt.Errorf("job %s in state %q", id, s.State)
+		case terminal != (s.CompletedAt != ""):
+			return fmt.Errorf("job %s %s with completed_at %q", id, s.State, s.CompletedAt)
+		case (s.State == "FAILED" || s.State == "TIMEOUT") != (s.Error != ""):
+			return fmt.Errorf("job %s %s with error %q", id, s.State, s.Error)
+		case s.State == "RUNNING" && s.StartedAt == "":
+			return fmt.Errorf("job %s RUNNING with no started_at", id)
+		}
+		if !terminal {
+			live++
+		}
+	}
+	if live > httpMaxQueue {
+		return fmt.Errorf("%d jobs PENDING or RUNNING, above the bound %d", live, httpMaxQueue)
+	}
+	return nil
+}

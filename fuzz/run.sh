@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Runs each fuzz target of ./fuzz for FUZZTIME, one after another, and
+# prints a summary: the time each ran, the inputs it executed, the new
+# interesting inputs it found, and whether it passed. A failing input is
+# written by `go test` under fuzz/testdata/fuzz/<Target>/; commit it with
+# its fix so that `go test ./...` replays it.
+#
+# Usage: fuzz/run.sh [Target...]   (default: every target)
+# Environment: FUZZTIME (default 30s), GO (default go), FUZZ_FLAGS (extra
+# flags for go test, e.g. "-race" or "-parallel 1").
+# Exit status: 0 when every target ran clean.
+set -u
+cd "$(dirname "$0")/.."
+
+GO=${GO:-go}
+FUZZTIME=${FUZZTIME:-30s}
+FUZZ_FLAGS=${FUZZ_FLAGS:-}
+if [ $# -gt 0 ]; then
+  TARGETS=("$@")
+else
+  TARGETS=(FuzzSequential FuzzConcurrent FuzzHTTP FuzzParseConfig)
+fi
+
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+summary=()
+failed=0
+for target in "${TARGETS[@]}"; do
+  echo "=== $target ($FUZZTIME)"
+  start=$(date +%s)
+  # shellcheck disable=SC2086
+  if "$GO" test $FUZZ_FLAGS -run '^$' -fuzz "^${target}\$" -fuzztime "$FUZZTIME" ./fuzz >"$log" 2>&1; then
+    status=PASS
+  else
+    status=FAIL
+    failed=$((failed + 1))
+    tail -40 "$log"
+  fi
+  last=$(grep '^fuzz: elapsed' "$log" | tail -1)
+  execs=$(sed -n 's/.*execs: \([0-9]*\).*/\1/p' <<<"$last")
+  found=$(sed -n 's/.*new interesting: \([0-9]*\).*/\1/p' <<<"$last")
+  summary+=("$(printf '%-18s %s %5ss %12s execs %6s new' "$target" "$status" $(( $(date +%s) - start )) "${execs:-?}" "${found:-?}")")
+done
+echo
+echo "=== fuzz summary"
+printf '%s\n' "${summary[@]}"
+echo "fuzz: $(( ${#TARGETS[@]} - failed )) passed, $failed failed"
+[ "$failed" -eq 0 ]
