@@ -15,6 +15,7 @@
 //	err = t.Finish(id, res)       // or Fail(id, err), Timeout(id, err)
 //
 //	// the clients
+//	state, err := t.State(id)              // cheapest: the state alone, lock-free
 //	snap, err := t.Snapshot(id)            // cheap, consistent view
 //	snap, err = t.Wait(ctx, id)            // blocks until terminal or ctx ends
 //	res, snap, err := t.Result(id)         // repeatable until evicted

@@ -13,8 +13,8 @@ import (
 //   - id, taskID, createdAt: immutable after Submit; read freely.
 //   - state: atomic [1]. Written only while holding mu, inside the critical
 //     section that writes the payload, so a reader holding mu sees state and
-//     payload together; read without any lock for cheap terminal checks
-//     (eviction, Result's fast path).
+//     payload together; read without the job's lock by the cheap poll
+//     Table.State and by checkInvariants' walk of the retention list.
 //   - mu guards req, reqTaken, res, err, startedAt, completedAt and done [2].
 //   - prev, next: guarded by the table's mu; they link the job into the
 //     table's retention list while it is terminal [5].

@@ -11,6 +11,19 @@ func (t *Table[Req, Res]) Snapshot(id string) (Snapshot, error) {
 	return j.snapshot(), nil
 }
 
+// State returns the job's state alone, or ErrNotFound: the cheapest poll.
+// It reads the atomic state without taking the job's lock, so it never
+// waits for a transition in progress; it shows the state before or after
+// that transition, never a mix, because the state is one atomic value.
+// Use Snapshot for the state together with its error and timestamps.
+func (t *Table[Req, Res]) State(id string) (State, error) {
+	j := t.lookup(id)
+	if j == nil {
+		return 0, ErrNotFound
+	}
+	return j.loadState(), nil
+}
+
 // Result returns the result of a DONE job with a snapshot of it. It can be
 // called any number of times until retention evicts the job. For a job in
 // another state it returns ErrNotDone with the snapshot, whose State says

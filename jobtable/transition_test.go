@@ -101,10 +101,22 @@ func TestTimestampsAndErrors(t *testing.T) {
 	require.Equal(t, t0.Add(2*second), snap.CompletedAt)
 }
 
+func TestStateIsTheSnapshotsState(t *testing.T) {
+	tab, _ := newTable(t, jobtable.Config{MaxQueue: 8})
+	for _, want := range []jobtable.State{jobtable.Pending, jobtable.Running, jobtable.Done, jobtable.Failed, jobtable.TimedOut} {
+		id := toState(t, tab, want)
+		got, err := tab.State(id)
+		require.NoError(t, err)
+		require.Equal(t, want, got)
+	}
+}
+
 func TestUnknownID(t *testing.T) {
 	tab, _ := newTable(t, jobtable.Config{MaxQueue: 1})
 	const id = "no-such-job"
 	_, err := tab.Snapshot(id)
+	require.ErrorIs(t, err, jobtable.ErrNotFound)
+	_, err = tab.State(id)
 	require.ErrorIs(t, err, jobtable.ErrNotFound)
 	require.ErrorIs(t, tab.Start(id), jobtable.ErrNotFound)
 	require.ErrorIs(t, tab.Finish(id, "x"), jobtable.ErrNotFound)
