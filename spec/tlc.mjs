@@ -7,16 +7,16 @@
 // JAVA (default "java"), JAVA_OPTS (default "-XX:+UseParallelGC") and
 // TLC_WORKERS (default 1) are honoured.  A configuration expected to fail
 // always runs with one worker: the count at a violation depends on the
-// order of exploration, and one worker makes it reproducible.  Each run works in a scratch directory, so TLC's state files
-// and trace modules never land in the tree.
+// order of exploration, and one worker makes it reproducible.  Each run
+// works in a scratch directory, so TLC's state files and trace modules
+// never land in the tree.
 
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { Tally, here, loadConfigs } from './manifest.mjs';
 
-const here = dirname(fileURLToPath(import.meta.url));
 const jar = process.env.TLA2TOOLS;
 if (!jar) {
   console.error(`TLA2TOOLS is not set.
@@ -30,8 +30,7 @@ const javaOpts = (process.env.JAVA_OPTS ?? '-XX:+UseParallelGC').split(/\s+/).fi
 const workers = process.env.TLC_WORKERS ?? '1';
 
 const only = process.argv.slice(2);
-const manifest = JSON.parse(readFileSync(join(here, 'manifest.json'), 'utf8'));
-const configs = manifest.configs.filter((c) => only.length === 0 || only.includes(c.cfg));
+const configs = loadConfigs((c) => only.length === 0 || only.includes(c.cfg));
 
 function outcomeOf(out) {
   if (/Model checking completed\. No error has been found\./.test(out)) return 'pass';
@@ -49,10 +48,7 @@ function distinctOf(out) {
   return all.length ? Number(all[all.length - 1][1].replaceAll(',', '')) : undefined;
 }
 
-const expected = (c) => (c.expect === 'pass' ? 'pass' : `violates ${c.invariant}`);
-
-let passed = 0;
-let failed = 0;
+const tally = new Tally();
 for (const c of configs) {
   const work = mkdtempSync(join(tmpdir(), 'tlc-'));
   for (const f of readdirSync(here)) {
@@ -69,16 +65,7 @@ for (const c of configs) {
   rmSync(work, { recursive: true, force: true });
   const out = `${run.stdout ?? ''}${run.stderr ?? ''}`;
   const got = outcomeOf(out);
-  const states = distinctOf(out);
-  const want = c.tlc.distinct;
-  const ok = got === expected(c) && states === want;
-  if (ok) passed++;
-  else failed++;
-  const detail = ok
-    ? `${got}, ${states} states`
-    : `${got}, ${states} states; manifest: ${expected(c)}, ${want} states`;
-  console.log(`${ok ? 'ok  ' : 'FAIL'} ${c.cfg.padEnd(24)} ${detail} (${secs}s)`);
+  tally.record(c, got, distinctOf(out), c.tlc.distinct, secs);
   if (got === 'error') console.log(out.split('\n').slice(-30).join('\n'));
 }
-console.log(`tlc: ${passed} passed, ${failed} failed`);
-process.exit(failed === 0 ? 0 : 1);
+tally.finish('tlc');
