@@ -18,7 +18,7 @@
 //	state, err := t.State(id)              // cheapest: the state alone, lock-free
 //	snap, err := t.Snapshot(id)            // cheap, consistent view
 //	snap, err = t.Wait(ctx, id)            // blocks until terminal or ctx ends
-//	res, snap, err := t.Result(id)         // repeatable until evicted
+//	res, _, err := t.Result(id)            // repeatable until evicted
 //
 // # States
 //
