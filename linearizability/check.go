@@ -96,43 +96,46 @@ func check(history []porcupine.Operation, cfg CheckConfig, job, adm porcupine.Mo
 	for _, p := range parts {
 		rep.LargestPartition = max(rep.LargestPartition, len(p.Ops))
 	}
-	start := time.Now()
-	res := porcupine.CheckOperationsTimeout(job, history, cfg.Timeout)
-	rep.JobCheck = time.Since(start)
-	switch res {
-	case porcupine.Unknown:
-		return inconclusive(rep, "job", cfg.Timeout)
-	case porcupine.Illegal:
-		single := job
-		single.Partition = nil
-		for _, p := range parts {
-			if porcupine.CheckOperationsTimeout(single, p.Ops, cfg.Timeout) == porcupine.Illegal {
-				return violation(rep, cfg, single, "job", p.ID, p.Ops)
-			}
-		}
-		return inconclusive(rep, "job", cfg.Timeout) // no single partition failed: cannot happen
+	var done bool
+	if rep, rep.JobCheck, done = checkModel(rep, cfg, job, "job", history, parts); done {
+		return rep
 	}
 
 	proj := project(history)
 	segs := adm.Partition(proj)
 	rep.AdmissionOps, rep.AdmissionSegments = len(proj), len(segs)
-	start = time.Now()
-	res = porcupine.CheckOperationsTimeout(adm, proj, cfg.Timeout)
-	rep.AdmissionCheck = time.Since(start)
+	named := make([]jobPartition, len(segs))
+	for i, s := range segs {
+		named[i] = jobPartition{ID: fmt.Sprintf("segment %d", i), Ops: s}
+	}
+	rep, rep.AdmissionCheck, _ = checkModel(rep, cfg, adm, "admission", proj, named)
+	return rep
+}
+
+// checkModel checks history against model with the plain check, which stops
+// at the first illegal partition. When it finds one, it checks each of
+// parts alone to name the partition that fails and writes its
+// visualization. It returns the report, the time of the plain check, and
+// whether the check failed (a violation, or no answer in time).
+func checkModel(rep Report, cfg CheckConfig, model porcupine.Model, name string, history []porcupine.Operation, parts []jobPartition) (Report, time.Duration, bool) {
+	start := time.Now()
+	res := porcupine.CheckOperationsTimeout(model, history, cfg.Timeout)
+	elapsed := time.Since(start)
 	switch res {
 	case porcupine.Unknown:
-		return inconclusive(rep, "admission", cfg.Timeout)
+		return inconclusive(rep, name, cfg.Timeout), elapsed, true
 	case porcupine.Illegal:
-		single := adm
+		single := model
 		single.Partition = nil
-		for i, s := range segs {
-			if porcupine.CheckOperationsTimeout(single, s, cfg.Timeout) == porcupine.Illegal {
-				return violation(rep, cfg, single, "admission", fmt.Sprintf("segment %d", i), s)
+		for _, p := range parts {
+			if porcupine.CheckOperationsTimeout(single, p.Ops, cfg.Timeout) == porcupine.Illegal {
+				return violation(rep, cfg, single, name, p.ID, p.Ops), elapsed, true
 			}
 		}
-		return inconclusive(rep, "admission", cfg.Timeout)
+		// No partition failed alone: cannot happen, and is no pass.
+		return inconclusive(rep, name, cfg.Timeout), elapsed, true
 	}
-	return rep
+	return rep, elapsed, false
 }
 
 func inconclusive(rep Report, model string, timeout time.Duration) Report {

@@ -72,9 +72,10 @@ gates() {
       code=$?
       case $code in
         0) ;;
-        2) caught+=("lincheck(linearizability)"); first=${first:-$(now)}; break ;;
-        3) caught+=("lincheck(invariants)"); first=${first:-$(now)}; break ;;
-        4) caught+=("lincheck(inconclusive)"); first=${first:-$(now)}; break ;;
+        2) caught+=("lincheck(crash)"); first=${first:-$(now)}; break ;;
+        3) caught+=("lincheck(linearizability)"); first=${first:-$(now)}; break ;;
+        4) caught+=("lincheck(invariants)"); first=${first:-$(now)}; break ;;
+        5) caught+=("lincheck(inconclusive)"); first=${first:-$(now)}; break ;;
         *) build_error="lincheck exit $code"; break ;;
       esac
     done
@@ -84,9 +85,10 @@ gates() {
       code=$?
       case $code in
         0) ;;
-        2) caught+=("lincheck-http(linearizability)"); first=${first:-$(now)}; break ;;
-        3) caught+=("lincheck-http(invariants)"); first=${first:-$(now)}; break ;;
-        4) caught+=("lincheck-http(inconclusive)"); first=${first:-$(now)}; break ;;
+        2) caught+=("lincheck-http(crash)"); first=${first:-$(now)}; break ;;
+        3) caught+=("lincheck-http(linearizability)"); first=${first:-$(now)}; break ;;
+        4) caught+=("lincheck-http(invariants)"); first=${first:-$(now)}; break ;;
+        5) caught+=("lincheck-http(inconclusive)"); first=${first:-$(now)}; break ;;
         *) build_error="lincheck -level=http exit $code"; break ;;
       esac
     done

@@ -8,10 +8,11 @@
 //
 //	go run ./cmd/lincheck [flags]
 //
-// Exit status: 0 when every run passed; 2 for a linearizability violation,
-// 3 for a stress-invariant violation, 4 when the checker could not decide
+// Exit status: 0 when every run passed; 3 for a linearizability violation,
+// 4 for a stress-invariant violation, 5 when the checker could not decide
 // in time (the first failure found decides, in that order of precedence);
-// 1 for a usage or setup error.
+// 1 for a usage or setup error. 2 is left to the Go runtime, which exits
+// with it on a panic, so that a crash is never read as a verdict.
 package main
 
 import (
@@ -30,9 +31,9 @@ import (
 const (
 	exitOK           = 0
 	exitSetup        = 1
-	exitLinearizable = 2
-	exitInvariant    = 3
-	exitInconclusive = 4
+	exitLinearizable = 3
+	exitInvariant    = 4
+	exitInconclusive = 5
 )
 
 func main() {
