@@ -58,7 +58,7 @@ func appendTime(buf []byte, key string, t time.Time) []byte {
 const hexDigits = "0123456789abcdef"
 
 // appendString appends s as a JSON string with encoding/json's escaping
-// (HTML-safe, invalid UTF-8 replaced, U+2028 and U+2029 escaped).
+// (HTML-safe, invalid UTF-8 replaced by U+FFFD, U+2028 and U+2029 escaped).
 func appendString(buf []byte, s string) []byte {
 	buf = append(buf, '"')
 	start := 0
@@ -93,7 +93,7 @@ func appendString(buf []byte, s string) []byte {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
 			buf = append(buf, s[start:i]...)
-			buf = append(buf, `\ufffd`...)
+			buf = append(buf, string(utf8.RuneError)...) // as encoding/json since Go 1.27
 			i += size
 			start = i
 			continue
