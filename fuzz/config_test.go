@@ -63,6 +63,8 @@ func configInRange(c jobapi.Config) error {
 		return errors.New("workers out of [1, 65536]")
 	case c.MaxBodyBytes < 1:
 		return errors.New("max_body_bytes not positive")
+	case c.MaxPixels < 1 || c.MaxPixels > 1<<30:
+		return errors.New("max_pixels out of [1, 2^30]")
 	case c.MaxWait < 0:
 		return errors.New("max_wait negative")
 	case c.AsyncTimeout < time.Millisecond:
@@ -92,6 +94,10 @@ var configSeeds = []string{
 	`{"workers":1.5}`,
 	`{"max_body_bytes":0}`,
 	`{"max_body_bytes":-1}`,
+	`{"max_pixels":1}`,
+	`{"max_pixels":0}`,
+	`{"max_pixels":1073741824}`,
+	`{"max_pixels":1073741825}`,
 	`{"max_wait":-1}`,
 	`{"max_wait":9223372036854}`,
 	`{"max_wait":9223372036855}`,

@@ -45,6 +45,7 @@ var problemDetails = []string{
 	"Content-Type must be application/json", "model failed", "job queue is full",
 	"model panicked", "asynchronous jobs are disabled", "server shutting down",
 	"no worker became free before the deadline", "deadline exceeded",
+	"image exceeds max_pixels", "too many /infer requests in flight",
 }
 
 // FuzzHTTP sends one hostile request (method, request target, Content-Type
@@ -57,8 +58,9 @@ var problemDetails = []string{
 //     for the /jobs routes with async disabled);
 //   - answers an error as application/problem+json with the status, the
 //     status's title and one of the documented details, with Allow on 405,
-//     Retry-After on 429 and Accept-Post on 415, and a success as valid
-//     application/json (Location on 202);
+//     Retry-After on 429 and 503 and Accept-Post on 415, and a success as
+//     valid application/json (Location on 202; OPTIONS * an empty 200 with
+//     Allow);
 //   - never holds more than the admission bound of jobs PENDING or RUNNING,
 //     and shows every job in a state that agrees with its error and times.
 func FuzzHTTP(f *testing.F) {
@@ -139,8 +141,8 @@ func readRequest(method, target, contentType string, body []byte) *http.Request 
 	fmt.Fprintf(&raw, "Content-Length: %d\r\n\r\n", len(body))
 	raw.Write(body)
 	req, err := http.ReadRequest(bufio.NewReader(&raw))
-	if err != nil || (req.Method == http.MethodOptions && req.RequestURI == "*") {
-		return nil // the server answers OPTIONS * itself
+	if err != nil {
+		return nil
 	}
 	return req
 }
@@ -212,6 +214,18 @@ type problemReply struct {
 	Detail string `json:"detail"`
 }
 
+// rfc9110Title is the reason phrase of code in RFC 9110, where it differs
+// from net/http's StatusText.
+func rfc9110Title(code int) string {
+	switch code {
+	case http.StatusRequestEntityTooLarge:
+		return "Content Too Large"
+	case http.StatusUnprocessableEntity:
+		return "Unprocessable Content"
+	}
+	return http.StatusText(code)
+}
+
 // checkReply checks the status, headers and body of a reply to req.
 func checkReply(res *http.Response, body []byte, req *http.Request, asyncEnabled bool) error {
 	code := res.StatusCode
@@ -224,7 +238,7 @@ func checkReply(res *http.Response, body []byte, req *http.Request, asyncEnabled
 		if err := json.Unmarshal(body, &p); err != nil {
 			return fmt.Errorf("problem body: %v", err)
 		}
-		if p.Type != "about:blank" || p.Status != code || p.Title != http.StatusText(code) {
+		if p.Type != "about:blank" || p.Status != code || p.Title != rfc9110Title(code) {
 			return fmt.Errorf("problem %+v does not match status %d", p, code)
 		}
 		if !slices.Contains(problemDetails, p.Detail) {
@@ -233,6 +247,12 @@ func checkReply(res *http.Response, body []byte, req *http.Request, asyncEnabled
 	}
 	switch code {
 	case http.StatusOK:
+		if req.Method == http.MethodOptions && req.RequestURI == "*" {
+			if res.Header.Get("Allow") == "" || len(body) != 0 {
+				return fmt.Errorf("OPTIONS * with Allow %q and %d bytes of body", res.Header.Get("Allow"), len(body))
+			}
+			return nil
+		}
 		if req.URL.Path == "/metrics" {
 			if !strings.HasPrefix(ct, "text/plain") {
 				return fmt.Errorf("metrics with Content-Type %q", ct)
@@ -250,7 +270,7 @@ func checkReply(res *http.Response, body []byte, req *http.Request, asyncEnabled
 		if ct != "application/json" || json.Unmarshal(body, &a) != nil || a.JobID == "" {
 			return fmt.Errorf("202 with Content-Type %q and body %q", ct, body)
 		}
-		if loc := res.Header.Get("Location"); loc != "/jobs/"+a.JobID {
+		if loc := res.Header.Get("Location"); loc != "jobs/"+a.JobID { // relative to /jobs
 			return fmt.Errorf("202 for %s with Location %q", a.JobID, loc)
 		}
 	case http.StatusBadRequest, http.StatusNotFound, http.StatusConflict,
@@ -270,6 +290,9 @@ func checkReply(res *http.Response, body []byte, req *http.Request, asyncEnabled
 	case http.StatusServiceUnavailable:
 		if asyncEnabled || !strings.HasPrefix(req.URL.Path, "/jobs") {
 			return fmt.Errorf("503 for a client's request to a server that is not shutting down")
+		}
+		if res.Header.Get("Retry-After") == "" {
+			return fmt.Errorf("503 without Retry-After")
 		}
 	default:
 		return fmt.Errorf("status %d is not one the API documents for a client's request", code)

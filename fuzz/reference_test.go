@@ -99,6 +99,8 @@ func (r *reference) takeRequest(id string) (string, error) {
 	switch {
 	case j == nil:
 		return "", jobtable.ErrNotFound
+	case j.state.Terminal():
+		return "", jobtable.ErrTerminal // the end drops the request
 	case j.taken:
 		return "", jobtable.ErrRequestTaken
 	}
@@ -106,30 +108,30 @@ func (r *reference) takeRequest(id string) (string, error) {
 	return j.req, nil
 }
 
-func (r *reference) start(id string) error {
+func (r *reference) start(id string) (jobtable.Snapshot, error) {
 	j := r.jobs[id]
 	switch {
 	case j == nil:
-		return jobtable.ErrNotFound
+		return jobtable.Snapshot{}, jobtable.ErrNotFound
 	case j.state != jobtable.Pending:
-		return jobtable.ErrNotPending
+		return j.snapshot(), jobtable.ErrNotPending
 	}
 	j.state, j.started = jobtable.Running, r.now()
-	return nil
+	return j.snapshot(), nil
 }
 
-func (r *reference) terminate(id string, to jobtable.State, res string, err error) error {
+func (r *reference) terminate(id string, to jobtable.State, res string, err error) (jobtable.Snapshot, error) {
 	j := r.jobs[id]
 	switch {
 	case j == nil:
-		return jobtable.ErrNotFound
-	case j.state == jobtable.Done || j.state == jobtable.Failed || j.state == jobtable.TimedOut:
-		return jobtable.ErrTerminal
+		return jobtable.Snapshot{}, jobtable.ErrNotFound
+	case j.state.Terminal():
+		return j.snapshot(), jobtable.ErrTerminal
 	}
 	j.state, j.res, j.err, j.completed = to, res, err, r.now()
 	r.depth--
 	r.retained = append(r.retained, id)
-	return nil
+	return j.snapshot(), nil
 }
 
 func (r *reference) snapshot(id string) (jobtable.Snapshot, error) {

@@ -39,7 +39,7 @@ var sequentialSeeds = [][]byte{
 	seq(2, ttlDefault, mcDefault, submit(1), snap(0), take(0), take(0), start(0), snap(0),
 		result(0), finish(0), result(0), result(0), wait(0), snap(0)),
 	// PENDING -> FAILED directly; Result is not done; Start after the end
-	// is refused; the request can still be taken after the end.
+	// is refused; the end dropped the request, so it cannot be taken.
 	seq(2, ttlDefault, mcDefault, submit(2), failJob(0), result(0), start(0), take(0), snap(0)),
 	// RUNNING -> TIMEOUT, then every other terminal call is refused and
 	// changes nothing: the depth falls exactly once.

@@ -115,13 +115,17 @@ func runSequential(t *testing.T, data []byte) {
 				fail("TakeRequest(%s) = %q, %v; reference %q, %v", id, got, gotErr, want, wantErr)
 			}
 		case seqStart:
-			if got, want := table.Start(id), ref.start(id); got != want {
-				fail("Start(%s) = %v; reference %v", id, got, want)
+			got, gotErr := table.Start(id)
+			want, wantErr := ref.start(id)
+			if gotErr != wantErr || !sameSnapshot(got, want) {
+				fail("Start(%s) = %s, %v; reference %s, %v", id, showSnapshot(got), gotErr, showSnapshot(want), wantErr)
 			}
 		case seqFinish:
 			res := "res-" + strconv.Itoa(step)
-			if got, want := table.Finish(id, res), ref.terminate(id, jobtable.Done, res, nil); got != want {
-				fail("Finish(%s) = %v; reference %v", id, got, want)
+			got, gotErr := table.Finish(id, res)
+			want, wantErr := ref.terminate(id, jobtable.Done, res, nil)
+			if gotErr != wantErr || !sameSnapshot(got, want) {
+				fail("Finish(%s) = %s, %v; reference %s, %v", id, showSnapshot(got), gotErr, showSnapshot(want), wantErr)
 			}
 		case seqFail, seqTimeout:
 			cause := errors.New(seqOpNames[op] + "-" + strconv.Itoa(step))
@@ -129,8 +133,10 @@ func runSequential(t *testing.T, data []byte) {
 			if op == seqTimeout {
 				to, call = jobtable.TimedOut, table.Timeout
 			}
-			if got, want := call(id, cause), ref.terminate(id, to, "", cause); got != want {
-				fail("%s(%s) = %v; reference %v", seqOpNames[op], id, got, want)
+			got, gotErr := call(id, cause)
+			want, wantErr := ref.terminate(id, to, "", cause)
+			if gotErr != wantErr || !sameSnapshot(got, want) {
+				fail("%s(%s) = %s, %v; reference %s, %v", seqOpNames[op], id, showSnapshot(got), gotErr, showSnapshot(want), wantErr)
 			}
 		case seqSnapshot:
 			got, gotErr := table.Snapshot(id)

@@ -16,7 +16,11 @@ import (
 // units and their defaults are listed in docs/http.md.
 const (
 	DefaultListen            = "127.0.0.1:8080"
+	DefaultReadTimeout       = 30 * time.Second
+	DefaultWriteTimeout      = 60 * time.Second
+	DefaultIdleTimeout       = 60 * time.Second
 	DefaultMaxBodyBytes      = 8 << 20
+	DefaultMaxPixels         = 1 << 24
 	DefaultMaxWait           = 30 * time.Second
 	DefaultModel             = "fingerprint"
 	DefaultAsyncTimeout      = 30 * time.Second
@@ -28,6 +32,10 @@ const (
 // maxMillis is the largest millisecond count a time.Duration holds.
 const maxMillis = math.MaxInt64 / int64(time.Millisecond)
 
+// maxMaxPixels is the ceiling of max_pixels: 2^30 pixels are 4 GiB as
+// RGBA, more than one decode should ever take.
+const maxMaxPixels = 1 << 30
+
 // Config is the server's configuration. Start from DefaultConfig (or
 // ParseConfig) and change what differs: the zero value is not valid, and New
 // refuses it.
@@ -35,12 +43,25 @@ type Config struct {
 	// Listen is the address cmd/jobserver listens on (JSON "listen"). The
 	// handler itself does not use it.
 	Listen string
+	// ReadTimeout, WriteTimeout and IdleTimeout are the http.Server
+	// timeouts of cmd/jobserver (JSON "read_timeout", "write_timeout",
+	// "idle_timeout", in milliseconds; zero means none). The handler itself
+	// only reads the serving http.Server's WriteTimeout, to lengthen the
+	// write deadline of the routes that hold a request (see routes.go).
+	ReadTimeout  time.Duration
+	WriteTimeout time.Duration
+	IdleTimeout  time.Duration
 	// Workers bounds how many models run at once, for the synchronous and
 	// asynchronous paths together (JSON "workers"; default GOMAXPROCS).
 	Workers int
 	// MaxBodyBytes bounds a request body; a larger one is answered 413
 	// (JSON "max_body_bytes").
 	MaxBodyBytes int64
+	// MaxPixels bounds the width times height of an image the fingerprint
+	// model decodes; a larger one is refused with 422 before decoding, from
+	// its header (JSON "max_pixels"; default DefaultMaxPixels, range 1 to
+	// 2^30). Models of your own (Options.Model) do not see it.
+	MaxPixels int
 	// MaxWait is the default and the ceiling of the timeout of
 	// GET /jobs/{id}/wait (JSON "max_wait", in milliseconds). Zero makes
 	// every wait return at once.
@@ -70,8 +91,12 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		Listen:            DefaultListen,
+		ReadTimeout:       DefaultReadTimeout,
+		WriteTimeout:      DefaultWriteTimeout,
+		IdleTimeout:       DefaultIdleTimeout,
 		Workers:           runtime.GOMAXPROCS(0),
 		MaxBodyBytes:      DefaultMaxBodyBytes,
+		MaxPixels:         DefaultMaxPixels,
 		MaxWait:           DefaultMaxWait,
 		Model:             DefaultModel,
 		AsyncEnabled:      true,
@@ -86,8 +111,12 @@ func DefaultConfig() Config {
 // milliseconds.
 type fileConfig struct {
 	Listen            *string `json:"listen"`
+	ReadTimeout       *int64  `json:"read_timeout"`
+	WriteTimeout      *int64  `json:"write_timeout"`
+	IdleTimeout       *int64  `json:"idle_timeout"`
 	Workers           *int    `json:"workers"`
 	MaxBodyBytes      *int64  `json:"max_body_bytes"`
+	MaxPixels         *int    `json:"max_pixels"`
 	MaxWait           *int64  `json:"max_wait"`
 	Model             *string `json:"model"`
 	AsyncEnabled      *bool   `json:"async_enabled"`
@@ -146,6 +175,9 @@ func (f fileConfig) apply(cfg *Config) error {
 	if f.MaxBodyBytes != nil {
 		cfg.MaxBodyBytes = *f.MaxBodyBytes
 	}
+	if f.MaxPixels != nil {
+		cfg.MaxPixels = *f.MaxPixels
+	}
 	if f.AsyncEnabled != nil {
 		cfg.AsyncEnabled = *f.AsyncEnabled
 	}
@@ -163,6 +195,9 @@ func (f fileConfig) apply(cfg *Config) error {
 		{"max_wait", f.MaxWait, &cfg.MaxWait},
 		{"async_timeout", f.AsyncTimeout, &cfg.AsyncTimeout},
 		{"async_job_ttl", f.AsyncJobTTL, &cfg.AsyncJobTTL},
+		{"read_timeout", f.ReadTimeout, &cfg.ReadTimeout},
+		{"write_timeout", f.WriteTimeout, &cfg.WriteTimeout},
+		{"idle_timeout", f.IdleTimeout, &cfg.IdleTimeout},
 	} {
 		if d.src == nil {
 			continue
@@ -199,8 +234,16 @@ func (c Config) Validate() error {
 		return bad("workers", "%d is not in [1, 65536]", c.Workers)
 	case c.MaxBodyBytes < 1:
 		return bad("max_body_bytes", "%d is not positive", c.MaxBodyBytes)
+	case c.MaxPixels < 1 || c.MaxPixels > maxMaxPixels:
+		return bad("max_pixels", "%d is not in [1, %d]", c.MaxPixels, maxMaxPixels)
 	case c.MaxWait < 0:
 		return bad("max_wait", "%v is negative", c.MaxWait)
+	case c.ReadTimeout < 0:
+		return bad("read_timeout", "%v is negative", c.ReadTimeout)
+	case c.WriteTimeout < 0:
+		return bad("write_timeout", "%v is negative", c.WriteTimeout)
+	case c.IdleTimeout < 0:
+		return bad("idle_timeout", "%v is negative", c.IdleTimeout)
 	case c.AsyncTimeout < time.Millisecond:
 		return bad("async_timeout", "%v is under 1 ms", c.AsyncTimeout)
 	case c.AsyncMaxQueue > math.MaxInt32:

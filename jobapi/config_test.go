@@ -24,12 +24,14 @@ func TestParseConfigKeys(t *testing.T) {
 	cfg, err := jobapi.ParseConfig([]byte(`{
 		"async_enabled": false, "async_timeout": 1500, "async_max_queue": -1,
 		"async_job_ttl": 60000, "async_max_completed": 7, "listen": "127.0.0.1:0",
-		"workers": 3, "max_body_bytes": 1024, "max_wait": 0, "model": "echo"}`))
+		"workers": 3, "max_body_bytes": 1024, "max_pixels": 4096, "max_wait": 0, "model": "echo",
+		"read_timeout": 2000, "write_timeout": 0, "idle_timeout": 4000}`))
 	require.NoError(t, err)
 	want := jobapi.Config{
-		Listen: "127.0.0.1:0", Workers: 3, MaxBodyBytes: 1024, MaxWait: 0, Model: "echo",
+		Listen: "127.0.0.1:0", Workers: 3, MaxBodyBytes: 1024, MaxPixels: 4096, MaxWait: 0, Model: "echo",
 		AsyncEnabled: false, AsyncTimeout: 1500 * time.Millisecond, AsyncMaxQueue: -1,
 		AsyncJobTTL: time.Minute, AsyncMaxCompleted: 7,
+		ReadTimeout: 2 * time.Second, WriteTimeout: 0, IdleTimeout: 4 * time.Second,
 	}
 	require.Equal(t, want, cfg)
 }
@@ -42,10 +44,13 @@ func TestParseConfigRefuses(t *testing.T) {
 		{"wrong type", `{"workers": "2"}`, "workers"},
 		{"fraction", `{"async_timeout": 1.5}`, "async_timeout"},
 		{"negative ms", `{"max_wait": -1}`, "max_wait"},
+		{"negative idle", `{"idle_timeout": -1}`, "idle_timeout"},
 		{"huge ms", `{"async_job_ttl": 9223372036854775807}`, "async_job_ttl"},
 		{"zero timeout", `{"async_timeout": 0}`, "async_timeout"},
 		{"zero workers", `{"workers": 0}`, "workers"},
 		{"zero body", `{"max_body_bytes": 0}`, "max_body_bytes"},
+		{"zero pixels", `{"max_pixels": 0}`, "max_pixels"},
+		{"pixels over 2^30", `{"max_pixels": 1073741825}`, "max_pixels"},
 		{"zero completed", `{"async_max_completed": 0}`, "async_max_completed"},
 		{"queue over int32", `{"async_max_queue": 4294967296}`, "async_max_queue"},
 		{"bad listen", `{"listen": "nowhere"}`, "listen"},

@@ -22,7 +22,7 @@ func TestPostJobThenWaitAndResult(t *testing.T) {
 	id := r.Body["job_id"].(string)
 	require.NotEmpty(t, id)
 	require.Equal(t, "PENDING", r.Body["state"])
-	require.Equal(t, "/jobs/"+id, r.Header.Get("Location"))
+	require.Equal(t, "jobs/"+id, r.Header.Get("Location")) // relative: TestLocationWrongUnderPrefix
 
 	done := h.waitDone(id)
 	require.Equal(t, "DONE", done.Body["state"])
@@ -114,13 +114,13 @@ func TestWrongMethod405(t *testing.T) {
 	h := newHarness(t, nil, echoConfig)
 	for _, c := range []struct{ method, path, allow string }{
 		{http.MethodGet, "/jobs", "POST"},
-		{http.MethodDelete, "/jobs/x", "GET"},
-		{http.MethodPost, "/jobs/x/wait", "GET"},
-		{http.MethodPut, "/jobs/x/result", "GET"},
+		{http.MethodDelete, "/jobs/x", "GET, HEAD"},
+		{http.MethodPost, "/jobs/x/wait", "GET, HEAD"},
+		{http.MethodPut, "/jobs/x/result", "GET, HEAD"},
 		{http.MethodGet, "/jobs/x/cancel", "POST"},
 		{http.MethodGet, "/infer", "POST"},
-		{http.MethodPost, "/healthz", "GET"},
-		{http.MethodPost, "/metrics", "GET"},
+		{http.MethodPost, "/healthz", "GET, HEAD"},
+		{http.MethodOptions, "/metrics", "GET, HEAD"},
 	} {
 		t.Run(c.method+c.path, func(t *testing.T) {
 			r := h.do(c.method, c.path, "", nil)

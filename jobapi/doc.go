@@ -12,15 +12,19 @@
 //	cfg := jobapi.DefaultConfig()          // or jobapi.ParseConfig(data)
 //	srv, err := jobapi.New(cfg, jobapi.Options{})
 //	if err != nil { ... }
-//	httpSrv := &http.Server{Addr: cfg.Listen, Handler: srv}
+//	httpSrv := &http.Server{Addr: cfg.Listen, Handler: srv,
+//		ReadTimeout: cfg.ReadTimeout, WriteTimeout: cfg.WriteTimeout, IdleTimeout: cfg.IdleTimeout,
+//		DisableGeneralOptionsHandler: true} // let srv answer OPTIONS *
 //	go httpSrv.ListenAndServe()
 //	...
-//	srv.Shutdown(ctx) // refuse new jobs, let running ones finish, end the rest
+//	srv.Shutdown(ctx)       // refuse new jobs, let running ones finish, end the rest
+//	httpSrv.Shutdown(drain) // then stop serving reads
 //
 // # Execution
 //
-// Synchronous (POST /infer): parse, wait for a worker, run the model,
-// serialise. Asynchronous (POST /jobs): parse, Submit to the table, answer
+// Synchronous (POST /infer): take the body's share of a byte budget of
+// Workers x MaxBodyBytes (503 before reading the body when it is spent),
+// parse, wait for a worker, run the model, serialise. Asynchronous (POST /jobs): parse, Submit to the table, answer
 // 202 at once, then a goroutine waits for a worker, takes the request,
 // starts the job, runs the model and records Finish, Fail or Timeout.
 //

@@ -15,3 +15,7 @@ func Routes(s *Server) map[string][]string {
 	}
 	return out
 }
+
+// WaitDecodes waits until every decode of the fingerprint model has ended,
+// including those left running by a Run that returned at its deadline.
+func WaitDecodes() { decoding.Wait() }

@@ -25,7 +25,12 @@ func (s *Server) postJob(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		writeProblem(w, http.StatusServiceUnavailable, detailShuttingDown, nil)
 	default:
-		w.Header().Set("Location", "/jobs/"+id)
+		// A relative reference (RFC 9110 §10.2.2), resolved against the
+		// request's own URL: /jobs gives /jobs/{id}, and /api/jobs, the URL
+		// a client sees when the handler is mounted under a prefix (by
+		// http.StripPrefix or a proxy), gives /api/jobs/{id}. The server
+		// never sees the prefix, so an absolute path could not be right.
+		w.Header().Set("Location", "jobs/"+id)
 		writeJSON(w, http.StatusAccepted, acceptedBody{JobID: id, State: jobtable.Pending.String()})
 	}
 }
@@ -100,13 +105,14 @@ func (s *Server) getResult(w http.ResponseWriter, r *http.Request) {
 }
 
 // cancel is POST /jobs/{id}/cancel: a job not yet terminal ends FAILED
-// "canceled" and its model's context is cancelled.
+// "canceled" and its model's context is cancelled. The reply is the
+// snapshot the ledger's transition returned, not a second lookup, which a
+// concurrent Submit could answer 404 by evicting the job in between.
 func (s *Server) cancel(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	err := s.cancelJob(id)
-	snap, serr := s.table.Snapshot(id)
+	snap, err := s.cancelJob(id)
 	switch {
-	case errors.Is(err, jobtable.ErrNotFound) || serr != nil:
+	case errors.Is(err, jobtable.ErrNotFound):
 		writeProblem(w, http.StatusNotFound, detailNoJob, nil)
 	case errors.Is(err, jobtable.ErrTerminal):
 		writeProblem(w, http.StatusConflict, detailTerminal, &problem{JobID: id, State: snap.State.String()})

@@ -243,12 +243,24 @@ func until(t *testing.T, what string, cond func() bool) {
 	t.Fatalf("never happened: %s", what)
 }
 
+// rfc9110Title is the reason phrase of status in RFC 9110, where it
+// differs from net/http's StatusText.
+func rfc9110Title(status int) string {
+	switch status {
+	case http.StatusRequestEntityTooLarge:
+		return "Content Too Large"
+	case http.StatusUnprocessableEntity:
+		return "Unprocessable Content"
+	}
+	return http.StatusText(status)
+}
+
 // requireProblem checks an RFC 9457 reply.
 func requireProblem(t *testing.T, r reply, status int, detail string) {
 	t.Helper()
 	require.Equal(t, status, r.Status, "%s", r.Raw)
 	require.Equal(t, "application/problem+json", r.Header.Get("Content-Type"))
 	require.Equal(t, float64(status), r.Body["status"])
-	require.Equal(t, http.StatusText(status), r.Body["title"])
+	require.Equal(t, rfc9110Title(status), r.Body["title"])
 	require.Equal(t, detail, r.Body["detail"])
 }

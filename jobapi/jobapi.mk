@@ -14,7 +14,7 @@ jobload-smoke:
 	$(GO) build -o bin/jobserver ./cmd/jobserver
 	$(GO) build -o bin/jobload ./cmd/jobload
 	@rm -f bin/jobserver.addr; \
-	bin/jobserver -listen 127.0.0.1:0 -addr-file bin/jobserver.addr -model echo 2>bin/jobserver.log & pid=$$!; \
+	bin/jobserver -listen 127.0.0.1:0 -addr-file bin/jobserver.addr -model echo -grace 1s 2>bin/jobserver.log & pid=$$!; \
 	trap 'kill $$pid 2>/dev/null' EXIT; \
 	for i in $$(seq 100); do [ -s bin/jobserver.addr ] && break; sleep 0.1; done; \
 	[ -s bin/jobserver.addr ] || { echo "jobserver did not start"; cat bin/jobserver.log; exit 1; }; \

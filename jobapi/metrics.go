@@ -9,7 +9,8 @@ import (
 )
 
 // metrics are the server's Prometheus series, on a registry of its own so
-// that two servers in one process never collide.
+// that two servers in one process never collide (each exports the process
+// and Go runtime collectors too).
 type metrics struct {
 	registry  *prometheus.Registry
 	submitted prometheus.Counter
@@ -75,6 +76,10 @@ func newMetrics(stats func() jobtable.Stats) *metrics {
 			Name: "jobledger_jobs_held",
 			Help: "Jobs the ledger holds, terminal or not.",
 		}, func() float64 { return float64(stats().Jobs) }),
+		// The process's memory, CPU and open files, and the Go runtime's
+		// goroutines, heap and GC: what an operator checks first when a
+		// server misbehaves.
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		collectors.NewGoCollector(),
 	)
 	return m

@@ -3,6 +3,7 @@ package jobapi
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -34,10 +35,27 @@ type Model interface {
 
 // RequestValidator is implemented by a Model that can refuse a request
 // before it is admitted; POST /jobs and POST /infer answer 400 with the
-// error's message as the problem's detail. Keep the messages fixed strings:
-// clients match on them.
+// error's message as the problem's detail, or 422 when the error is (or
+// wraps) an *UnprocessableError. Keep the messages fixed strings: clients
+// match on them.
 type RequestValidator interface {
 	ValidateRequest(req Request) error
+}
+
+// UnprocessableError is a RequestValidator's refusal of a request that is
+// well formed but that the model will not process, such as an image over
+// the fingerprint model's max_pixels: POST /jobs and POST /infer answer it
+// 422 rather than 400, with Detail as the problem's detail.
+type UnprocessableError struct {
+	Detail string
+}
+
+func (e *UnprocessableError) Error() string { return e.Detail }
+
+// unprocessable reports whether err asks for a 422 (see UnprocessableError).
+func unprocessable(err error) bool {
+	var u *UnprocessableError
+	return errors.As(err, &u)
 }
 
 // ModelFunc adapts a function to the Model interface.
@@ -46,19 +64,29 @@ type ModelFunc func(ctx context.Context, req Request) (any, error)
 // Run calls f.
 func (f ModelFunc) Run(ctx context.Context, req Request) (any, error) { return f(ctx, req) }
 
-// builtinModels maps the names Config.Model accepts to their constructors.
-var builtinModels = map[string]func() Model{
-	"fingerprint": func() Model { return Fingerprint{} },
-	"echo":        func() Model { return Echo{} },
+// builtinModels maps the names Config.Model accepts to their constructors,
+// which take what they need from the configuration.
+var builtinModels = map[string]func(Config) Model{
+	"fingerprint": func(c Config) Model { return Fingerprint{MaxPixels: c.MaxPixels} },
+	"echo":        func(Config) Model { return Echo{} },
 }
 
-// NewModel returns the built-in model called name, or ErrUnknownModel.
+// NewModel returns the built-in model called name, configured as
+// DefaultConfig configures it, or ErrUnknownModel.
 func NewModel(name string) (Model, error) {
-	m, ok := builtinModels[name]
+	cfg := DefaultConfig()
+	cfg.Model = name
+	return newModel(cfg)
+}
+
+// newModel returns the built-in model cfg.Model, configured by cfg, or
+// ErrUnknownModel.
+func newModel(cfg Config) (Model, error) {
+	m, ok := builtinModels[cfg.Model]
 	if !ok {
-		return nil, fmt.Errorf("%w: %q (want one of %s)", ErrUnknownModel, name, modelNames())
+		return nil, fmt.Errorf("%w: %q (want one of %s)", ErrUnknownModel, cfg.Model, modelNames())
 	}
-	return m(), nil
+	return m(cfg), nil
 }
 
 // modelNames lists the built-in models, sorted, for messages.

@@ -6,10 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"image"
-	"image/color"
 	_ "image/gif"  // register GIF for image.Decode
 	_ "image/jpeg" // register JPEG for image.Decode
 	_ "image/png"  // register PNG for image.Decode
+	"io"
+	"sync"
 )
 
 // Fingerprint is the default model. It decodes the request's image (PNG,
@@ -17,7 +18,19 @@ import (
 // difference hash: the image is reduced to 9x8 cells of mean luminance, and
 // bit 8*y+x (most significant first) is set when cell (x, y) is brighter
 // than cell (x+1, y). Similar images have hashes a few bits apart.
-type Fingerprint struct{}
+//
+// Run honours its context throughout, so that it returns, and its worker is
+// free, within milliseconds of the deadline whatever the image
+// (docs/performance.md has the figures): the pixel loops look at the
+// context every checkEvery pixels, and decoding runs in a goroutine of its
+// own that Run leaves at the deadline (see decode).
+type Fingerprint struct {
+	// MaxPixels bounds width times height, checked from the image's header
+	// before decoding, so that a small file declaring a huge image cannot
+	// take the server's memory and time. Zero means DefaultMaxPixels. The
+	// server sets it from Config.MaxPixels.
+	MaxPixels int
+}
 
 // FingerprintResult is what Fingerprint returns.
 type FingerprintResult struct {
@@ -37,38 +50,67 @@ type MeanColor struct {
 	A uint8 `json:"a"`
 }
 
-// maxPixels bounds the images Fingerprint decodes, so that a small file
-// declaring a huge size cannot take the server's memory.
-const maxPixels = 1 << 26
+var (
+	// errNoImage is the detail of a request that has no image.
+	errNoImage = errors.New("image is required")
+	// errTooManyPixels refuses, with 422, an image whose header declares
+	// more than max_pixels.
+	errTooManyPixels = &UnprocessableError{Detail: detailTooManyPixels}
+	// errEmptyImage fails an image with no pixels. Its header can declare
+	// a size while its frame is empty (a GIF's frame is not its logical
+	// screen), so it is checked on the decoded bounds as well.
+	errEmptyImage = errors.New("decode image: empty image")
+)
 
-// errNoImage is the detail of a request that has no image.
-var errNoImage = errors.New("image is required")
+// maxPixels is f's bound, DefaultMaxPixels when unset.
+func (f Fingerprint) maxPixels() int64 {
+	if f.MaxPixels <= 0 {
+		return DefaultMaxPixels
+	}
+	return int64(f.MaxPixels)
+}
 
-// ValidateRequest refuses a request without an image.
-func (Fingerprint) ValidateRequest(req Request) error {
+// ValidateRequest refuses a request without an image (400), and one whose
+// image header declares more than MaxPixels pixels (422): the job is never
+// admitted. An image whose header does not decode is left to Run, which
+// fails the job.
+func (f Fingerprint) ValidateRequest(req Request) error {
 	if len(req.Image) == 0 {
 		return errNoImage
+	}
+	if cfg, _, err := image.DecodeConfig(bytes.NewReader(req.Image)); err == nil && f.tooLarge(cfg) {
+		return errTooManyPixels
 	}
 	return nil
 }
 
+// tooLarge reports whether an image of header cfg is over f's bound.
+func (f Fingerprint) tooLarge(cfg image.Config) bool {
+	return int64(cfg.Width)*int64(cfg.Height) > f.maxPixels()
+}
+
 // Run decodes and fingerprints the image.
-func (Fingerprint) Run(ctx context.Context, req Request) (any, error) {
+func (f Fingerprint) Run(ctx context.Context, req Request) (any, error) {
 	if len(req.Image) == 0 {
 		return nil, errNoImage
 	}
 	cfg, format, err := image.DecodeConfig(bytes.NewReader(req.Image))
-	if err != nil {
+	switch {
+	case err != nil:
 		return nil, fmt.Errorf("decode image: %w", err)
+	case cfg.Width <= 0 || cfg.Height <= 0:
+		return nil, errEmptyImage
+	case f.tooLarge(cfg):
+		return nil, fmt.Errorf("decode image: %w", errTooManyPixels)
 	}
-	if cfg.Width <= 0 || cfg.Height <= 0 || int64(cfg.Width)*int64(cfg.Height) > maxPixels {
-		return nil, fmt.Errorf("decode image: %dx%d is empty or over %d pixels", cfg.Width, cfg.Height, maxPixels)
-	}
-	img, _, err := image.Decode(bytes.NewReader(req.Image))
+	img, err := decode(ctx, req.Image)
 	if err != nil {
-		return nil, fmt.Errorf("decode image: %w", err)
+		return nil, err
 	}
-	mean, err := meanColor(ctx, img)
+	if img.Bounds().Empty() {
+		return nil, errEmptyImage
+	}
+	mean, hash, err := pixelStats(ctx, img)
 	if err != nil {
 		return nil, err
 	}
@@ -78,71 +120,72 @@ func (Fingerprint) Run(ctx context.Context, req Request) (any, error) {
 		Height:    b.Dy(),
 		Format:    format,
 		MeanColor: mean,
-		DHash:     fmt.Sprintf("%016x", dHash(img)),
+		DHash:     fmt.Sprintf("%016x", hash),
 	}, nil
 }
 
-// meanColor averages every pixel of img, checking ctx once a row.
-func meanColor(ctx context.Context, img image.Image) (MeanColor, error) {
-	b := img.Bounds()
-	var r, g, bl, a uint64
-	for y := b.Min.Y; y < b.Max.Y; y++ {
-		if err := ctx.Err(); err != nil {
-			return MeanColor{}, context.Cause(ctx)
-		}
-		for x := b.Min.X; x < b.Max.X; x++ {
-			c := color.NRGBAModel.Convert(img.At(x, y)).(color.NRGBA)
-			r, g, bl, a = r+uint64(c.R), g+uint64(c.G), bl+uint64(c.B), a+uint64(c.A)
-		}
-	}
-	n := uint64(b.Dx()) * uint64(b.Dy())
-	return MeanColor{R: uint8(r / n), G: uint8(g / n), B: uint8(bl / n), A: uint8(a / n)}, nil
-}
+// decoding counts the decode goroutines still running, including those
+// whose Run has returned; tests wait on it (export_test.go).
+var decoding sync.WaitGroup
 
-// dHash is the 64-bit difference hash of img (see Fingerprint).
-func dHash(img image.Image) uint64 {
-	const cols, rows = 9, 8
-	var cell [rows][cols]float64
-	b := img.Bounds()
-	w, h := b.Dx(), b.Dy()
-	for cy := range rows {
-		y0, y1 := span(cy, rows, h)
-		for cx := range cols {
-			x0, x1 := span(cx, cols, w)
-			var sum float64
-			for y := y0; y < y1; y++ {
-				for x := x0; x < x1; x++ {
-					sum += luminance(img.At(b.Min.X+x, b.Min.Y+y))
-				}
+// decode decodes data, or returns ctx's cause as soon as ctx ends.
+//
+// The standard decoders take no context. They read as they decode, and
+// read through a ctxReader, so they stop at their first read after the
+// deadline; but some steps read nothing for a long while: image/png
+// unfilters a whole row, 128 MB for a 16-bit row of 2^24 pixels, and
+// image/jpeg rebuilds a progressive image only after its last byte, each
+// a few hundred ms at max_pixels. Waiting for them would hold the worker
+// that long past the deadline, so the decoder runs in its own goroutine and
+// is left to finish that step on its own: it then fails its next read and
+// ends, its memory with it. A panic in the decoder is raised again in Run,
+// where the server turns it into a failed job, unless Run has returned.
+func decode(ctx context.Context, data []byte) (image.Image, error) {
+	type result struct {
+		img   image.Image
+		err   error
+		panic any
+	}
+	done := make(chan result, 1)
+	decoding.Add(1)
+	go func() {
+		defer decoding.Done()
+		defer func() {
+			if v := recover(); v != nil {
+				done <- result{panic: v}
 			}
-			cell[cy][cx] = sum / float64((y1-y0)*(x1-x0))
+		}()
+		img, _, err := image.Decode(ctxReader{ctx, bytes.NewReader(data)})
+		done <- result{img: img, err: err}
+	}()
+	select {
+	case r := <-done:
+		switch {
+		case r.panic != nil:
+			panic(r.panic)
+		case ctx.Err() != nil:
+			return nil, context.Cause(ctx) // the decoder's error may be ours
+		case r.err != nil:
+			return nil, fmt.Errorf("decode image: %w", r.err)
 		}
+		return r.img, nil
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
 	}
-	var hash uint64
-	for y := range rows {
-		for x := range cols - 1 {
-			hash <<= 1
-			if cell[y][x] > cell[y][x+1] {
-				hash |= 1
-			}
-		}
-	}
-	return hash
 }
 
-// span returns the pixel range [lo, hi) of cell i of n over size pixels; it
-// is never empty, so an image narrower than n cells repeats pixels.
-func span(i, n, size int) (lo, hi int) {
-	lo = i * size / n
-	hi = (i + 1) * size / n
-	if hi <= lo {
-		hi = lo + 1
-	}
-	return lo, hi
+// ctxReader fails every Read once ctx has ended. The standard decoders
+// take no context, but they read as they decode (image.Decode buffers 4
+// KiB at a time, and image/png inflates as it reads), so a decode aborts at
+// its next read after the deadline.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
 }
 
-// luminance is the Rec. 601 luma of c, 0-255.
-func luminance(c color.Color) float64 {
-	n := color.NRGBAModel.Convert(c).(color.NRGBA)
-	return 0.299*float64(n.R) + 0.587*float64(n.G) + 0.114*float64(n.B)
+func (c ctxReader) Read(p []byte) (int, error) {
+	if c.ctx.Err() != nil {
+		return 0, context.Cause(c.ctx)
+	}
+	return c.r.Read(p)
 }

@@ -44,12 +44,36 @@ const (
 	detailModelFailed   = "model failed"
 	detailModelPanicked = "model panicked"
 	detailResultNotJSON = "result is not JSON"
+	detailTooManyPixels = "image exceeds max_pixels"
+	detailInferBusy     = "too many /infer requests in flight"
 )
 
+// titles are the reason phrases of RFC 9110 where net/http's StatusText
+// still gives an older one (RFC 7231's "Request Entity Too Large", WebDAV's
+// "Unprocessable Entity").
+var titles = map[int]string{
+	http.StatusRequestEntityTooLarge: "Content Too Large",
+	http.StatusUnprocessableEntity:   "Unprocessable Content",
+}
+
+// title is the problem title of status: its RFC 9110 reason phrase.
+func title(status int) string {
+	if t, ok := titles[status]; ok {
+		return t
+	}
+	return http.StatusText(status)
+}
+
+// retryAfter503 is the Retry-After of every 503 that does not set its own:
+// each cause (shutting down, no free worker, async disabled) is answered at
+// once, so a client told nothing would retry at once, too.
+const retryAfter503 = "1"
+
 // writeProblem writes an application/problem+json reply. extra, when not
-// nil, sets the job_id, state and error members.
+// nil, sets the job_id, state and error members. A 503 always carries
+// Retry-After (RFC 9110 §15.6.4), set here so that no cause can miss it.
 func writeProblem(w http.ResponseWriter, status int, detail string, extra *problem) {
-	p := problem{Type: "about:blank", Title: http.StatusText(status), Status: status, Detail: detail}
+	p := problem{Type: "about:blank", Title: title(status), Status: status, Detail: detail}
 	if extra != nil {
 		p.JobID, p.State, p.Error = extra.JobID, extra.State, extra.Error
 	}
@@ -57,6 +81,9 @@ func writeProblem(w http.ResponseWriter, status int, detail string, extra *probl
 	h := w.Header()
 	h.Set("Content-Type", "application/problem+json")
 	h.Del("Content-Length")
+	if status == http.StatusServiceUnavailable && h.Get("Retry-After") == "" {
+		h.Set("Retry-After", retryAfter503)
+	}
 	w.WriteHeader(status)
 	w.Write(append(data, '\n')) //nolint:errcheck // the client went away
 }

@@ -29,7 +29,8 @@ func badRequest(detail string) *requestError {
 
 // parseRequest reads the JSON body of POST /jobs or POST /infer into a
 // Request, checking in this order: the media type (415), the size (413), the
-// JSON itself and its fields (400), then the model's own validation (400).
+// JSON itself and its fields (400), then the model's own validation (400, or
+// 422 for an *UnprocessableError).
 func parseRequest(w http.ResponseWriter, r *http.Request, maxBody int64, m Model) (Request, *requestError) {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || !(mt == "application/json" || strings.HasSuffix(mt, "+json")) {
@@ -71,6 +72,9 @@ func parseRequest(w http.ResponseWriter, r *http.Request, maxBody int64, m Model
 	}
 	if v, ok := m.(RequestValidator); ok {
 		if err := v.ValidateRequest(req); err != nil {
+			if unprocessable(err) {
+				return Request{}, &requestError{status: http.StatusUnprocessableEntity, detail: err.Error()}
+			}
 			return Request{}, badRequest(err.Error())
 		}
 	}

@@ -4,32 +4,69 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // route is one path of the API: its handlers by method, and whether it
-// belongs to the asynchronous API (503 when Config.AsyncEnabled is false).
+// belongs to the asynchronous API (503 when Config.AsyncEnabled is false;
+// Cache-Control: no-store on every reply, since each tells a job's state).
 type route struct {
 	pattern string // ServeMux pattern, and the "route" label of the metrics
 	methods map[string]http.HandlerFunc
 	async   bool
+	// hold is the longest the handler may hold a request before it
+	// replies: max_wait for a wait, the deadline for /infer. The write
+	// deadline is moved that much later (holdWriteDeadline).
+	hold time.Duration
 }
 
-// routeTable lists the API. docs/openapi.yaml is checked against it.
+// routeTable lists the API. docs/openapi.yaml is checked against it. Every
+// GET route answers HEAD with the GET handler (RFC 9110 §9.3.2): net/http
+// sends the headers and drops the body.
 func (s *Server) routeTable() []route {
-	return []route{
+	rts := []route{
 		{pattern: "/jobs", async: true, methods: map[string]http.HandlerFunc{http.MethodPost: s.postJob}},
 		{pattern: "/jobs/{id}", async: true, methods: map[string]http.HandlerFunc{http.MethodGet: s.getJob}},
-		{pattern: "/jobs/{id}/wait", async: true, methods: map[string]http.HandlerFunc{http.MethodGet: s.waitJob}},
+		{pattern: "/jobs/{id}/wait", async: true, hold: s.cfg.MaxWait,
+			methods: map[string]http.HandlerFunc{http.MethodGet: s.waitJob}},
 		{pattern: "/jobs/{id}/result", async: true, methods: map[string]http.HandlerFunc{http.MethodGet: s.getResult}},
 		{pattern: "/jobs/{id}/cancel", async: true, methods: map[string]http.HandlerFunc{http.MethodPost: s.cancel}},
-		{pattern: "/infer", methods: map[string]http.HandlerFunc{http.MethodPost: s.infer}},
+		{pattern: "/infer", hold: s.cfg.AsyncTimeout, methods: map[string]http.HandlerFunc{http.MethodPost: s.infer}},
 		{pattern: "/healthz", methods: map[string]http.HandlerFunc{http.MethodGet: s.healthz}},
 		{pattern: "/metrics", methods: map[string]http.HandlerFunc{
 			http.MethodGet: promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{}).ServeHTTP,
 		}},
 	}
+	for _, rt := range rts {
+		if get, ok := rt.methods[http.MethodGet]; ok {
+			rt.methods[http.MethodHead] = get
+		}
+	}
+	return rts
+}
+
+// serverAllow is the Allow of OPTIONS *: every method some route accepts,
+// and OPTIONS itself.
+func (s *Server) serverAllow() string {
+	set := map[string]bool{http.MethodOptions: true}
+	for _, rt := range s.routeTable() {
+		for m := range rt.methods {
+			set[m] = true
+		}
+	}
+	return joinMethods(set)
+}
+
+// joinMethods is the Allow value of a set of methods, sorted.
+func joinMethods[V any](set map[string]V) string {
+	out := make([]string, 0, len(set))
+	for m := range set {
+		out = append(out, m)
+	}
+	sort.Strings(out)
+	return strings.Join(out, ", ")
 }
 
 // routes builds the mux. Methods are dispatched here rather than by the
@@ -48,12 +85,7 @@ func (s *Server) routes() *http.ServeMux {
 
 // dispatch calls the handler of r's method, or answers 405 with Allow.
 func (s *Server) dispatch(rt route) http.Handler {
-	allowed := make([]string, 0, len(rt.methods))
-	for m := range rt.methods {
-		allowed = append(allowed, m)
-	}
-	sort.Strings(allowed)
-	allow := strings.Join(allowed, ", ")
+	allow := joinMethods(rt.methods)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h, ok := rt.methods[r.Method]
 		if !ok {
@@ -61,12 +93,37 @@ func (s *Server) dispatch(rt route) http.Handler {
 			writeProblem(w, http.StatusMethodNotAllowed, detailMethod, nil)
 			return
 		}
-		if rt.async && !s.cfg.AsyncEnabled {
-			writeProblem(w, http.StatusServiceUnavailable, detailAsyncDisabled, nil)
-			return
+		if rt.async {
+			// A job's state changes under the client: a cached snapshot,
+			// 202 or result would be stale or, once evicted, wrong.
+			w.Header().Set("Cache-Control", "no-store")
+			if !s.cfg.AsyncEnabled {
+				writeProblem(w, http.StatusServiceUnavailable, detailAsyncDisabled, nil)
+				return
+			}
+		}
+		if rt.hold > 0 {
+			holdWriteDeadline(w, r, rt.hold)
 		}
 		h(w, r)
 	})
+}
+
+// holdWriteDeadline moves the write deadline of a request that the handler
+// may hold for up to hold (a wait, /infer) to hold past the serving
+// http.Server's WriteTimeout. net/http counts WriteTimeout from the end of
+// the request header, so without this a WriteTimeout under max_wait would
+// cut off every long wait's reply (cmd/jobserver's
+// TestNoReadOrIdleTimeout/long_wait_outlives_write_timeout). Deadlines of a
+// connection are wall-clock time by nature, hence time.Now rather than the
+// server's Clock. Outside an http.Server, or with no WriteTimeout, nothing
+// changes.
+func holdWriteDeadline(w http.ResponseWriter, r *http.Request, hold time.Duration) {
+	hs, _ := r.Context().Value(http.ServerContextKey).(*http.Server)
+	if hs == nil || hs.WriteTimeout <= 0 {
+		return
+	}
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(hs.WriteTimeout + hold))
 }
 
 // counted counts each reply of h in the requests metric under route.

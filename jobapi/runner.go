@@ -13,13 +13,25 @@ import (
 // admit submits req to the ledger and starts its runner. It returns the
 // job's id, jobtable.ErrQueueFull, or ErrShuttingDown. The job's deadline
 // starts now, at admission.
+//
+// The unit of work enter counted in wg passes to the runner; until the
+// runner starts, admit releases it itself, on a refusal and on a panic
+// alike. Submit panics on programmer misuse (an Options.NewID that repeats
+// an id, a Clock whose Now panics); that panic still reaches the caller,
+// and net/http's per-request recovery, but no longer leaves wg counting a
+// runner that never started, which made Shutdown wait forever.
 func (s *Server) admit(req Request) (string, error) {
 	if !s.enter() {
 		return "", ErrShuttingDown
 	}
+	running := false
+	defer func() {
+		if !running {
+			s.wg.Done()
+		}
+	}()
 	id, err := s.table.Submit(req.TaskID, req)
 	if err != nil {
-		s.wg.Done()
 		s.metrics.rejected.Inc()
 		return "", err
 	}
@@ -29,6 +41,7 @@ func (s *Server) admit(req Request) (string, error) {
 	s.flights[id] = cancel
 	s.mu.Unlock()
 	go s.run(ctx, id, release)
+	running = true
 	return id, nil
 }
 
@@ -48,17 +61,19 @@ func (s *Server) run(ctx context.Context, id string, release func()) {
 		s.endByCause(id, context.Cause(ctx))
 		return
 	}
+	// Both fail when the job already ended (cancel): TakeRequest with
+	// jobtable.ErrTerminal, the request dropped with the job's end.
 	req, err := s.table.TakeRequest(id)
+	var snap jobtable.Snapshot
 	if err == nil {
-		err = s.table.Start(id) // fails when the job already ended (cancel)
+		snap, err = s.table.Start(id)
 	}
 	if err != nil {
 		s.workers.Release(1)
 		return
 	}
-	if snap, err := s.table.Snapshot(id); err == nil {
-		s.metrics.queueWait.Observe(snap.StartedAt.Sub(snap.CreatedAt).Seconds())
-	}
+	// Start's own snapshot: a lookup now could find the job evicted.
+	s.metrics.queueWait.Observe(snap.StartedAt.Sub(snap.CreatedAt).Seconds())
 	o, ok := s.execute(ctx, req)
 	switch {
 	case !ok || (o.err != nil && ctx.Err() != nil):
@@ -71,11 +86,13 @@ func (s *Server) run(ctx context.Context, id string, release func()) {
 }
 
 // cancelJob ends a job that is not terminal FAILED "canceled" and cancels
-// its model's context. It returns jobtable.ErrTerminal or ErrNotFound when
-// there is nothing to cancel.
-func (s *Server) cancelJob(id string) error {
-	if err := s.end(id, jobtable.Failed, nil, wireError(ErrCanceled, "")); err != nil {
-		return err
+// its model's context, and returns the snapshot the transition produced. It
+// returns jobtable.ErrTerminal with the job's (terminal) snapshot, or
+// jobtable.ErrNotFound, when there is nothing to cancel.
+func (s *Server) cancelJob(id string) (jobtable.Snapshot, error) {
+	snap, err := s.end(id, jobtable.Failed, nil, wireError(ErrCanceled, ""))
+	if err != nil {
+		return snap, err
 	}
 	s.mu.Lock()
 	cancel := s.flights[id]
@@ -83,7 +100,7 @@ func (s *Server) cancelJob(id string) error {
 	if cancel != nil {
 		cancel(ErrCanceled)
 	}
-	return nil
+	return snap, nil
 }
 
 // endByCause ends a job whose context ended: TIMEOUT for its deadline,
@@ -99,37 +116,41 @@ func (s *Server) endByCause(id string, cause error) {
 	}
 }
 
-// end records the terminal transition to state; when it happened (the job
-// was not already terminal) it counts it and logs one line.
-func (s *Server) end(id string, state jobtable.State, res json.RawMessage, cause error) error {
-	var err error
+// end records the terminal transition to state and returns the snapshot
+// the ledger produced with it (with jobtable.ErrTerminal, the job's current
+// one); when it happened (the job was not already terminal) it counts it
+// and logs one line. Everything it reports comes from that snapshot, not
+// from a later lookup, which a Submit evicting the job could answer 404.
+func (s *Server) end(id string, state jobtable.State, res json.RawMessage, cause error) (jobtable.Snapshot, error) {
+	var (
+		snap jobtable.Snapshot
+		err  error
+	)
 	switch state {
 	case jobtable.Done:
-		err = s.table.Finish(id, res)
+		snap, err = s.table.Finish(id, res)
 	case jobtable.TimedOut:
-		err = s.table.Timeout(id, cause)
+		snap, err = s.table.Timeout(id, cause)
 	default:
-		err = s.table.Fail(id, cause)
+		snap, err = s.table.Fail(id, cause)
 	}
 	if err != nil {
-		return err
+		return snap, err
 	}
 	s.metrics.completed.WithLabelValues(state.String()).Inc()
-	attrs := []slog.Attr{slog.String("job_id", id), slog.String("state", state.String())}
-	if snap, err := s.table.Snapshot(id); err == nil {
-		attrs = append(attrs, slog.String("task_id", snap.TaskID))
-		if !snap.StartedAt.IsZero() {
-			run := snap.CompletedAt.Sub(snap.StartedAt)
-			s.metrics.runTime.Observe(run.Seconds())
-			attrs = append(attrs, slog.Float64("queue_wait_ms", millis(snap.StartedAt.Sub(snap.CreatedAt))),
-				slog.Float64("run_ms", millis(run)))
-		}
+	attrs := []slog.Attr{slog.String("job_id", id), slog.String("state", state.String()),
+		slog.String("task_id", snap.TaskID)}
+	if !snap.StartedAt.IsZero() {
+		run := snap.CompletedAt.Sub(snap.StartedAt)
+		s.metrics.runTime.Observe(run.Seconds())
+		attrs = append(attrs, slog.Float64("queue_wait_ms", millis(snap.StartedAt.Sub(snap.CreatedAt))),
+			slog.Float64("run_ms", millis(run)))
 	}
 	if cause != nil {
 		attrs = append(attrs, slog.String("error", cause.Error()))
 	}
 	s.log.LogAttrs(context.Background(), slog.LevelInfo, "job ended", attrs...)
-	return nil
+	return snap, nil
 }
 
 // millis is d in milliseconds, for log lines.

@@ -39,10 +39,11 @@ type Options struct {
 //
 // Synchronisation:
 //
-//   - cfg, model, log, clock, table, workers, metrics, mux, base and
-//     baseCancel are set by New and never change.
+//   - cfg, model, log, clock, table, workers, inferBytes, metrics, mux,
+//     base and baseCancel are set by New and never change.
 //   - table is safe for concurrent use (see package jobtable); workers is
-//     the one worker pool, shared by both paths.
+//     the one worker pool, shared by both paths; inferBytes is the byte
+//     budget of /infer bodies (handler_infer.go).
 //   - mu guards closed and flights. It is never held while calling the
 //     table or a model.
 //   - wg counts every goroutine and handler that runs a job: Add happens
@@ -61,6 +62,9 @@ type Server struct {
 	workers *semaphore.Weighted
 	metrics *metrics
 	mux     *http.ServeMux
+
+	// inferBytes bounds the bodies of /infer requests in flight.
+	inferBytes *semaphore.Weighted
 
 	// base ends, with cause ErrShuttingDown, when the shutdown grace
 	// period is over; every job's context derives from it.
@@ -84,7 +88,7 @@ func New(cfg Config, opts Options) (*Server, error) {
 	s := &Server{cfg: cfg, model: opts.Model, log: opts.Logger, clock: opts.Clock,
 		flights: make(map[string]context.CancelCauseFunc)}
 	if s.model == nil {
-		m, err := NewModel(cfg.Model)
+		m, err := newModel(cfg)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrInvalidConfig, err)
 		}
@@ -108,6 +112,7 @@ func New(cfg Config, opts Options) (*Server, error) {
 	}
 	s.table = table
 	s.workers = semaphore.NewWeighted(int64(cfg.Workers))
+	s.inferBytes = semaphore.NewWeighted(inferBudget(cfg))
 	s.metrics = newMetrics(table.Stats)
 	s.base, s.baseCancel = context.WithCancelCause(context.Background())
 	s.mux = s.routes()
@@ -115,11 +120,24 @@ func New(cfg Config, opts Options) (*Server, error) {
 }
 
 // ServeHTTP serves the job API.
+//
+// OPTIONS * (RFC 9110 §9.3.7, a question about the server as a whole) is
+// answered 200 with an Allow of every method the API accepts. An
+// http.Server answers OPTIONS * itself, without Allow, before any handler
+// runs, unless its DisableGeneralOptionsHandler is set, as cmd/jobserver
+// does.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.RequestURI == "*" && r.Method == http.MethodOptions {
+		h := w.Header()
+		h.Set("Allow", s.serverAllow())
+		h.Set("Content-Length", "0") // §9.3.7: no content, so Content-Length 0
+		w.WriteHeader(http.StatusOK)
+		return
+	}
 	// http.ServeMux answers a few requests itself, outside the documented
 	// contract: a redirect for a path that is not clean, a bare 400 for the
-	// target "*", a plain-text 404 for CONNECT. No route of the API matches
-	// any of them, so they get the API's own 404.
+	// target "*" with any other method, a plain-text 404 for CONNECT. No
+	// route of the API matches any of them, so they get the API's own 404.
 	if r.RequestURI == "*" || r.Method == http.MethodConnect || r.URL.Path != cleanPath(r.URL.Path) {
 		writeProblem(w, http.StatusNotFound, detailNoRoute, nil)
 		return
@@ -166,7 +184,10 @@ func (s *Server) enter() bool {
 // period ran out, nil when every job finished within it. A model that
 // ignores its context delays Shutdown until it returns.
 //
-// Shutdown does not close listeners: stop the http.Server as well.
+// Reads (snapshots, waits, results, cancel, /metrics) go on being served
+// throughout, so that a job finishing in the grace period can still be
+// read. Shutdown does not close listeners: stop the http.Server after it
+// returns, as cmd/jobserver does.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	s.closed = true

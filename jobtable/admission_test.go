@@ -6,9 +6,11 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobledger/jobledger/internal/fakeclock"
 	"github.com/jobledger/jobledger/jobtable"
 )
 
@@ -46,11 +48,11 @@ func TestAdmissionBoundSerial(t *testing.T) {
 	require.ErrorIs(t, err, jobtable.ErrQueueFull)
 
 	// Starting does not free a slot; only a terminal transition does.
-	require.NoError(t, tab.Start(a))
+	require.NoError(t, errOf(tab.Start(a)))
 	_, err = tab.Submit("c", req{})
 	require.ErrorIs(t, err, jobtable.ErrQueueFull)
 
-	require.NoError(t, tab.Finish(a, "done"))
+	require.NoError(t, errOf(tab.Finish(a, "done")))
 	mustSubmit(t, tab, "c")
 	require.Equal(t, 2, tab.Depth())
 }
@@ -88,7 +90,7 @@ func TestAdmissionBoundConcurrent(t *testing.T) {
 		require.EqualValues(t, limit, accepted.Load(), "round %d", round)
 		require.Equal(t, limit, tab.Depth())
 		for id := range ids {
-			require.NoError(t, tab.Fail(id, errBoom))
+			require.NoError(t, errOf(tab.Fail(id, errBoom)))
 		}
 		require.Equal(t, 0, tab.Depth())
 	}
@@ -114,4 +116,34 @@ func TestDuplicateIDFromInjectedSourcePanics(t *testing.T) {
 		_, _ = tab.Submit("b", req{})
 	})
 	require.Equal(t, 1, tab.Depth(), "the refused admission is undone")
+}
+
+// TestSubmitPanicInInjectedClockUndoesAdmission pins the slot a Submit kept
+// when an injected clock (or id source) panicked after admission: depth
+// counted a job the table never held, and the queue shrank for good.
+func TestSubmitPanicInInjectedClockUndoesAdmission(t *testing.T) {
+	clock := fakeclock.New()
+	var broken atomic.Bool
+	tab, err := jobtable.New[req, string](jobtable.Config{
+		MaxQueue: 1,
+		Now: func() time.Time {
+			if broken.Load() {
+				panic("clock broken")
+			}
+			return clock.Now()
+		},
+		NewID: fakeclock.Seq("j"),
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { checkInvariants(t, tab) })
+
+	broken.Store(true)
+	require.PanicsWithValue(t, "clock broken", func() { _, _ = tab.Submit("a", req{}) })
+	require.Equal(t, 0, tab.Depth(), "the admission is undone")
+	require.Equal(t, 0, tab.Len())
+	checkInvariants(t, tab)
+
+	broken.Store(false)
+	_, err = tab.Submit("b", req{})
+	require.NoError(t, err, "the slot is free again")
 }

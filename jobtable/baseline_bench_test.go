@@ -13,8 +13,8 @@ import (
 type ledger interface {
 	Submit(taskID string, r req) (string, error)
 	TakeRequest(id string) (req, error)
-	Start(id string) error
-	Finish(id string, res string) error
+	Start(id string) (jobtable.Snapshot, error)
+	Finish(id string, res string) (jobtable.Snapshot, error)
 	Result(id string) (string, jobtable.Snapshot, error)
 }
 
@@ -85,36 +85,37 @@ func (g *globalLedger) TakeRequest(id string) (req, error) {
 	return r, nil
 }
 
-func (g *globalLedger) Start(id string) error {
+func (g *globalLedger) Start(id string) (jobtable.Snapshot, error) {
 	now := g.now()
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	j := g.jobs[id]
 	if j == nil {
-		return jobtable.ErrNotFound
+		return jobtable.Snapshot{}, jobtable.ErrNotFound
 	}
 	if j.state != jobtable.Pending {
-		return jobtable.ErrNotPending
+		return j.snapshot(), jobtable.ErrNotPending
 	}
 	j.state, j.startedAt = jobtable.Running, now
-	return nil
+	return j.snapshot(), nil
 }
 
-func (g *globalLedger) Finish(id string, res string) error {
+func (g *globalLedger) Finish(id string, res string) (jobtable.Snapshot, error) {
 	now := g.now()
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	j := g.jobs[id]
 	if j == nil {
-		return jobtable.ErrNotFound
+		return jobtable.Snapshot{}, jobtable.ErrNotFound
 	}
 	if j.state.Terminal() {
-		return jobtable.ErrTerminal
+		return j.snapshot(), jobtable.ErrTerminal
 	}
 	j.state, j.res, j.completedAt = jobtable.Done, res, now
+	j.req = req{}
 	g.depth--
 	g.completed = append(g.completed, j)
-	return nil
+	return j.snapshot(), nil
 }
 
 func (g *globalLedger) Result(id string) (string, jobtable.Snapshot, error) {
@@ -124,14 +125,19 @@ func (g *globalLedger) Result(id string) (string, jobtable.Snapshot, error) {
 	if j == nil {
 		return "", jobtable.Snapshot{}, jobtable.ErrNotFound
 	}
-	snap := jobtable.Snapshot{
-		ID: j.id, TaskID: j.taskID, State: j.state, Err: j.err,
-		CreatedAt: j.createdAt, StartedAt: j.startedAt, CompletedAt: j.completedAt,
-	}
+	snap := j.snapshot()
 	if j.state != jobtable.Done {
 		return "", snap, jobtable.ErrNotDone
 	}
 	return j.res, snap, nil
+}
+
+// snapshot is j's view. g.mu must be held.
+func (j *globalJob) snapshot() jobtable.Snapshot {
+	return jobtable.Snapshot{
+		ID: j.id, TaskID: j.taskID, State: j.state, Err: j.err,
+		CreatedAt: j.createdAt, StartedAt: j.startedAt, CompletedAt: j.completedAt,
+	}
 }
 
 var errLifecycle = errors.New("lifecycle step failed")

@@ -32,7 +32,10 @@ type Config struct {
 	MaxCompleted int
 
 	// Now is the clock for timestamps and TTL. Nil means time.Now. Tests
-	// inject a fake clock; the table never sleeps.
+	// inject a fake clock; the table never sleeps. It must never go
+	// backwards (time.Now's monotonic reading does not): the table orders a
+	// job's timestamps by ordering its reads, so CreatedAt <= StartedAt <=
+	// CompletedAt holds only as far as the clock is monotonic.
 	Now func() time.Time
 
 	// NewID returns a fresh job id. Nil means 128 random bits from

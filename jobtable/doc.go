@@ -10,9 +10,9 @@
 //	id, err := t.Submit(req.TaskID, req) // ErrQueueFull when 16 are in flight
 //
 //	// the runner
-//	req, err := t.TakeRequest(id) // the payload, moved out once
-//	err = t.Start(id)             // PENDING -> RUNNING
-//	err = t.Finish(id, res)       // or Fail(id, err), Timeout(id, err)
+//	req, err := t.TakeRequest(id) // the payload, moved out once; ErrTerminal once ended
+//	snap, err := t.Start(id)      // PENDING -> RUNNING, and the snapshot it made
+//	snap, err = t.Finish(id, res) // or Fail(id, err), Timeout(id, err); likewise
 //
 //	// the clients
 //	state, err := t.State(id)              // cheapest: the state alone, lock-free
@@ -25,7 +25,15 @@
 // A job is PENDING when admitted, RUNNING once started, and ends DONE, FAILED
 // or TIMEOUT. Only PENDING may enter RUNNING; any non-terminal state may
 // terminate; terminal states are absorbing, and a second terminal call
-// returns ErrTerminal and changes nothing.
+// returns ErrTerminal and changes nothing. Each transition returns the
+// snapshot it produced (a refused one, the job's current snapshot), so its
+// caller can report the outcome even if the job is evicted right after.
+//
+// A job that ends drops its request: TakeRequest on a terminal job returns
+// ErrTerminal, and a job cancelled while PENDING holds no payload while it
+// is retained. Its timestamps are ordered, CreatedAt <= StartedAt <=
+// CompletedAt where set, because Start and the terminal transition read the
+// clock under the job's lock.
 //
 // # Admission and retention
 //

@@ -13,12 +13,14 @@ var (
 	// ErrNotPending is returned by Start for a job that is not PENDING.
 	ErrNotPending = errors.New("jobtable: job not pending")
 	// ErrTerminal is returned by Finish, Fail and Timeout for a job that is
-	// already terminal. The call changed nothing (the seed's "false").
+	// already terminal. The call changed nothing (the seed's "false"). It is
+	// also returned by TakeRequest for a terminal job: the terminal
+	// transition drops the request, taken or not.
 	ErrTerminal = errors.New("jobtable: job already terminal")
 	// ErrNotDone is returned by Result for a job that is not DONE.
 	ErrNotDone = errors.New("jobtable: job not done")
-	// ErrRequestTaken is returned by TakeRequest once the request has been
-	// moved out.
+	// ErrRequestTaken is returned by TakeRequest for a job that is not
+	// terminal once its request has been moved out.
 	ErrRequestTaken = errors.New("jobtable: request already taken")
 	// ErrInvalidConfig wraps every reason New refuses a Config.
 	ErrInvalidConfig = errors.New("jobtable: invalid config")

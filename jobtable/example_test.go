@@ -25,8 +25,8 @@ func Example() {
 	go func() { // the runner
 		defer close(done)
 		req, _ := t.TakeRequest(id)
-		_ = t.Start(id)
-		_ = t.Finish(id, len(req))
+		_, _ = t.Start(id)
+		_, _ = t.Finish(id, len(req))
 	}()
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -50,7 +50,7 @@ func ExampleTable_Submit() {
 	_, err := t.Submit("b", "payload")
 	fmt.Println(errors.Is(err, jobtable.ErrQueueFull))
 
-	_ = t.Fail(first, errors.New("gave up"))
+	_, _ = t.Fail(first, errors.New("gave up"))
 	_, err = t.Submit("b", "payload")
 	fmt.Println(err)
 	// Output:
@@ -59,18 +59,20 @@ func ExampleTable_Submit() {
 }
 
 // Terminal states are absorbing: the first terminal call wins and later
-// ones change nothing.
+// ones change nothing. Each call returns the job's snapshot: the one its
+// transition produced, or, when refused, the terminal one that stands.
 func ExampleTable_Finish() {
 	t, _ := jobtable.New[string, string](jobtable.Config{MaxQueue: 1})
 	id, _ := t.Submit("a", "payload")
-	fmt.Println(t.Timeout(id, errors.New("deadline passed")))
-	fmt.Println(t.Finish(id, "too late"))
-	snap, _ := t.Snapshot(id)
-	fmt.Println(snap.State, snap.Err, t.Depth())
+	snap, err := t.Timeout(id, errors.New("deadline passed"))
+	fmt.Println(snap.State, err)
+	snap, err = t.Finish(id, "too late")
+	fmt.Println(snap.State, snap.Err, err)
+	fmt.Println(t.Depth())
 	// Output:
-	// <nil>
-	// jobtable: job already terminal
-	// TIMEOUT deadline passed 0
+	// TIMEOUT <nil>
+	// TIMEOUT deadline passed jobtable: job already terminal
+	// 0
 }
 
 // Wait returns at once with the context's error and the latest snapshot when
@@ -78,7 +80,7 @@ func ExampleTable_Finish() {
 func ExampleTable_Wait() {
 	t, _ := jobtable.New[string, string](jobtable.Config{MaxQueue: 1})
 	id, _ := t.Submit("a", "payload")
-	_ = t.Start(id)
+	_, _ = t.Start(id)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -96,7 +98,7 @@ func ExampleConfig_retention() {
 		MaxQueue: 4, JobTTL: time.Minute, Now: clock.Now,
 	})
 	id, _ := t.Submit("a", "payload")
-	_ = t.Finish(id, "result")
+	_, _ = t.Finish(id, "result")
 
 	clock.Advance(time.Minute)
 	_, _, err := t.Result(id)

@@ -30,3 +30,25 @@ func AwaitWaiter[Req, Res any](tb testing.TB, t *Table[Req, Res], id string) {
 	}
 	tb.Fatalf("no waiter blocked on %s", id)
 }
+
+// LockProbe returns a probe that reports whether the table's lock and the
+// lock of job id are held, by anyone, when it is called. It looks the job
+// up once, now, so calling the probe never waits for either lock. A test
+// uses it to know that a goroutine it started has gone as far as the locks
+// let it.
+func LockProbe[Req, Res any](t *Table[Req, Res], id string) func() (table, job bool) {
+	j := t.lookup(id)
+	return func() (table, job bool) {
+		if t.mu.TryLock() {
+			t.mu.Unlock()
+		} else {
+			table = true
+		}
+		if j.mu.TryLock() {
+			j.mu.Unlock()
+		} else {
+			job = true
+		}
+		return table, job
+	}
+}

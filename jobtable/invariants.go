@@ -3,6 +3,7 @@ package jobtable
 import (
 	"errors"
 	"fmt"
+	"reflect"
 
 	"github.com/jobledger/jobledger/internal/invariant"
 )
@@ -87,6 +88,21 @@ func (t *Table[Req, Res]) checkInvariants() error {
 		}
 		if s == Running && j.startedAt.IsZero() {
 			fail("PayloadConsistencyInv", "job %s: RUNNING without startedAt", id)
+		}
+		if !j.startedAt.IsZero() && j.startedAt.Before(j.createdAt) {
+			fail("TimestampOrderInv", "job %s: started %v before created %v", id, j.startedAt, j.createdAt)
+		}
+		if !j.completedAt.IsZero() && j.completedAt.Before(j.createdAt) {
+			fail("TimestampOrderInv", "job %s: completed %v before created %v", id, j.completedAt, j.createdAt)
+		}
+		if !j.startedAt.IsZero() && !j.completedAt.IsZero() && j.completedAt.Before(j.startedAt) {
+			fail("TimestampOrderInv", "job %s: completed %v before started %v", id, j.completedAt, j.startedAt)
+		}
+		if s.Terminal() && !j.reqReleased {
+			fail("RequestReleasedInv", "job %s: %s still holds its request", id, s)
+		}
+		if j.reqReleased && !reflect.ValueOf(&j.req).Elem().IsZero() {
+			fail("RequestReleasedInv", "job %s: request released but still referenced", id)
 		}
 		if j.done != nil {
 			closed := false

@@ -15,7 +15,9 @@ import (
 //     section that writes the payload, so a reader holding mu sees state and
 //     payload together; read without the job's lock by the cheap poll
 //     Table.State and by checkInvariants' walk of the retention list.
-//   - mu guards req, reqTaken, res, err, startedAt, completedAt and done [2].
+//   - mu guards req, reqReleased, res, err, startedAt, completedAt and done
+//     [2]. Start and the terminal transition read the clock while holding
+//     it, so their timestamps are ordered as their critical sections are.
 //   - prev, next: guarded by the table's mu; they link the job into the
 //     table's retention list while it is terminal [5].
 //
@@ -24,6 +26,13 @@ import (
 // Invariants:
 //   - state only moves along canTransition.
 //   - state.Terminal() <=> completedAt is set.
+//   - createdAt <= startedAt <= completedAt, each where set: the clock is
+//     monotonic and Start and the terminal transition read it under mu.
+//   - reqReleased => req is the zero value: the table holds no reference to
+//     the request once TakeRequest moved it out or the job ended.
+//   - state.Terminal() => reqReleased: the terminal transition drops a
+//     request nobody took, so a job cancelled or expired while PENDING does
+//     not keep its payload alive until eviction.
 //   - state == Done => res holds the result given to Finish.
 //   - state is Failed or TimedOut => err != nil.
 //   - done, once created, is closed exactly when state is terminal; it is
@@ -38,7 +47,7 @@ type job[Req, Res any] struct {
 
 	mu          sync.Mutex
 	req         Req
-	reqTaken    bool
+	reqReleased bool // req moved out by TakeRequest or dropped by the end
 	res         Res
 	err         error
 	startedAt   time.Time
@@ -65,9 +74,10 @@ func (j *job[Req, Res]) snapshotLocked() Snapshot {
 }
 
 // terminateLocked moves j to the terminal state to: it writes the payload and
-// the completion time, publishes the state and decrements depth. It reports
-// false, changing nothing, if j is already terminal. The caller wakes the
-// waiters in the same critical section (see terminateJob).
+// the completion time, drops the request if nobody took it, publishes the
+// state and decrements depth. It reports false, changing nothing, if j is
+// already terminal. The caller reads now under j.mu (TimestampOrderInv) and
+// wakes the waiters in the same critical section (see terminateJob).
 // j.mu must be held.
 func (j *job[Req, Res]) terminateLocked(to State, res Res, err error, now time.Time, depth *atomic.Int32) bool {
 	if !canTransition(j.loadState(), to) {
@@ -76,6 +86,11 @@ func (j *job[Req, Res]) terminateLocked(to State, res Res, err error, now time.T
 	j.res = res
 	j.err = err
 	j.completedAt = now
+	// Nobody may take the request of an ended job, so the table must not
+	// keep it: a job cancelled or expired while PENDING would otherwise
+	// hold its payload (a large image) until retention evicts it.
+	var zero Req
+	j.req, j.reqReleased = zero, true
 	// The state first, then the decrement: a submitter that takes the freed
 	// slot never finds MaxQueue other jobs still live.
 	j.state.Store(int32(to))

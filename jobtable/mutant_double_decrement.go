@@ -2,17 +2,15 @@
 
 package jobtable
 
-import "time"
-
 // Mutant: a second terminal call is refused but still decrements depth, so
 // the terminal decrement is no longer exactly-once.
-func (t *Table[Req, Res]) terminateJob(j *job[Req, Res], to State, res Res, err error, now time.Time) bool {
+func (t *Table[Req, Res]) terminateJob(j *job[Req, Res], to State, res Res, err error) (Snapshot, bool) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if !j.terminateLocked(to, res, err, now, &t.depth) {
+	if !j.terminateLocked(to, res, err, t.cfg.Now(), &t.depth) {
 		t.depth.Add(-1)
-		return false
+		return j.snapshotLocked(), false
 	}
 	j.wakeLocked()
-	return true
+	return j.snapshotLocked(), true
 }

@@ -45,11 +45,14 @@ func (t *Table[Req, Res]) Result(id string) (Res, Snapshot, error) {
 	return j.res, snap, nil
 }
 
-// TakeRequest moves the job's request out of the table. It succeeds once;
-// later calls return ErrRequestTaken. The task id stays in the job's
-// snapshot, so a result can still echo it. The table keeps no reference to
-// the request afterwards, so a large payload can be collected while the job
-// runs.
+// TakeRequest moves the job's request out of the table. It succeeds once,
+// and only while the job is not terminal. For a terminal job it returns
+// ErrTerminal: the terminal transition drops a request nobody took, so a job
+// cancelled or timed out while PENDING does not hold its payload until
+// retention evicts it. For a live job whose request was already taken it
+// returns ErrRequestTaken. The task id stays in the job's snapshot, so a
+// result can still echo it. The table keeps no reference to the request
+// afterwards, so a large payload can be collected while the job runs.
 //
 // Spec action: TakeRequest.
 func (t *Table[Req, Res]) TakeRequest(id string) (Req, error) {
@@ -60,10 +63,13 @@ func (t *Table[Req, Res]) TakeRequest(id string) (Req, error) {
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.reqTaken {
+	switch {
+	case j.loadState().Terminal():
+		return zero, ErrTerminal
+	case j.reqReleased:
 		return zero, ErrRequestTaken
 	}
 	req := j.req
-	j.req, j.reqTaken = zero, true
+	j.req, j.reqReleased = zero, true
 	return req, nil
 }

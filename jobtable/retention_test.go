@@ -49,8 +49,8 @@ func TestLRUOrderIsCompletionOrder(t *testing.T) {
 	tab, _ := newTable(t, jobtable.Config{MaxQueue: 8, JobTTL: -1, MaxCompleted: 1})
 	first := mustSubmit(t, tab, "first")
 	second := mustSubmit(t, tab, "second")
-	require.NoError(t, tab.Finish(second, "x")) // submitted later, completed first
-	require.NoError(t, tab.Finish(first, "y"))
+	require.NoError(t, errOf(tab.Finish(second, "x"))) // submitted later, completed first
+	require.NoError(t, errOf(tab.Finish(first, "y")))
 
 	mustSubmit(t, tab, "trigger")
 	require.False(t, held(tab, second))
@@ -81,7 +81,7 @@ func TestNonTerminalNeverEvicted(t *testing.T) {
 	for range 5 {
 		clock.Advance(time24h)
 		id := mustSubmit(t, tab, "churn")
-		require.NoError(t, tab.Finish(id, "x"))
+		require.NoError(t, errOf(tab.Finish(id, "x")))
 	}
 	require.Equal(t, jobtable.Pending, state(t, tab, pending))
 	require.Equal(t, jobtable.Running, state(t, tab, running))
@@ -103,7 +103,7 @@ func TestNegativeBoundsRetainForever(t *testing.T) {
 	var ids []string
 	for range 50 {
 		id := mustSubmit(t, tab, "x")
-		require.NoError(t, tab.Finish(id, "r"))
+		require.NoError(t, errOf(tab.Finish(id, "r")))
 		ids = append(ids, id)
 		clock.Advance(time24h)
 	}

@@ -123,17 +123,17 @@ func TestStress(t *testing.T) {
 				if _, err := tab.TakeRequest(id); err != nil {
 					t.Errorf("TakeRequest(%s): %v", id, err)
 				}
-				if err := tab.Start(id); err != nil {
+				if _, err := tab.Start(id); err != nil {
 					t.Errorf("Start(%s): %v", id, err)
 				}
 				var end error
 				switch rng.IntN(3) {
 				case 0:
-					end = tab.Finish(id, "res-"+id)
+					_, end = tab.Finish(id, "res-"+id)
 				case 1:
-					end = tab.Fail(id, errBoom)
+					_, end = tab.Fail(id, errBoom)
 				default:
-					end = tab.Timeout(id, errBoom)
+					_, end = tab.Timeout(id, errBoom)
 				}
 				if end != nil {
 					t.Errorf("terminating %s: %v", id, end)
@@ -147,7 +147,7 @@ func TestStress(t *testing.T) {
 				}
 				// A second terminal call is a no-op (or finds the job
 				// already evicted).
-				if err := tab.Finish(id, "late"); !errors.Is(err, jobtable.ErrTerminal) && !errors.Is(err, jobtable.ErrNotFound) {
+				if _, err := tab.Finish(id, "late"); !errors.Is(err, jobtable.ErrTerminal) && !errors.Is(err, jobtable.ErrNotFound) {
 					t.Errorf("second terminal call on %s: %v, want ErrTerminal", id, err)
 				}
 			}

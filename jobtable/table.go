@@ -78,12 +78,23 @@ func New[Req, Res any](cfg Config) (*Table[Req, Res], error) {
 // identifier, echoed in every Snapshot. Before inserting the job, Submit
 // evicts expired terminal jobs: by JobTTL, then beyond MaxCompleted.
 //
+// Submit panics if Config.NewID repeats an id, and lets a panic of an
+// injected Now or NewID through; either way it undoes its admission, so
+// depth still counts only the jobs the table holds (DepthInv) and a caller
+// that recovers can go on using the table.
+//
 // Spec actions: SubmitLoad and SubmitCAS (admit, the retry loop), then
 // SubmitInsert (eviction and insertion under the table lock).
 func (t *Table[Req, Res]) Submit(taskID string, req Req) (string, error) {
 	if !t.admit() {
 		return "", ErrQueueFull
 	}
+	inserted := false
+	defer func() {
+		if !inserted {
+			t.depth.Add(-1) // a panic below: undo the admission
+		}
+	}()
 	now := t.cfg.Now()
 	id := t.cfg.NewID()
 	j := &job[Req, Res]{id: id, taskID: taskID, createdAt: now, req: req}
@@ -92,10 +103,10 @@ func (t *Table[Req, Res]) Submit(taskID string, req Req) (string, error) {
 	defer t.mu.Unlock()
 	t.evictLocked(now)
 	if _, dup := t.jobs[id]; dup {
-		t.depth.Add(-1) // undo the admission before reporting the misuse
 		panic(fmt.Sprintf("jobtable: Config.NewID returned duplicate id %q", id))
 	}
 	t.jobs[id] = j
+	inserted = true
 	return id, nil
 }
 

@@ -31,10 +31,10 @@ func lifecycle(l ledger) error {
 	if _, err := l.TakeRequest(id); err != nil {
 		return err
 	}
-	if err := l.Start(id); err != nil {
+	if _, err := l.Start(id); err != nil {
 		return err
 	}
-	if err := l.Finish(id, "r"); err != nil {
+	if _, err := l.Finish(id, "r"); err != nil {
 		return err
 	}
 	res, _, err := l.Result(id)
@@ -111,7 +111,7 @@ func BenchmarkWakeup(b *testing.B) {
 		}()
 		jobtable.AwaitWaiter(b, tab, id) // blocked, not about to look
 		start := time.Now()
-		if err := tab.Finish(id, "r"); err != nil {
+		if _, err := tab.Finish(id, "r"); err != nil {
 			b.Fatal(err)
 		}
 		return (<-woke).Sub(start)
@@ -156,7 +156,7 @@ func BenchmarkSubmitRetained(b *testing.B) {
 		}
 		for range retained + 1 {
 			id, _ := tab.Submit("task", req{})
-			_ = tab.Finish(id, "r")
+			_, _ = tab.Finish(id, "r")
 		}
 		return tab
 	}
@@ -166,7 +166,8 @@ func BenchmarkSubmitRetained(b *testing.B) {
 			if err != nil {
 				return err
 			}
-			return tab.Finish(id, "r")
+			_, err = tab.Finish(id, "r")
+			return err
 		}
 	}
 	full, empty := fill(100_000), fill(1)
@@ -194,7 +195,7 @@ func BenchmarkRetainedJobMemory(b *testing.B) {
 		}
 		for range jobs {
 			id, _ := tab.Submit("", struct{}{})
-			_ = tab.Finish(id, struct{}{})
+			_, _ = tab.Finish(id, struct{}{})
 		}
 		runtime.GC()
 		runtime.ReadMemStats(&after)

@@ -1,49 +1,58 @@
 package jobtable
 
-// Start moves a PENDING job to RUNNING. It returns ErrNotFound for an unknown
-// id and ErrNotPending for a job in any other state.
+// Start moves a PENDING job to RUNNING and returns its snapshot as the
+// transition left it. It returns ErrNotFound with a zero Snapshot for an
+// unknown id, and ErrNotPending with the job's current snapshot for a job in
+// any other state.
+//
+// Start reads the clock while holding the job's lock, as the terminal
+// transition does, so a job's StartedAt never follows its CompletedAt
+// (TimestampOrderInv).
 //
 // Spec action: Start.
-func (t *Table[Req, Res]) Start(id string) error {
+func (t *Table[Req, Res]) Start(id string) (Snapshot, error) {
 	j := t.lookup(id)
 	if j == nil {
-		return ErrNotFound
+		return Snapshot{}, ErrNotFound
 	}
-	now := t.cfg.Now()
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if !canTransition(j.loadState(), Running) {
-		return ErrNotPending
+		return j.snapshotLocked(), ErrNotPending
 	}
-	j.startedAt = now
+	j.startedAt = t.cfg.Now() // under j.mu: ordered against the terminal transition's read
 	j.state.Store(int32(Running))
-	return nil
+	return j.snapshotLocked(), nil
 }
 
-// Finish ends a non-terminal job DONE with res. It returns ErrNotFound for an
-// unknown id and ErrTerminal, changing nothing, for a terminal job.
+// Finish ends a non-terminal job DONE with res and returns the snapshot the
+// transition produced. It returns ErrNotFound with a zero Snapshot for an
+// unknown id, and ErrTerminal, changing nothing, with the job's current
+// (terminal) snapshot for a terminal job.
 //
 // Spec actions: Finish, then TerminateRelease.
-func (t *Table[Req, Res]) Finish(id string, res Res) error {
+func (t *Table[Req, Res]) Finish(id string, res Res) (Snapshot, error) {
 	return t.terminate(id, Done, res, nil)
 }
 
-// Fail ends a non-terminal job FAILED with err (which should not be nil). It
-// returns ErrNotFound for an unknown id and ErrTerminal, changing nothing, for
-// a terminal job.
+// Fail ends a non-terminal job FAILED with err (which should not be nil) and
+// returns the snapshot the transition produced. It returns ErrNotFound with
+// a zero Snapshot for an unknown id, and ErrTerminal, changing nothing, with
+// the job's current (terminal) snapshot for a terminal job.
 //
 // Spec actions: Fail, then TerminateRelease.
-func (t *Table[Req, Res]) Fail(id string, err error) error {
+func (t *Table[Req, Res]) Fail(id string, err error) (Snapshot, error) {
 	var zero Res
 	return t.terminate(id, Failed, zero, err)
 }
 
-// Timeout ends a non-terminal job TIMEOUT with err (which should not be nil).
-// It returns ErrNotFound for an unknown id and ErrTerminal, changing nothing,
-// for a terminal job.
+// Timeout ends a non-terminal job TIMEOUT with err (which should not be nil)
+// and returns the snapshot the transition produced. It returns ErrNotFound
+// with a zero Snapshot for an unknown id, and ErrTerminal, changing nothing,
+// with the job's current (terminal) snapshot for a terminal job.
 //
 // Spec actions: Timeout, then TerminateRelease.
-func (t *Table[Req, Res]) Timeout(id string, err error) error {
+func (t *Table[Req, Res]) Timeout(id string, err error) (Snapshot, error) {
 	var zero Res
 	return t.terminate(id, TimedOut, zero, err)
 }
@@ -51,22 +60,32 @@ func (t *Table[Req, Res]) Timeout(id string, err error) error {
 // terminate is the terminal transition, the only place depth decreases. It
 // holds the table lock to find the job and to retain it, and the job lock
 // around the transition itself (table, then job). Inside the job's critical
-// section it writes the payload, publishes the state, decrements depth and
-// wakes every waiter: a reader holding the job lock never sees a half-done
-// transition (D1) and a waiter can never miss the wakeup (D4). The state
-// machine makes a second terminal call a no-op, so depth decreases exactly
-// once per job [4].
-func (t *Table[Req, Res]) terminate(id string, to State, res Res, err error) error {
+// section it reads the clock, writes the payload, drops the request,
+// publishes the state, decrements depth and wakes every waiter: a reader
+// holding the job lock never sees a half-done transition (D1) and a waiter
+// can never miss the wakeup (D4). The state machine makes a second terminal
+// call a no-op, so depth decreases exactly once per job [4].
+//
+// It returns the snapshot taken in that critical section, so a caller can
+// report the outcome even if a Submit evicts the job as soon as the table
+// lock is released (a cancel that succeeded must not answer 404).
+//
+// The clock is read under both locks: under the job lock so that
+// completedAt cannot precede a startedAt written by a Start that held the
+// job lock first, and under the table lock so that the retention list,
+// appended to under that lock, stays in completedAt order, which TTL
+// eviction relies on when it looks only at the front.
+func (t *Table[Req, Res]) terminate(id string, to State, res Res, err error) (Snapshot, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	now := t.cfg.Now() // under the lock: the retention list stays in completedAt order
 	j := t.jobs[id]
 	if j == nil {
-		return ErrNotFound
+		return Snapshot{}, ErrNotFound
 	}
-	if !t.terminateJob(j, to, res, err, now) {
-		return ErrTerminal
+	snap, ok := t.terminateJob(j, to, res, err)
+	if !ok {
+		return snap, ErrTerminal
 	}
 	t.retainLocked(j)
-	return nil
+	return snap, nil
 }

@@ -1,6 +1,7 @@
 package jobtable_test
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -17,10 +18,10 @@ func TestTransitions(t *testing.T) {
 		do   func(*table, string) error
 	}
 	ops := []op{
-		{"Start", jobtable.Running, func(tab *table, id string) error { return tab.Start(id) }},
-		{"Finish", jobtable.Done, func(tab *table, id string) error { return tab.Finish(id, "again") }},
-		{"Fail", jobtable.Failed, func(tab *table, id string) error { return tab.Fail(id, errBoom) }},
-		{"Timeout", jobtable.TimedOut, func(tab *table, id string) error { return tab.Timeout(id, errBoom) }},
+		{"Start", jobtable.Running, func(tab *table, id string) error { return errOf(tab.Start(id)) }},
+		{"Finish", jobtable.Done, func(tab *table, id string) error { return errOf(tab.Finish(id, "again")) }},
+		{"Fail", jobtable.Failed, func(tab *table, id string) error { return errOf(tab.Fail(id, errBoom)) }},
+		{"Timeout", jobtable.TimedOut, func(tab *table, id string) error { return errOf(tab.Timeout(id, errBoom)) }},
 	}
 	states := []jobtable.State{jobtable.Pending, jobtable.Running, jobtable.Done, jobtable.Failed, jobtable.TimedOut}
 	// want[from][op] is the error each op returns from each state.
@@ -64,12 +65,12 @@ func TestTransitions(t *testing.T) {
 func TestSecondTerminalCallIsNoOp(t *testing.T) {
 	tab, _ := newTable(t, jobtable.Config{MaxQueue: 2})
 	id := mustSubmit(t, tab, "a")
-	require.NoError(t, tab.Finish(id, "first"))
+	require.NoError(t, errOf(tab.Finish(id, "first")))
 	require.Equal(t, 0, tab.Depth())
 
-	require.ErrorIs(t, tab.Finish(id, "second"), jobtable.ErrTerminal)
-	require.ErrorIs(t, tab.Fail(id, errBoom), jobtable.ErrTerminal)
-	require.ErrorIs(t, tab.Timeout(id, errBoom), jobtable.ErrTerminal)
+	require.ErrorIs(t, errOf(tab.Finish(id, "second")), jobtable.ErrTerminal)
+	require.ErrorIs(t, errOf(tab.Fail(id, errBoom)), jobtable.ErrTerminal)
+	require.ErrorIs(t, errOf(tab.Timeout(id, errBoom)), jobtable.ErrTerminal)
 	require.Equal(t, 0, tab.Depth(), "depth is decremented exactly once")
 
 	res, snap, err := tab.Result(id)
@@ -88,9 +89,9 @@ func TestTimestampsAndErrors(t *testing.T) {
 	require.Equal(t, jobtable.Snapshot{ID: id, TaskID: "a", State: jobtable.Pending, CreatedAt: t0}, snap)
 
 	clock.Advance(second)
-	require.NoError(t, tab.Start(id))
+	require.NoError(t, errOf(tab.Start(id)))
 	clock.Advance(second)
-	require.NoError(t, tab.Fail(id, errBoom))
+	require.NoError(t, errOf(tab.Fail(id, errBoom)))
 
 	snap, err = tab.Snapshot(id)
 	require.NoError(t, err)
@@ -118,10 +119,10 @@ func TestUnknownID(t *testing.T) {
 	require.ErrorIs(t, err, jobtable.ErrNotFound)
 	_, err = tab.State(id)
 	require.ErrorIs(t, err, jobtable.ErrNotFound)
-	require.ErrorIs(t, tab.Start(id), jobtable.ErrNotFound)
-	require.ErrorIs(t, tab.Finish(id, "x"), jobtable.ErrNotFound)
-	require.ErrorIs(t, tab.Fail(id, errBoom), jobtable.ErrNotFound)
-	require.ErrorIs(t, tab.Timeout(id, errBoom), jobtable.ErrNotFound)
+	require.ErrorIs(t, errOf(tab.Start(id)), jobtable.ErrNotFound)
+	require.ErrorIs(t, errOf(tab.Finish(id, "x")), jobtable.ErrNotFound)
+	require.ErrorIs(t, errOf(tab.Fail(id, errBoom)), jobtable.ErrNotFound)
+	require.ErrorIs(t, errOf(tab.Timeout(id, errBoom)), jobtable.ErrNotFound)
 	_, err = tab.TakeRequest(id)
 	require.ErrorIs(t, err, jobtable.ErrNotFound)
 	_, _, err = tab.Result(id)
@@ -144,8 +145,8 @@ func TestTakeRequestOnce(t *testing.T) {
 	require.ErrorIs(t, err, jobtable.ErrRequestTaken)
 
 	// The task id outlives the payload, so the result can echo it.
-	require.NoError(t, tab.Start(id))
-	require.NoError(t, tab.Finish(id, "ok"))
+	require.NoError(t, errOf(tab.Start(id)))
+	require.NoError(t, errOf(tab.Finish(id, "ok")))
 	_, snap, err := tab.Result(id)
 	require.NoError(t, err)
 	require.Equal(t, "task-7", snap.TaskID)
@@ -165,5 +166,60 @@ func TestResult(t *testing.T) {
 		require.NoError(t, err, "Result is repeatable")
 		require.Equal(t, "result", res)
 		require.Equal(t, jobtable.Done, snap.State)
+	}
+}
+
+// TestTransitionsReturnTheirSnapshot pins the 404 of a cancel that had
+// succeeded: callers ended a job and then looked it up again to report it,
+// and a Submit could evict the job in between. Every transition now returns
+// the snapshot taken in its own critical section; a refused one returns the
+// job's current snapshot, naming the state that refused it.
+func TestTransitionsReturnTheirSnapshot(t *testing.T) {
+	tab, clock := newTable(t, jobtable.Config{MaxQueue: 2, JobTTL: second})
+	t0 := clock.Now()
+	id := mustSubmit(t, tab, "a")
+
+	clock.Advance(second)
+	started, err := tab.Start(id)
+	require.NoError(t, err)
+	require.Equal(t, jobtable.Snapshot{ID: id, TaskID: "a", State: jobtable.Running,
+		CreatedAt: t0, StartedAt: t0.Add(second)}, started)
+
+	clock.Advance(second)
+	ended, err := tab.Fail(id, errBoom)
+	require.NoError(t, err)
+	require.Equal(t, jobtable.Snapshot{ID: id, TaskID: "a", State: jobtable.Failed, Err: errBoom,
+		CreatedAt: t0, StartedAt: t0.Add(second), CompletedAt: t0.Add(2 * second)}, ended)
+
+	for name, call := range map[string]func() (jobtable.Snapshot, error){
+		"Finish":  func() (jobtable.Snapshot, error) { return tab.Finish(id, "late") },
+		"Fail":    func() (jobtable.Snapshot, error) { return tab.Fail(id, errors.New("late")) },
+		"Timeout": func() (jobtable.Snapshot, error) { return tab.Timeout(id, errors.New("late")) },
+	} {
+		snap, err := call()
+		require.ErrorIs(t, err, jobtable.ErrTerminal, name)
+		require.Equal(t, ended, snap, "%s: a refused call returns the terminal snapshot", name)
+	}
+	snap, err := tab.Start(id)
+	require.ErrorIs(t, err, jobtable.ErrNotPending)
+	require.Equal(t, ended, snap)
+
+	// The snapshot outlives the job: once its TTL has passed, the next
+	// Submit evicts it.
+	clock.Advance(second)
+	mustSubmit(t, tab, "b")
+	_, err = tab.Snapshot(id)
+	require.ErrorIs(t, err, jobtable.ErrNotFound)
+	require.Equal(t, jobtable.Failed, ended.State)
+
+	for _, call := range []func() (jobtable.Snapshot, error){
+		func() (jobtable.Snapshot, error) { return tab.Start(id) },
+		func() (jobtable.Snapshot, error) { return tab.Finish(id, "x") },
+		func() (jobtable.Snapshot, error) { return tab.Fail(id, errBoom) },
+		func() (jobtable.Snapshot, error) { return tab.Timeout(id, errBoom) },
+	} {
+		snap, err := call()
+		require.ErrorIs(t, err, jobtable.ErrNotFound)
+		require.Zero(t, snap)
 	}
 }

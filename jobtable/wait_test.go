@@ -28,15 +28,15 @@ func waitAsync(ctx context.Context, tab *table, id string) <-chan waitResult {
 
 func TestWaitWakesOnEveryTerminalKind(t *testing.T) {
 	kinds := map[jobtable.State]func(*table, string) error{
-		jobtable.Done:     func(tab *table, id string) error { return tab.Finish(id, "r") },
-		jobtable.Failed:   func(tab *table, id string) error { return tab.Fail(id, errBoom) },
-		jobtable.TimedOut: func(tab *table, id string) error { return tab.Timeout(id, errBoom) },
+		jobtable.Done:     func(tab *table, id string) error { return errOf(tab.Finish(id, "r")) },
+		jobtable.Failed:   func(tab *table, id string) error { return errOf(tab.Fail(id, errBoom)) },
+		jobtable.TimedOut: func(tab *table, id string) error { return errOf(tab.Timeout(id, errBoom)) },
 	}
 	for want, end := range kinds {
 		t.Run(want.String(), func(t *testing.T) {
 			tab, _ := newTable(t, jobtable.Config{MaxQueue: 1})
 			id := mustSubmit(t, tab, "a")
-			require.NoError(t, tab.Start(id))
+			require.NoError(t, errOf(tab.Start(id)))
 			got := waitAsync(context.Background(), tab, id)
 			awaitWaiter(t, tab, id) // the waiter is blocked, not about to look
 			require.NoError(t, end(tab, id))
@@ -83,9 +83,9 @@ func TestWaitSurvivesEviction(t *testing.T) {
 	id := mustSubmit(t, tab, "a")
 	got := waitAsync(context.Background(), tab, id)
 	awaitWaiter(t, tab, id)
-	require.NoError(t, tab.Finish(id, "r"))
+	require.NoError(t, errOf(tab.Finish(id, "r")))
 	other := mustSubmit(t, tab, "b")
-	require.NoError(t, tab.Finish(other, "r"))
+	require.NoError(t, errOf(tab.Finish(other, "r")))
 	mustSubmit(t, tab, "trigger") // evicts a
 	_, err := tab.Snapshot(id)
 	require.ErrorIs(t, err, jobtable.ErrNotFound)
@@ -111,7 +111,7 @@ func TestWaitNeverMissesCompletion(t *testing.T) {
 		id := mustSubmit(t, tab, "a")
 		ctx, cancel := context.WithCancel(context.Background())
 		got := waitAsync(ctx, tab, id)
-		require.NoError(t, tab.Finish(id, "r"))
+		require.NoError(t, errOf(tab.Finish(id, "r")))
 		var r waitResult
 		select {
 		case r = <-got:
@@ -134,7 +134,7 @@ func TestManyWaitersOneCompletion(t *testing.T) {
 		waiters = append(waiters, waitAsync(context.Background(), tab, id))
 	}
 	awaitWaiter(t, tab, id)
-	require.NoError(t, tab.Timeout(id, errBoom))
+	require.NoError(t, errOf(tab.Timeout(id, errBoom)))
 	for _, w := range waiters {
 		r := <-w
 		require.NoError(t, r.err)

@@ -39,7 +39,9 @@ type jobState struct {
 //   - Finish, Fail and Timeout succeed only from a non-terminal state,
 //     which makes exactly one of them win; the others get ErrTerminal.
 //     Terminal states are absorbing.
-//   - TakeRequest returns the submitted request once, then ErrRequestTaken.
+//   - TakeRequest returns the submitted request once, while the job is not
+//     terminal; then ErrRequestTaken. On a terminal job it returns
+//     ErrTerminal, taken or not: the terminal transition drops the request.
 //   - Snapshot, Wait and Result see the current state, task id, error
 //     message, and started/completed marks; Result returns the result of
 //     the winning Finish when DONE, ErrNotDone with the view otherwise. Wait
@@ -93,13 +95,15 @@ func stepJob(s jobState, in Input, out Output) (bool, jobState) {
 	case TakeRequest:
 		switch out.Outcome {
 		case OK:
-			if s.Taken || out.Value != s.Req {
+			if s.Taken || s.State.Terminal() || out.Value != s.Req {
 				return false, s
 			}
 			s.Taken = true
 			return true, s
 		case RequestTaken:
-			return s.Taken, s
+			return s.Taken && !s.State.Terminal(), s
+		case Terminal:
+			return s.State.Terminal(), s
 		}
 	case Start:
 		switch out.Outcome {
@@ -160,7 +164,7 @@ func unknownEffect(s jobState, in Input) jobState {
 		return s
 	}
 	switch {
-	case in.Kind == TakeRequest:
+	case in.Kind == TakeRequest && !s.State.Terminal():
 		s.Taken = true
 	case in.Kind == Start && s.State == jobtable.Pending:
 		s.State, s.Started = jobtable.Running, true

@@ -27,7 +27,9 @@ type Ledger interface {
 }
 
 // TableLedger adapts an in-process table to Ledger. Only Wait uses the
-// context; the other calls never block.
+// context; the other calls never block. Start and the terminal calls drop
+// the snapshot the table returns with their outcome: the history records
+// the outcome alone for them.
 type TableLedger struct {
 	T *jobtable.Table[string, string]
 }
@@ -42,16 +44,24 @@ func (l TableLedger) TakeRequest(_ context.Context, id string) (string, error) {
 	return l.T.TakeRequest(id)
 }
 
-func (l TableLedger) Start(_ context.Context, id string) error { return l.T.Start(id) }
+func (l TableLedger) Start(_ context.Context, id string) error {
+	_, err := l.T.Start(id)
+	return err
+}
 
-func (l TableLedger) Finish(_ context.Context, id, res string) error { return l.T.Finish(id, res) }
+func (l TableLedger) Finish(_ context.Context, id, res string) error {
+	_, err := l.T.Finish(id, res)
+	return err
+}
 
 func (l TableLedger) Fail(_ context.Context, id, msg string) error {
-	return l.T.Fail(id, errors.New(msg))
+	_, err := l.T.Fail(id, errors.New(msg))
+	return err
 }
 
 func (l TableLedger) Timeout(_ context.Context, id, msg string) error {
-	return l.T.Timeout(id, errors.New(msg))
+	_, err := l.T.Timeout(id, errors.New(msg))
+	return err
 }
 
 func (l TableLedger) Snapshot(_ context.Context, id string) (jobtable.Snapshot, error) {

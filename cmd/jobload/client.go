@@ -11,6 +11,7 @@ import (
 	"image/png"
 	"io"
 	"net/http"
+	"os"
 	"time"
 )
 
@@ -47,6 +48,22 @@ func requestBody(sleepMS int) ([]byte, error) {
 		"task_id": "jobload",
 		"image":   base64.StdEncoding.EncodeToString(buf.Bytes()),
 		"params":  map[string]any{"sleep_ms": sleepMS},
+	})
+}
+
+// imageBody is a job body with the image in path, base64, and no params,
+// for the fingerprint model.
+func imageBody(path string) ([]byte, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("-image: %w", err)
+	}
+	if len(data) == 0 {
+		return nil, fmt.Errorf("-image %s: empty file", path)
+	}
+	return json.Marshal(map[string]any{
+		"task_id": "jobload",
+		"image":   base64.StdEncoding.EncodeToString(data),
 	})
 }
 

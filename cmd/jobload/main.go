@@ -2,18 +2,23 @@
 //
 // Usage:
 //
-//	jobload [-addr 127.0.0.1:8080] [-mode async|sync] [-c 4] [-d 10s] [-n 0] [-sleep-ms 0]
+//	jobload [-addr 127.0.0.1:8080] [-mode async|sync] [-c 4] [-d 10s] [-n 0] [-sleep-ms 0 | -image FILE]
 //
 // Each of -c clients repeats one operation until -d has passed or -n
 // operations have been made in all: in async mode the whole job cycle
 // (POST /jobs, GET /jobs/{id}/wait until terminal, GET /jobs/{id}/result),
-// in sync mode one POST /infer. Every body carries a small PNG and
-// params {"sleep_ms": -sleep-ms}, so that it suits both built-in models. A
-// progress line goes to stderr every second and a summary to stdout: counts,
-// throughput and p50/p90/p99 latency of the successful operations. It exits
-// 1 when any operation failed or none succeeded; 429s are counted apart and
-// are not failures. It refuses a target that is not a loopback address
-// unless -allow-remote is given.
+// in sync mode one POST /infer. -n alone runs all its operations, however
+// long they take; -d (default 10s) bounds a run only when given, or when
+// -n is not. The summary says which bound stopped the run.
+//
+// Every body carries a small PNG and params {"sleep_ms": -sleep-ms}, so
+// that it suits both built-in models; with -image FILE it carries that
+// file's bytes, base64, and no params instead, a real load for the
+// fingerprint model. A progress line goes to stderr every second and a
+// summary to stdout: counts, throughput and p50/p90/p99 latency of the
+// successful operations. It exits 1 when any operation failed or none
+// succeeded; 429s are counted apart and are not failures. It refuses a
+// target that is not a loopback address unless -allow-remote is given.
 package main
 
 import (
@@ -46,9 +51,10 @@ type settings struct {
 	addr        string
 	mode        string
 	clients     int
-	duration    time.Duration
+	duration    time.Duration // 0: no time limit (-n without -d)
 	count       int64
 	sleepMS     int
+	image       string
 	waitMS      int
 	allowRemote bool
 }
@@ -60,9 +66,10 @@ func parse(args []string, stderr io.Writer) (settings, error) {
 	fs.StringVar(&s.addr, "addr", "127.0.0.1:8080", "server `host:port`")
 	fs.StringVar(&s.mode, "mode", "async", "async (POST, wait, result) or sync (POST /infer)")
 	fs.IntVar(&s.clients, "c", 4, "concurrent clients")
-	fs.DurationVar(&s.duration, "d", 10*time.Second, "run at most this long (at most 1h)")
+	fs.DurationVar(&s.duration, "d", 10*time.Second, "run at most this long (at most 1h); not applied to -n unless given")
 	fs.Int64Var(&s.count, "n", 0, "stop after this many operations in all (0: no count)")
 	fs.IntVar(&s.sleepMS, "sleep-ms", 0, "params.sleep_ms sent with each request (echo model)")
+	fs.StringVar(&s.image, "image", "", "send this image `file`, base64, with no params (fingerprint model)")
 	fs.IntVar(&s.waitMS, "wait-ms", 30000, "timeout of each GET /jobs/{id}/wait, in ms")
 	fs.BoolVar(&s.allowRemote, "allow-remote", false, "allow a target that is not a loopback address")
 	if err := fs.Parse(args); err != nil {
@@ -79,6 +86,15 @@ func parse(args []string, stderr io.Writer) (settings, error) {
 		return s, fmt.Errorf("-d %v: want more than 0 and at most 1h", s.duration)
 	case s.count < 0 || s.sleepMS < 0 || s.waitMS < 0:
 		return s, errors.New("-n, -sleep-ms and -wait-ms must not be negative")
+	case s.image != "" && s.sleepMS != 0:
+		return s, errors.New("-image sends no params: -sleep-ms does not apply")
+	}
+	// -n runs to completion unless -d is given too: the default -d used to
+	// cut an -n run short after 10 s.
+	dSet := false
+	fs.Visit(func(f *flag.Flag) { dSet = dSet || f.Name == "d" })
+	if s.count > 0 && !dSet {
+		s.duration = 0
 	}
 	if !s.allowRemote {
 		if err := requireLoopback(s.addr); err != nil {
@@ -109,6 +125,9 @@ func run(args []string, stdout, stderr io.Writer) (int, error) {
 		return 0, err
 	}
 	body, err := requestBody(s.sleepMS)
+	if s.image != "" {
+		body, err = imageBody(s.image)
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -120,7 +139,10 @@ func run(args []string, stdout, stderr io.Writer) (int, error) {
 		op = c.infer
 	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), s.duration)
+	ctx, cancel := context.WithCancel(context.Background())
+	if s.duration > 0 {
+		ctx, cancel = context.WithTimeout(context.Background(), s.duration)
+	}
 	defer cancel()
 	rec := newRecorder(s.count)
 	start := time.Now()
@@ -149,7 +171,11 @@ func run(args []string, stdout, stderr io.Writer) (int, error) {
 			fmt.Fprintln(stderr, rec.progress(time.Since(start)))
 		}
 	}
-	sum := rec.summary(s, time.Since(start))
+	stopped := fmt.Sprintf("-d %v elapsed", s.duration)
+	if s.count > 0 && rec.finished() == s.count {
+		stopped = fmt.Sprintf("-n %d reached", s.count)
+	}
+	sum := rec.summary(s, time.Since(start), stopped)
 	fmt.Fprint(stdout, sum.String())
 	if sum.errors > 0 || sum.ok == 0 {
 		return 1, nil

@@ -1,10 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -91,4 +96,77 @@ func TestAsyncCycleReportsFailedJobs(t *testing.T) {
 	require.NoError(t, err)
 	c := &client{http: ts.Client(), base: ts.URL, body: body}
 	require.Equal(t, resultError, c.asyncCycle(context.Background()))
+}
+
+// TestNRunCutShortByDefaultD pins the bug where the default -d of 10s
+// stopped an -n run early: -n alone runs every operation, -d bounds it only
+// when given, and the summary says which bound stopped the run.
+func TestNRunCutShortByDefaultD(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want time.Duration
+	}{
+		{nil, 10 * time.Second},
+		{[]string{"-n", "5"}, 0}, // no time limit
+		{[]string{"-n", "5", "-d", "10s"}, 10 * time.Second},
+		{[]string{"-d", "3s"}, 3 * time.Second},
+	} {
+		s, err := parse(c.args, io.Discard)
+		require.NoError(t, err, "%v", c.args)
+		require.Equal(t, c.want, s.duration, "%v", c.args)
+	}
+
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		io.WriteString(w, `{"task_id":"jobload","result":{}}`) //nolint:errcheck
+	}))
+	defer ts.Close()
+	addr := strings.TrimPrefix(ts.URL, "http://")
+
+	var out strings.Builder
+	code, err := run([]string{"-addr", addr, "-mode", "sync", "-c", "2", "-n", "7"}, &out, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, 0, code, out.String())
+	require.Contains(t, out.String(), "ok=7 ")
+	require.Contains(t, out.String(), "stopped: -n 7 reached\n")
+
+	out.Reset()
+	code, err = run([]string{"-addr", addr, "-mode", "sync", "-c", "2", "-d", "50ms"}, &out, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, 0, code, out.String())
+	require.Contains(t, out.String(), "stopped: -d 50ms elapsed\n")
+}
+
+// TestImageFlag checks that -image sends the file's bytes, base64, with no
+// params, and refuses what cannot work.
+func TestImageFlag(t *testing.T) {
+	dir := t.TempDir()
+	img := filepath.Join(dir, "picture.png")
+	data := bytes.Repeat([]byte{0x89, 'P', 'N', 'G', 0, 1, 2, 3}, 4096) // any bytes: the fake server does not decode them
+	require.NoError(t, os.WriteFile(img, data, 0o600))
+
+	bodies := make(chan []byte, 4)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		bodies <- body
+		io.WriteString(w, `{"task_id":"jobload","result":{}}`) //nolint:errcheck
+	}))
+	defer ts.Close()
+	var out strings.Builder
+	code, err := run([]string{"-addr", strings.TrimPrefix(ts.URL, "http://"), "-mode", "sync", "-c", "1", "-n", "1", "-image", img}, &out, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, 0, code, out.String())
+	var sent map[string]any
+	require.NoError(t, json.Unmarshal(<-bodies, &sent))
+	require.Equal(t, map[string]any{"task_id": "jobload", "image": base64.StdEncoding.EncodeToString(data)}, sent)
+
+	for _, args := range [][]string{
+		{"-image", filepath.Join(dir, "missing.png"), "-n", "1"},
+		{"-image", img, "-sleep-ms", "5"},
+	} {
+		_, err := run(append([]string{"-addr", strings.TrimPrefix(ts.URL, "http://")}, args...), io.Discard, io.Discard)
+		require.Error(t, err, "%v", args)
+	}
+	require.NoError(t, os.WriteFile(img, nil, 0o600))
+	_, err = run([]string{"-addr", strings.TrimPrefix(ts.URL, "http://"), "-image", img, "-n", "1"}, io.Discard, io.Discard)
+	require.ErrorContains(t, err, "empty")
 }

@@ -46,6 +46,13 @@ func (r *recorder) record(res result, d time.Duration) {
 	}
 }
 
+// finished is the number of operations recorded, whatever their result.
+func (r *recorder) finished() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return int64(len(r.latencies)) + r.rejected + r.errors
+}
+
 func (r *recorder) progress(elapsed time.Duration) string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -64,14 +71,16 @@ type summary struct {
 	errors        int64
 	p50, p90, p99 time.Duration
 	max           time.Duration
+	stopped       string // which bound ended the run
 }
 
-func (r *recorder) summary(s settings, elapsed time.Duration) summary {
+func (r *recorder) summary(s settings, elapsed time.Duration, stopped string) summary {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	lat := slices.Clone(r.latencies)
 	slices.Sort(lat)
-	sum := summary{mode: s.mode, clients: s.clients, elapsed: elapsed, ok: len(lat), rejected: r.rejected, errors: r.errors}
+	sum := summary{mode: s.mode, clients: s.clients, elapsed: elapsed, ok: len(lat), rejected: r.rejected, errors: r.errors,
+		stopped: stopped}
 	sum.p50, sum.p90, sum.p99 = percentile(lat, 50), percentile(lat, 90), percentile(lat, 99)
 	if len(lat) > 0 {
 		sum.max = lat[len(lat)-1]
@@ -94,5 +103,6 @@ func (s summary) String() string {
 	fmt.Fprintf(&b, "ok=%d rejected_429=%d errors=%d\n", s.ok, s.rejected, s.errors)
 	fmt.Fprintf(&b, "throughput=%.1f ok/s\n", float64(s.ok)/s.elapsed.Seconds())
 	fmt.Fprintf(&b, "latency p50=%v p90=%v p99=%v max=%v\n", s.p50, s.p90, s.p99, s.max)
+	fmt.Fprintf(&b, "stopped: %s\n", s.stopped)
 	return b.String()
 }

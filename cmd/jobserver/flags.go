@@ -20,14 +20,18 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	workers := fs.Int("workers", 0, "models run at once, both paths together")
 	model := fs.String("model", "", "built-in `model`: fingerprint or echo")
 	maxBody := fs.Int64("max-body-bytes", 0, "largest request body")
+	maxPixels := fs.Int("max-pixels", 0, "largest image the fingerprint model decodes, in pixels (width x height)")
 	maxWait := fs.Int64("max-wait", 0, "default and ceiling of a wait, in `ms`")
+	readTimeout := fs.Int64("read-timeout", 0, "time to read a whole request, body included, in `ms` (0: none)")
+	writeTimeout := fs.Int64("write-timeout", 0, "time to read the body and write the reply, in `ms`, on top of max_wait for a wait and async_timeout for /infer (0: none)")
+	idleTimeout := fs.Int64("idle-timeout", 0, "time a keep-alive connection may sit idle, in `ms` (0: none)")
 	asyncEnabled := fs.Bool("async-enabled", true, "serve the /jobs routes")
 	asyncTimeout := fs.Int64("async-timeout", 0, "job deadline from admission, in `ms`")
 	asyncMaxQueue := fs.Int("async-max-queue", 0, "jobs PENDING or RUNNING at most (<= 0 admits nothing)")
 	asyncJobTTL := fs.Int64("async-job-ttl", 0, "retention of finished jobs, in `ms`")
 	asyncMaxCompleted := fs.Int("async-max-completed", 0, "finished jobs retained at most")
 	addrFile := fs.String("addr-file", "", "write the listening address to `file` once listening")
-	grace := fs.Duration("grace", 10*time.Second, "shutdown grace period for running jobs")
+	grace := fs.Duration("grace", 10*time.Second, "after a signal, serve reads and let running jobs finish this long, refusing new work")
 	if err := fs.Parse(args); err != nil {
 		return options{}, err
 	}
@@ -63,8 +67,16 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 			cfg.Model = *model
 		case "max-body-bytes":
 			cfg.MaxBodyBytes = *maxBody
+		case "max-pixels":
+			cfg.MaxPixels = *maxPixels
 		case "max-wait":
 			ms("max_wait", *maxWait, &cfg.MaxWait)
+		case "read-timeout":
+			ms("read_timeout", *readTimeout, &cfg.ReadTimeout)
+		case "write-timeout":
+			ms("write_timeout", *writeTimeout, &cfg.WriteTimeout)
+		case "idle-timeout":
+			ms("idle_timeout", *idleTimeout, &cfg.IdleTimeout)
 		case "async-enabled":
 			cfg.AsyncEnabled = *asyncEnabled
 		case "async-timeout":

@@ -6,13 +6,13 @@
 //
 // With no flags it serves the fingerprint model on 127.0.0.1:8080. Flags
 // override the config file; docs/http.md lists the keys and defaults. On
-// SIGINT or SIGTERM it stops accepting connections, gives running jobs
-// -grace to finish, ends the rest FAILED "server shutting down", answers
-// waiting clients and exits 0.
+// SIGINT or SIGTERM it serves reads but refuses new work (503) for -grace,
+// while running jobs finish, ends the jobs left FAILED "server shutting
+// down", stops the HTTP server after a bounded drain and exits 0; a second
+// signal cuts the grace short (see shutdown).
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -66,9 +66,10 @@ func run(args []string, log *slog.Logger) error {
 			return err
 		}
 	}
-	httpSrv := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	httpSrv := newHTTPServer(opts.cfg, srv)
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
 	served := make(chan error, 1)
 	go func() { served <- httpSrv.Serve(ln) }()
 	log.Info("listening", "addr", addr, "model", opts.cfg.Model, "workers", opts.cfg.Workers,
@@ -77,33 +78,45 @@ func run(args []string, log *slog.Logger) error {
 	select {
 	case err := <-served:
 		return err
-	case <-ctx.Done():
+	case <-sigs:
 	}
-	stop()
-	log.Info("shutting down", "grace", opts.grace.String())
-	graceCtx, cancel := context.WithTimeout(context.Background(), opts.grace)
-	defer cancel()
-	// Stop accepting and end the jobs together: waiting clients are
-	// answered as their jobs end, which lets the HTTP server go idle.
-	httpDone := make(chan error, 1)
-	go func() { httpDone <- httpSrv.Shutdown(graceCtx) }()
-	if err := srv.Shutdown(graceCtx); err != nil {
-		log.Warn("grace period over; unfinished jobs ended", "error", err)
-	}
-	if err := <-httpDone; err != nil {
-		// The grace period ended with requests in flight. Every job has
-		// ended by now, so waiting clients are being answered: give them a
-		// short, bounded drain before closing what is left.
-		drain, cancelDrain := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancelDrain()
-		_ = httpSrv.Shutdown(drain)
-		httpSrv.Close()
-	}
+	shutdown(log, srv, httpSrv, sigs, opts.grace)
 	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// maxReadHeaderTimeout bounds the reading of a request header, so that a
+// client trickling a header is cut off sooner than read_timeout would.
+const maxReadHeaderTimeout = 10 * time.Second
+
+// newHTTPServer is the http.Server of h with cfg's timeouts, where zero
+// means none (net/http reads a zero IdleTimeout as "use ReadTimeout", hence
+// -1). Without them, slow-body and idle keep-alive connections were held for
+// ever (TestNoReadOrIdleTimeout). WriteTimeout is lengthened per request on
+// the routes that hold one (jobapi's holdWriteDeadline). The API answers
+// OPTIONS * itself, with Allow.
+func newHTTPServer(cfg jobapi.Config, h http.Handler) *http.Server {
+	header := maxReadHeaderTimeout
+	if cfg.ReadTimeout > 0 {
+		header = min(header, cfg.ReadTimeout)
+	}
+	none := func(d time.Duration) time.Duration {
+		if d == 0 {
+			return -1
+		}
+		return d
+	}
+	return &http.Server{
+		Handler:                      h,
+		ReadHeaderTimeout:            header,
+		ReadTimeout:                  cfg.ReadTimeout,
+		WriteTimeout:                 cfg.WriteTimeout,
+		IdleTimeout:                  none(cfg.IdleTimeout),
+		DisableGeneralOptionsHandler: true,
+	}
 }
 
 // writeAddr writes the listening address to path, atomically, so that a

@@ -82,7 +82,18 @@ func start(t *testing.T, bin string, args ...string) *server {
 func (s *server) stop(t *testing.T) (int, string) {
 	t.Helper()
 	require.NoError(t, s.cmd.Process.Signal(syscall.SIGTERM))
-	<-s.drained // the whole log, read before Wait closes the pipe
+	return s.exit(t)
+}
+
+// exit waits for the process to exit by itself and returns the exit code
+// and the remaining log.
+func (s *server) exit(t *testing.T) (int, string) {
+	t.Helper()
+	select {
+	case <-s.drained: // the whole log, read before Wait closes the pipe
+	case <-time.After(time.Minute): // only stops a broken test from hanging
+		t.Fatal("jobserver did not exit within a minute") // the log is still being written
+	}
 	log := s.log.String()
 	err := s.cmd.Wait()
 	if exit, ok := err.(*exec.ExitError); ok {
@@ -94,7 +105,7 @@ func (s *server) stop(t *testing.T) (int, string) {
 
 func TestServerUnderLoad(t *testing.T) {
 	bin := build(t, "github.com/jobledger/jobledger/cmd/jobserver", "github.com/jobledger/jobledger/cmd/jobload")
-	s := start(t, bin, "-model", "echo", "-workers", "2")
+	s := start(t, bin, "-model", "echo", "-workers", "2", "-grace", "200ms")
 
 	for _, mode := range []string{"async", "sync"} {
 		var out, errOut bytes.Buffer
@@ -124,11 +135,12 @@ func TestServerShutdownWithJobsInFlight(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusAccepted, resp.StatusCode)
-	loc := resp.Header.Get("Location")
+	loc, err := resp.Request.URL.Parse(resp.Header.Get("Location"))
+	require.NoError(t, err)
 
 	waited := make(chan []byte, 1)
 	go func() {
-		resp, err := client.Get("http://" + s.addr + loc + "/wait")
+		resp, err := client.Get(loc.String() + "/wait")
 		if err != nil {
 			waited <- []byte(err.Error())
 			return
@@ -161,15 +173,17 @@ func TestServerShutdownWithJobsInFlight(t *testing.T) {
 func TestFlagsOverrideConfigFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "c.json")
 	require.NoError(t, os.WriteFile(path, []byte(`{"workers": 3, "model": "echo", "async_timeout": 5000}`), 0o600))
-	opts, err := parseFlags([]string{"-config", path, "-workers", "5", "-async-max-queue", "0"}, io.Discard)
+	opts, err := parseFlags([]string{"-config", path, "-workers", "5", "-async-max-queue", "0", "-max-pixels", "100"}, io.Discard)
 	require.NoError(t, err)
 	require.Equal(t, 5, opts.cfg.Workers)
 	require.Equal(t, "echo", opts.cfg.Model)
 	require.Equal(t, 5*time.Second, opts.cfg.AsyncTimeout)
 	require.Equal(t, 0, opts.cfg.AsyncMaxQueue)
+	require.Equal(t, 100, opts.cfg.MaxPixels)
 
 	for _, bad := range [][]string{
 		{"-workers", "0"},
+		{"-max-pixels", "0"},
 		{"-async-timeout", "-5"},
 		{"-model", "nope"},
 		{"-config", filepath.Join(t.TempDir(), "missing.json")},
