@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Shows which fuzz target catches which mutant build of the ledger, and how
 # fast. Every mutant is a build tag that swaps one file of jobtable/ for a
-# deliberately broken one (see linearizability/mutants.sh for the list).
+# deliberately broken one; scripts/mutants.txt lists them.
 #
 # For each mutant and each target it runs:
 #   replay  go test -tags TAG -run '^Target$' ./fuzz: the committed seeds
@@ -31,7 +31,7 @@ read -r -a TARGETS <<<"${TARGETS:-FuzzSequential FuzzConcurrent FuzzConcurrent:r
 if [ $# -gt 0 ]; then
   MUTANTS=("$@")
 else
-  MUTANTS=(mutant_d1 mutant_d2 mutant_d3 mutant_d4 mutant_double_decrement mutant_start_terminal mutant_evict_live)
+  mapfile -t MUTANTS < <(awk '$1 !~ /^#/ && NF { print $1 }' scripts/mutants.txt)
 fi
 
 work=$(mktemp -d)

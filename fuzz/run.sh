@@ -8,6 +8,8 @@
 # Usage: fuzz/run.sh [Target...]   (default: every target)
 # Environment: FUZZTIME (default 30s), GO (default go), FUZZ_FLAGS (extra
 # flags for go test, e.g. "-race" or "-parallel 1").
+# A target fails only on a finding: a failing input written, a panic, a
+# checker's error, or a build that fails.
 # Exit status: 0 when every target ran clean.
 set -u
 cd "$(dirname "$0")/.."
@@ -31,6 +33,13 @@ for target in "${TARGETS[@]}"; do
   # shellcheck disable=SC2086
   if "$GO" test $FUZZ_FLAGS -run '^$' -fuzz "^${target}\$" -fuzztime "$FUZZTIME" ./fuzz >"$log" 2>&1; then
     status=PASS
+  elif ! grep -q 'Failing input written to\|^panic: \|\[build failed\]\|\[setup failed\]' "$log" &&
+    grep -q 'context deadline exceeded' "$log"; then
+    # The engine's own deadline at -fuzztime, with no input written and no
+    # panic, is no finding (golang/go#75804, fixed in Go 1.27): say so.
+    status=PASS
+    echo "$target: the fuzzing engine reported its own deadline with no failing input; not a finding"
+    tail -5 "$log"
   else
     status=FAIL
     failed=$((failed + 1))

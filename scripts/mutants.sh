@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# Puts each defect of scripts/mutants.txt back into the ledger (a build tag
+# that swaps one file of jobtable/) and shows that a gate catches it.
+#
+#   scripts/mutants.sh            each mutant's own gates, in the listed
+#                                 order, stopping at the first that fails
+#                                 (make mutants: what verify and CI run)
+#   scripts/mutants.sh -full      every gate on every mutant, listing each
+#                                 one that catches it (make mutants-full)
+#   scripts/mutants.sh [-full] TAG...   only these mutants
+#
+# The normal build must pass every gate that will be run first, so that a
+# failure on a mutant is the mutant's doing. Gates are named in
+# scripts/mutants.txt. A gate that does not build, or a lincheck exit status
+# that is no verdict, is an error, never a catch.
+#
+# Environment: GO (default go), RUNS (table-level lincheck runs, default 3),
+# HTTP_RUNS (HTTP-level runs, default 0 for the first-catch mode and 1 with
+# -full), LINCHECK_FLAGS (default "-short -q"), LINCHECK_HTTP_FLAGS
+# (default "-duration=1s -q").
+# Exit status: 0 when the normal build passes and every mutant is caught.
+set -u
+cd "$(dirname "$0")/.."
+
+GO=${GO:-go}
+RUNS=${RUNS:-3}
+LINCHECK_FLAGS=${LINCHECK_FLAGS:-"-short -q"}
+LINCHECK_HTTP_FLAGS=${LINCHECK_HTTP_FLAGS:-"-duration=1s -q"}
+full=0
+if [ "${1:-}" = "-full" ]; then
+  full=1
+  shift
+fi
+HTTP_RUNS=${HTTP_RUNS:-$full}
+
+# The list: tag, comma-separated gates, description.
+declare -A first_gates
+tags=()
+while read -r tag gates _; do
+  case $tag in '' | '#'*) continue ;; esac
+  tags+=("$tag")
+  first_gates[$tag]=$gates
+done <scripts/mutants.txt
+if [ $# -gt 0 ]; then
+  for tag in "$@"; do
+    [ -n "${first_gates[$tag]:-}" ] || { echo "mutants: $tag is not in scripts/mutants.txt" >&2; exit 1; }
+  done
+  tags=("$@")
+fi
+
+all_gates=(test:jobtable test:linearizability test:fuzz lincheck)
+[ "$HTTP_RUNS" -gt 0 ] && all_gates+=(lincheck-http)
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+log=$work/log
+
+now() { date +%s.%N; }
+secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1fs", b - a }'; }
+
+# gate NAME TAG: runs one gate with build tag TAG ("" for the normal build).
+# Returns 0 when it passes, 1 when it fails (a catch), 2 on an error that is
+# no verdict (it does not build, an unknown exit status). Sets verdict to a
+# short word for the table.
+gate() {
+  local name=$1 tag=$2 kind pkg re code i bin
+  local flags=(-race -short -count=1)
+  [ -n "$tag" ] && flags+=(-tags "$tag")
+  IFS=: read -r kind pkg re <<<"$name"
+  verdict=""
+  case $kind in
+    test)
+      [ -n "$re" ] && flags+=(-run "$re")
+      "$GO" test "${flags[@]}" "./$pkg/" >"$log" 2>&1 && return 0
+      if grep -q '\[build failed\]\|\[setup failed\]' "$log"; then
+        verdict="does not build"
+        return 2
+      fi
+      if grep -q 'WARNING: DATA RACE' "$log"; then verdict="race"; else verdict="test"; fi
+      return 1
+      ;;
+    lincheck | lincheck-http)
+      bin=$work/lincheck-${tag:-normal}
+      if [ ! -x "$bin" ] && ! "$GO" build ${tag:+-tags "$tag"} -o "$bin" ./cmd/lincheck >"$log" 2>&1; then
+        verdict="does not build"
+        return 2
+      fi
+      local n=$RUNS level=() lflags=$LINCHECK_FLAGS
+      if [ "$kind" = lincheck-http ]; then
+        n=$HTTP_RUNS level=(-level=http) lflags=$LINCHECK_HTTP_FLAGS
+      fi
+      for i in $(seq 1 "$n"); do
+        # shellcheck disable=SC2086
+        "$bin" "${level[@]}" $lflags -seed "$i" -out "$work" >"$log" 2>&1
+        code=$?
+        case $code in
+          0) ;;
+          2) verdict="crash, seed $i"; return 1 ;;
+          3) verdict="linearizability, seed $i"; return 1 ;;
+          4) verdict="invariants, seed $i"; return 1 ;;
+          5) verdict="inconclusive, seed $i"; return 1 ;;
+          *) verdict="exit $code"; return 2 ;;
+        esac
+      done
+      return 0
+      ;;
+    *)
+      verdict="unknown gate"
+      return 2
+      ;;
+  esac
+}
+
+row() { printf '%-25s %-62s %s\n' "$1" "$2" "$3"; }
+
+status=0
+start_all=$(now)
+row "mutant" "caught by" "time"
+row "------" "---------" "----"
+
+# The normal build passes every gate about to be run.
+if [ "$full" -eq 1 ]; then
+  base=("${all_gates[@]}")
+else
+  base=()
+  for tag in "${tags[@]}"; do
+    IFS=, read -r -a gs <<<"${first_gates[$tag]}"
+    base+=("${gs[@]}")
+  done
+  mapfile -t base < <(printf '%s\n' "${base[@]}" | sort -u)
+fi
+t0=$(now)
+for g in "${base[@]}"; do
+  gate "$g" ""
+  case $? in
+    0) ;;
+    1) row "(normal build)" "FAILS $g ($verdict)" "-"; tail -30 "$log"; exit 1 ;;
+    *) row "(normal build)" "ERROR in $g: $verdict" "-"; tail -30 "$log"; exit 1 ;;
+  esac
+done
+row "(normal build)" "passes ${#base[@]} gates" "$(secs "$t0" "$(now)")"
+
+for tag in "${tags[@]}"; do
+  if ! grep -lq "^//go:build.*\b$tag\b" jobtable/*.go 2>/dev/null; then
+    row "$tag" "NOT CAUGHT: no file in jobtable/ has this build tag" "-"
+    status=1
+    continue
+  fi
+  if [ "$full" -eq 1 ]; then
+    gs=("${all_gates[@]}")
+  else
+    IFS=, read -r -a gs <<<"${first_gates[$tag]}"
+  fi
+  t0=$(now)
+  caught=() errors=()
+  for g in "${gs[@]}"; do
+    gate "$g" "$tag"
+    case $? in
+      0) ;;
+      1) caught+=("$g ($verdict)"); [ "$full" -eq 1 ] || break ;;
+      *) errors+=("$g: $verdict") ;;
+    esac
+  done
+  took=$(secs "$t0" "$(now)")
+  if [ ${#errors[@]} -gt 0 ]; then
+    row "$tag" "ERROR: ${errors[*]}" "$took"
+    tail -20 "$log"
+    status=1
+  elif [ ${#caught[@]} -eq 0 ]; then
+    row "$tag" "NOT CAUGHT by ${gs[*]}" "$took"
+    status=1
+  else
+    row "$tag" "$(IFS=';'; echo "${caught[*]}" | sed 's/;/; /g')" "$took"
+  fi
+done
+echo "mutants: ${#tags[@]} mutants in $(secs "$start_all" "$(now)")"
+exit $status
