@@ -2,6 +2,7 @@ package jobtable_test
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -83,4 +84,38 @@ const second = time.Second
 func awaitWaiter(t testing.TB, tab *table, id string) {
 	t.Helper()
 	jobtable.AwaitWaiter(t, tab, id)
+}
+
+// lostWakeupGrace bounds how long a waiter may take to return once the job
+// it waits on is terminal. A correct table never comes near it: a lost
+// wakeup is caught at once by awaitReturn, through the invariants, and the
+// grace only ends a run whose waiter is stuck in a way they cannot see.
+const lostWakeupGrace = 10 * time.Second
+
+// awaitReturn receives from got, the channel on which waiters report that
+// they returned, checking the table's invariants as it waits. A waiter that
+// took the wakeup channel of a job already terminal (D4) breaks
+// NoLostWakeupInv the moment it does, so a lost wakeup fails at once rather
+// than after lostWakeupGrace. Only waiters may be running: the invariants
+// are exact when no Submit is in flight.
+func awaitReturn[T any](t testing.TB, tab *table, got <-chan T) (T, error) {
+	t.Helper()
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	grace := time.NewTimer(lostWakeupGrace)
+	defer grace.Stop()
+	for {
+		select {
+		case v := <-got:
+			return v, nil
+		case <-grace.C:
+			var zero T
+			return zero, fmt.Errorf("a waiter is still blocked %v after its job ended (lost wakeup)", lostWakeupGrace)
+		case <-tick.C:
+			if err := invariant.Check(tab); err != nil {
+				var zero T
+				return zero, fmt.Errorf("a waiter is blocked on an ended job (lost wakeup): %w", err)
+			}
+		}
+	}
 }

@@ -222,10 +222,8 @@ func TestStress(t *testing.T) {
 	consumers.Wait() // every admitted job is terminal now
 	observersDone := make(chan struct{})
 	go func() { observers.Wait(); close(observersDone) }()
-	select {
-	case <-observersDone:
-	case <-time.After(lostWakeupGrace):
-		t.Errorf("a waiter is still blocked %v after every job completed (lost wakeup)", lostWakeupGrace)
+	if _, err := awaitReturn(t, tab, observersDone); err != nil {
+		t.Error(err)
 		cancelWaits()
 		<-observersDone
 	}
