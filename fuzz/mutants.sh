@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Shows which fuzz target catches which mutant build of the ledger, and how
-# fast. Every mutant is a build tag that swaps one file of jobtable/ for a
-# deliberately broken one; scripts/mutants.txt lists them.
+# fast. scripts/mutants.txt lists the mutants; each is a diff put back with
+# scripts/mutant-overlay and built with -overlay, leaving the tree as it is.
 #
 # For each mutant and each target it runs:
-#   replay  go test -tags TAG -run '^Target$' ./fuzz: the committed seeds
+#   replay  go test -overlay ... -run '^Target$' ./fuzz: the committed seeds
 #           and corpus alone, once;
-#   fuzz    go test -tags TAG -fuzz '^Target$' -fuzztime FUZZTIME, RUNS
+#   fuzz    go test -overlay ... -fuzz '^Target$' -fuzztime FUZZTIME, RUNS
 #           times, each with a fresh, empty fuzz cache, and takes the time
 #           of each run that failed as the target reports it (seed replay
 #           and fuzzing until the first failure, without the build;
@@ -17,7 +17,7 @@
 # did not fail counts as longer than FUZZTIME). Inputs that fail on a mutant
 # are copied to a scratch folder, not into fuzz/testdata.
 #
-# Usage: fuzz/mutants.sh [TAG...]   (default: every mutant)
+# Usage: fuzz/mutants.sh [MUTANT...]   (default: every mutant)
 # Environment: RUNS (default 3), FUZZTIME (default 60s), GO (default go),
 # TARGETS (default "FuzzSequential FuzzConcurrent FuzzConcurrent:race").
 # Exit status: 0 when every mutant is caught by some target.
@@ -59,10 +59,17 @@ printf '%-24s %-22s %-8s %-7s %s\n' "mutant" "target" "replay" "fuzz" "median to
 printf '%-24s %-22s %-8s %-7s %s\n' "------" "------" "------" "----" "-----------------"
 status=0
 for tag in "${MUTANTS[@]}"; do
+  ovdir=$work/ov-${tag//\//-}
+  if ! scripts/mutant-overlay "${tag%/*}/testdata/mutants/${tag##*/}.patch" "$ovdir" >"$work/log" 2>&1; then
+    printf '%-24s %s\n' "$tag" "ERROR: its diff does not apply"
+    cat "$work/log"
+    status=1
+    continue
+  fi
   caught_any=0
   for spec in "${TARGETS[@]}"; do
     target=${spec%%:*}
-    flags=(-tags "$tag")
+    flags=(-overlay "$ovdir/overlay.json")
     [ "$spec" != "$target" ] && flags+=(-race)
 
     replay=pass
@@ -70,14 +77,14 @@ for tag in "${MUTANTS[@]}"; do
       replay=FAIL
       caught_any=1
     fi
-    keep_corpus "$tag-$spec"
+    keep_corpus "${tag//\//-}-$spec"
 
     times=()
     fails=0
     for i in $(seq 1 "$RUNS"); do
       start=$(now)
       if "$GO" test "${flags[@]}" -run '^$' -fuzz "^${target}\$" -fuzztime "$FUZZTIME" \
-        -fuzzminimizetime 1x ./fuzz -args -test.fuzzcachedir="$work/cache-$tag-$target-$i" >"$work/log" 2>&1; then
+        -fuzzminimizetime 1x ./fuzz -args -test.fuzzcachedir="$work/cache-${tag//\//-}-$target-$i" >"$work/log" 2>&1; then
         times+=(inf)
       else
         # The time the target itself reports (seed replay, then fuzzing
@@ -87,7 +94,7 @@ for tag in "${MUTANTS[@]}"; do
         fails=$((fails + 1))
         caught_any=1
       fi
-      keep_corpus "$tag-$spec"
+      keep_corpus "${tag//\//-}-$spec"
     done
     median=$(printf '%s\n' "${times[@]}" | sort -g | awk '{ v[NR] = $1 } END { m = v[int((NR + 1) / 2)]; print (m == "inf" ? "-" : m "s") }')
     printf '%-24s %-22s %-8s %-7s %s\n' "$tag" "$spec" "$replay" "$fails/$RUNS" "$median"

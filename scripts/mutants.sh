@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# Puts each defect of scripts/mutants.txt back into the ledger (a build tag
-# that swaps one file of jobtable/) and shows that a gate catches it.
+# Puts each defect of scripts/mutants.txt back into the code (a diff under
+# PKG/testdata/mutants/, applied to copies by scripts/mutant-overlay and
+# built with -overlay, so the tree never changes) and shows that a gate
+# catches it.
 #
 #   scripts/mutants.sh            each mutant's own gates, in the listed
 #                                 order, stopping at the first that fails
 #                                 (make mutants: what verify and CI run)
 #   scripts/mutants.sh -full      every gate on every mutant, listing each
 #                                 one that catches it (make mutants-full)
-#   scripts/mutants.sh [-full] TAG...   only these mutants
+#   scripts/mutants.sh [-full] MUTANT...   only these mutants
 #
 # The normal build must pass every gate that will be run first, so that a
 # failure on a mutant is the mutant's doing. Gates are named in
@@ -15,6 +17,8 @@
 # that is no verdict, is an error, never a catch.
 #
 # Environment: GO (default go), RUNS (table-level lincheck runs, default 3),
+# FUZZTIME (the default length of a fuzz gate, 60s), FUZZ_BASELINE (how
+# long a fuzz gate runs on the normal build, 10s),
 # HTTP_RUNS (HTTP-level runs, default 0 for the first-catch mode and 1 with
 # -full), LINCHECK_FLAGS (default "-short -q"), LINCHECK_HTTP_FLAGS
 # (default "-duration=1s -q").
@@ -33,7 +37,10 @@ if [ "${1:-}" = "-full" ]; then
 fi
 HTTP_RUNS=${HTTP_RUNS:-$full}
 
-# The list: tag, comma-separated gates, description.
+FUZZTIME=${FUZZTIME:-60s}
+FUZZ_BASELINE=${FUZZ_BASELINE:-10s}
+
+# The list: mutant, comma-separated gates, description.
 declare -A first_gates
 tags=()
 while read -r tag gates _; do
@@ -48,6 +55,9 @@ if [ $# -gt 0 ]; then
   tags=("$@")
 fi
 
+# patch_of MUTANT: the diff of PKG/NAME, PKG/testdata/mutants/NAME.patch.
+patch_of() { echo "${1%/*}/testdata/mutants/${1##*/}.patch"; }
+
 all_gates=(test:jobtable test:linearizability test:fuzz lincheck)
 [ "$HTTP_RUNS" -gt 0 ] && all_gates+=(lincheck-http)
 
@@ -58,14 +68,29 @@ log=$work/log
 now() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1fs", b - a }'; }
 
-# gate NAME TAG: runs one gate with build tag TAG ("" for the normal build).
-# Returns 0 when it passes, 1 when it fails (a catch), 2 on an error that is
-# no verdict (it does not build, an unknown exit status). Sets verdict to a
-# short word for the table.
+# The fuzz gates may write a failing input under fuzz/testdata/fuzz; it is
+# moved to the scratch folder, so the committed corpus stays the normal
+# build's.
+corpus=fuzz/testdata/fuzz
+listing() { find "$corpus" -type f 2>/dev/null | sort; }
+corpus_before=$(listing)
+keep_corpus() {
+  comm -13 <(echo "$corpus_before") <(listing) | while read -r f; do
+    [ -n "$f" ] && mkdir -p "$work/found" && mv "$f" "$work/found/"
+  done
+}
+
+# gate NAME MUTANT: runs one gate on the build with MUTANT put back ("" for
+# the normal build). Returns 0 when it passes, 1 when it fails (a catch), 2
+# on an error that is no verdict (it does not build, an unknown exit
+# status). Sets verdict to a short word for the table.
 gate() {
-  local name=$1 tag=$2 kind pkg re code i bin
+  local name=$1 tag=$2 kind pkg re code i bin ov=()
   local flags=(-race -short -count=1)
-  [ -n "$tag" ] && flags+=(-tags "$tag")
+  if [ -n "$tag" ]; then
+    ov=(-overlay "$work/ov-${tag//\//-}/overlay.json")
+    flags+=("${ov[@]}")
+  fi
   IFS=: read -r kind pkg re <<<"$name"
   verdict=""
   case $kind in
@@ -80,8 +105,8 @@ gate() {
       return 1
       ;;
     lincheck | lincheck-http)
-      bin=$work/lincheck-${tag:-normal}
-      if [ ! -x "$bin" ] && ! "$GO" build ${tag:+-tags "$tag"} -o "$bin" ./cmd/lincheck >"$log" 2>&1; then
+      bin=$work/lincheck-${tag//\//-}
+      if [ ! -x "$bin" ] && ! "$GO" build "${ov[@]}" -o "$bin" ./cmd/lincheck >"$log" 2>&1; then
         verdict="does not build"
         return 2
       fi
@@ -103,6 +128,31 @@ gate() {
         esac
       done
       return 0
+      ;;
+    fuzz)
+      # fuzz:TARGET[:TIME] fuzzes TARGET of ./fuzz from a fresh cache; a
+      # failing input or a panic is a catch, as in fuzz/run.sh.
+      local target=$pkg time=${re:-$FUZZTIME}
+      # On the normal build a fuzz gate runs FUZZ_BASELINE: it shows the
+      # target finds nothing there, as fuzz-short and the long runs of
+      # docs/verification.md do, without fuzzing the full length twice.
+      [ -z "$tag" ] && time=$FUZZ_BASELINE
+      "$GO" test "${ov[@]}" -run '^$' -fuzz "^${target}\$" -fuzztime "$time" -fuzzminimizetime 1x \
+        ./fuzz/ -args -test.fuzzcachedir="$work/fuzzcache-${tag//\//-}-$target" >"$log" 2>&1
+      code=$?
+      keep_corpus
+      [ $code -eq 0 ] && return 0
+      if grep -q '\[build failed\]\|\[setup failed\]' "$log"; then
+        verdict="does not build"
+        return 2
+      fi
+      if grep -q 'Failing input written to\|^panic: \|--- FAIL: .*seed#' "$log"; then
+        verdict="$(sed -n "s/^--- FAIL: ${target} (\([0-9.]*s\)).*/input found in \1/p" "$log" | head -1)"
+        verdict=${verdict:-failed}
+        return 1
+      fi
+      verdict="fuzzing engine error, no finding"
+      return 2
       ;;
     *)
       verdict="unknown gate"
@@ -141,8 +191,9 @@ done
 row "(normal build)" "passes ${#base[@]} gates" "$(secs "$t0" "$(now)")"
 
 for tag in "${tags[@]}"; do
-  if ! grep -lq "^//go:build.*\b$tag\b" jobtable/*.go 2>/dev/null; then
-    row "$tag" "NOT CAUGHT: no file in jobtable/ has this build tag" "-"
+  if ! scripts/mutant-overlay "$(patch_of "$tag")" "$work/ov-${tag//\//-}" >"$log" 2>&1; then
+    row "$tag" "ERROR: $(patch_of "$tag") does not apply" "-"
+    cat "$log"
     status=1
     continue
   fi
