@@ -7,8 +7,10 @@
 #   scripts/mutants.sh            each mutant's own gates, in the listed
 #                                 order, stopping at the first that fails
 #                                 (make mutants: what verify and CI run)
-#   scripts/mutants.sh -full      every gate on every mutant, listing each
-#                                 one that catches it (make mutants-full)
+#   scripts/mutants.sh -full      every gate on every mutant (the package
+#                                 tests, lincheck at both levels, and the
+#                                 mutant's own gates), listing each one
+#                                 that catches it (make mutants-full)
 #   scripts/mutants.sh [-full] MUTANT...   only these mutants
 #
 # The normal build must pass every gate that will be run first, so that a
@@ -60,7 +62,7 @@ fi
 # patch_of MUTANT: the diff of PKG/NAME, PKG/testdata/mutants/NAME.patch.
 patch_of() { echo "${1%/*}/testdata/mutants/${1##*/}.patch"; }
 
-all_gates=(test:jobtable test:linearizability test:fuzz lincheck)
+all_gates=(test:jobtable test:jobapi test:linearizability test:fuzz lincheck)
 [ "$HTTP_RUNS" -gt 0 ] && all_gates+=(lincheck-http)
 
 work=$(mktemp -d)
@@ -171,16 +173,13 @@ row "mutant" "caught by" "time"
 row "------" "---------" "----"
 
 # The normal build passes every gate about to be run.
-if [ "$full" -eq 1 ]; then
-  base=("${all_gates[@]}")
-else
-  base=()
-  for tag in "${tags[@]}"; do
-    IFS=, read -r -a gs <<<"${first_gates[$tag]}"
-    base+=("${gs[@]}")
-  done
-  mapfile -t base < <(printf '%s\n' "${base[@]}" | sort -u)
-fi
+base=()
+[ "$full" -eq 1 ] && base=("${all_gates[@]}")
+for tag in "${tags[@]}"; do
+  IFS=, read -r -a gs <<<"${first_gates[$tag]}"
+  base+=("${gs[@]}")
+done
+mapfile -t base < <(printf '%s\n' "${base[@]}" | awk '!seen[$0]++')
 t0=$(now)
 if [ "${MUTANTS_BASELINE:-1}" = 0 ]; then
   # make verify and make gates run after the race, lincheck and fuzz
@@ -206,10 +205,10 @@ for tag in "${tags[@]}"; do
     status=1
     continue
   fi
+  IFS=, read -r -a gs <<<"${first_gates[$tag]}"
   if [ "$full" -eq 1 ]; then
-    gs=("${all_gates[@]}")
-  else
-    IFS=, read -r -a gs <<<"${first_gates[$tag]}"
+    # Every gate, and the mutant's own (a fuzz gate is no general one).
+    mapfile -t gs < <(printf '%s\n' "${all_gates[@]}" "${gs[@]}" | awk '!seen[$0]++')
   fi
   t0=$(now)
   caught=() errors=()
