@@ -21,7 +21,9 @@ import (
 //
 // The counter couples every job, so the projection is checked as one
 // history: "submit(a) accepted, submit(b) accepted" at maxQueue 1 is
-// illegal, yet each job on its own is fine.
+// illegal, yet each job on its own is fine. Check decides this model with
+// the sweep of admission_decide.go, which agrees with porcupine on it and
+// scales with the history; porcupine stays the reference.
 func AdmissionModel(maxQueue int) porcupine.Model {
 	limit := max(maxQueue, 0)
 	return porcupine.Model{

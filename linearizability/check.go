@@ -44,6 +44,12 @@ type CheckConfig struct {
 	VisualizeDir string
 	// NoVisualize skips the visualization.
 	NoVisualize bool
+	// AdmissionPorcupine checks the admission projection with porcupine,
+	// cut at quiescent points, instead of the sweep (admission_decide.go).
+	// Porcupine is the reference the sweep is tested against; its cost can
+	// grow exponentially with a segment, and a loaded run has one segment,
+	// so this is for small histories and for comparison.
+	AdmissionPorcupine bool
 
 	_ struct{}
 }
@@ -52,7 +58,8 @@ type CheckConfig struct {
 type Report struct {
 	Verdict Verdict
 	// Model and Partition name what failed: "job" and the job id, or
-	// "admission" and the segment number. Empty when linearizable.
+	// "admission" and the window (the segment number with
+	// AdmissionPorcupine). Empty when linearizable.
 	Model, Partition string
 	// Message explains a failure in one line.
 	Message string
@@ -62,30 +69,38 @@ type Report struct {
 	Ops               int // operations in the history
 	JobPartitions     int
 	AdmissionOps      int // operations in the admission projection
-	AdmissionSegments int
-	LargestPartition  int // operations in the largest job partition
-	JobCheck          time.Duration
-	AdmissionCheck    time.Duration
+	AdmissionSegments int // segments porcupine checked; 0 when the sweep decided
+	// AdmissionMethod says what decided the admission model: "sweep", or
+	// "porcupine" and why.
+	AdmissionMethod string
+	// AdmissionStates is the most states the sweep held at one instant.
+	AdmissionStates  int
+	LargestPartition int // operations in the largest job partition
+	JobCheck         time.Duration
+	AdmissionCheck   time.Duration
 }
 
 // Check checks history against JobModel (partitioned by job) and
-// AdmissionModel (global, cut at quiescent points). Each model is checked
-// plainly first, which stops at the first illegal partition; only then is
-// the failing partition found and checked again verbosely, alone, to write
-// its visualization. The verbose check of a whole history can take far
-// more time and memory than the plain one.
+// AdmissionModel (global). The job model is checked by porcupine plainly
+// first, which stops at the first illegal partition; only then is the
+// failing partition found and checked again verbosely, alone, to write its
+// visualization. The verbose check of a whole history can take far more
+// time and memory than the plain one. The admission model is decided by
+// the sweep of admission_decide.go, exactly as porcupine would decide it,
+// in time linear in the history; a violation is drawn on a small window
+// around the place where it fails.
 func Check(history []porcupine.Operation, cfg CheckConfig) Report {
-	return check(history, cfg, JobModel, AdmissionModel(cfg.MaxQueue), admissionProjection)
+	return check(history, cfg, JobModel, AdmissionModel(cfg.MaxQueue), admissionProjection, false)
 }
 
 // CheckHTTP checks a history recorded through the HTTP API against
-// HTTPJobModel (partitioned by job) and HTTPAdmissionModel (global, cut at
-// quiescent points), the same way as Check.
+// HTTPJobModel (partitioned by job) and HTTPAdmissionModel (global), the
+// same way as Check.
 func CheckHTTP(history []porcupine.Operation, cfg CheckConfig) Report {
-	return check(history, cfg, HTTPJobModel, HTTPAdmissionModel(cfg.MaxQueue), httpAdmissionProjection)
+	return check(history, cfg, HTTPJobModel, HTTPAdmissionModel(cfg.MaxQueue), httpAdmissionProjection, true)
 }
 
-func check(history []porcupine.Operation, cfg CheckConfig, job, adm porcupine.Model, project func([]porcupine.Operation) []porcupine.Operation) Report {
+func check(history []porcupine.Operation, cfg CheckConfig, job, adm porcupine.Model, project func([]porcupine.Operation) []porcupine.Operation, http bool) Report {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 60 * time.Second
 	}
@@ -102,6 +117,12 @@ func check(history []porcupine.Operation, cfg CheckConfig, job, adm porcupine.Mo
 	}
 
 	proj := project(history)
+	rep.AdmissionOps, rep.AdmissionMethod = len(proj), "porcupine"
+	if !cfg.AdmissionPorcupine {
+		if rep, done = sweepAdmission(rep, cfg, adm, proj, http); done {
+			return rep
+		}
+	}
 	segs := adm.Partition(proj)
 	rep.AdmissionOps, rep.AdmissionSegments = len(proj), len(segs)
 	named := make([]jobPartition, len(segs))

@@ -13,8 +13,10 @@
 //     Accepted submits add one, winning terminal calls remove one, and a
 //     rejected submit is legal only at the bound. Partitioning by job is
 //     unsound for this counter, which couples every job, so it is checked
-//     as one history, cut only at quiescent points where the counter is
-//     known exactly.
+//     as one history, by a sweep specialised to the bounded counter (linear
+//     in the history; see admission_decide.go), with porcupine as its
+//     reference in tests and its fallback for what the sweep does not
+//     cover.
 //
 // # Usage
 //

@@ -35,7 +35,8 @@ const endClientBase = 1 << 20
 // This is sound: in a correct server the real terminal transitions, at
 // their real times, are one such linearization. It is weaker than the table
 // level's model by exactly what clients cannot see: a slot freed long before
-// anyone looked is only known to be free once someone looked.
+// anyone looked is only known to be free once someone looked. CheckHTTP
+// decides it with the sweep of admission_decide.go, as AdmissionModel.
 func HTTPAdmissionModel(maxQueue int) porcupine.Model {
 	limit := max(maxQueue, 0)
 	return porcupine.Model{

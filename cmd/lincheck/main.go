@@ -60,6 +60,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	waitTimeout := fs.Duration("wait-timeout", def.WaitTimeout, "deadline of a bounded Wait")
 	grace := fs.Duration("grace", def.Grace, "how long the end of a run waits for blocked waiters")
 	checkTimeout := fs.Duration("check-timeout", time.Minute, "timeout of each porcupine check")
+	admPorcupine := fs.Bool("admission-porcupine", false, "check the admission model with porcupine (the reference: exponential, for small runs) instead of the sweep")
 	out := fs.String("out", "", "directory for the HTML visualization of a violation (default: the temp dir)")
 	historyPath := fs.String("history", "", "write the last run's history to this file")
 	quiet := fs.Bool("q", false, "no progress lines")
@@ -101,6 +102,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 
+	admissionPorcupine = *admPorcupine
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	code := exitOK
@@ -119,6 +121,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	return code
 }
+
+// admissionPorcupine is -admission-porcupine.
+var admissionPorcupine bool
 
 // worse returns the exit code of higher precedence.
 func worse(a, b int) int {
@@ -144,13 +149,11 @@ func runOnce(ctx context.Context, cfg linearizability.StressConfig, level string
 		}
 	}
 	rep := linearizability.Check(res.History, linearizability.CheckConfig{
-		MaxQueue: cfg.MaxQueue, Timeout: checkTimeout, VisualizeDir: outDir,
+		MaxQueue: cfg.MaxQueue, Timeout: checkTimeout, VisualizeDir: outDir, AdmissionPorcupine: admissionPorcupine,
 	})
 	fmt.Fprintf(stdout, "  stress: %v, %d operations, %d accepted, %d rejected, evicted %d by ttl and %d beyond max-completed\n",
 		res.Elapsed.Round(time.Millisecond), len(res.History), res.Accepted, res.Rejected, res.Stats.EvictedTTL, res.Stats.EvictedLRU)
-	fmt.Fprintf(stdout, "  check:  %d job partitions (largest %d ops) in %v; admission %d ops in %d segments in %v\n",
-		rep.JobPartitions, rep.LargestPartition, rep.JobCheck.Round(time.Millisecond),
-		rep.AdmissionOps, rep.AdmissionSegments, rep.AdmissionCheck.Round(time.Millisecond))
+	printCheck(stdout, rep)
 
 	return verdict(rep, res.Violations, stdout)
 }
@@ -187,14 +190,28 @@ func runHTTP(ctx context.Context, cfg linearizability.HTTPStressConfig, checkTim
 		}
 	}
 	rep := linearizability.CheckHTTP(res.History, linearizability.CheckConfig{
-		MaxQueue: cfg.MaxQueue, Timeout: checkTimeout, VisualizeDir: outDir,
+		MaxQueue: cfg.MaxQueue, Timeout: checkTimeout, VisualizeDir: outDir, AdmissionPorcupine: admissionPorcupine,
 	})
 	fmt.Fprintf(stdout, "  stress: %v, %d operations, %d accepted, %d rejected, %d lost replies, depth %d and %d retained at the end\n",
 		res.Elapsed.Round(time.Millisecond), len(res.History), res.Accepted, res.Rejected, res.Lost, res.Depth, res.Retained)
-	fmt.Fprintf(stdout, "  check:  %d job partitions (largest %d ops) in %v; admission %d ops in %d segments in %v\n",
-		rep.JobPartitions, rep.LargestPartition, rep.JobCheck.Round(time.Millisecond),
-		rep.AdmissionOps, rep.AdmissionSegments, rep.AdmissionCheck.Round(time.Millisecond))
+	printCheck(stdout, rep)
 	return verdict(rep, res.Violations, stdout)
+}
+
+// printCheck prints what the checks cost.
+func printCheck(stdout io.Writer, rep linearizability.Report) {
+	var adm string
+	switch rep.AdmissionMethod {
+	case "":
+		adm = "not checked"
+	case "sweep":
+		adm = fmt.Sprintf("sweep, %d states at most", rep.AdmissionStates)
+	default:
+		adm = fmt.Sprintf("%s, %d segments", rep.AdmissionMethod, rep.AdmissionSegments)
+	}
+	fmt.Fprintf(stdout, "  check:  %d job partitions (largest %d ops) in %v; admission %d ops (%s) in %v\n",
+		rep.JobPartitions, rep.LargestPartition, rep.JobCheck.Round(time.Millisecond),
+		rep.AdmissionOps, adm, rep.AdmissionCheck.Round(time.Millisecond))
 }
 
 // verdict prints the failures and the result line, and returns the exit
