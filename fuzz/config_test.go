@@ -1,7 +1,6 @@
 package fuzz
 
 import (
-	"context"
 	"errors"
 	"log/slog"
 	"math"
@@ -43,13 +42,12 @@ func FuzzParseConfig(f *testing.F) {
 		if err := cfg.Validate(); err != nil {
 			t.Fatalf("ParseConfig(%q) accepted %+v, which Validate refuses: %v", data, cfg, err)
 		}
-		srv, err := jobapi.New(cfg, jobapi.Options{Clock: newStillClock(), Logger: slog.New(slog.DiscardHandler)})
+		clock := newStillClock()
+		srv, err := jobapi.New(cfg, jobapi.Options{Clock: clock, Logger: slog.New(slog.DiscardHandler)})
 		if err != nil {
 			t.Fatalf("ParseConfig(%q) accepted %+v, which New refuses: %v", data, cfg, err)
 		}
-		ctx, cancel := context.WithCancel(context.Background())
-		cancel()
-		srv.Shutdown(ctx) //nolint:errcheck // no jobs ran
+		shutdown(t, srv, clock) // no jobs ran
 	})
 }
 

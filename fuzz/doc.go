@@ -17,7 +17,8 @@
 //     of package linearizability.
 //   - FuzzHTTP sends hostile method, path, query and body bytes to the
 //     jobapi handler and checks status codes, bodies and the admission
-//     bound.
+//     bound, and the server's invariants after the request and again once
+//     Shutdown has drained it (no flight or deadline timer left behind).
 //   - FuzzParseConfig feeds arbitrary bytes to jobapi.ParseConfig.
 //
 // # Usage

@@ -62,7 +62,10 @@ var problemDetails = []string{
 //     valid application/json (Location on 202; OPTIONS * an empty 200 with
 //     Allow);
 //   - never holds more than the admission bound of jobs PENDING or RUNNING,
-//     and shows every job in a state that agrees with its error and times.
+//     and shows every job in a state that agrees with its error and times;
+//   - keeps the server's invariants (invariant.Check) after the request,
+//     and again once Shutdown has drained it, when no flight, no deadline
+//     timer and no live job may be left.
 func FuzzHTTP(f *testing.F) {
 	for _, s := range httpSeeds {
 		f.Add(s.setup, s.method, s.target, s.contentType, []byte(s.body))
@@ -88,16 +91,17 @@ func runHTTP(t *testing.T, setup byte, method, target, contentType string, body 
 	if setup&setupSmallMaxBody != 0 {
 		cfg.MaxBodyBytes = 64
 	}
+	clock := newStillClock()
 	srv, err := jobapi.New(cfg, jobapi.Options{
 		Model:  fuzzModel{},
-		Clock:  newStillClock(),
+		Clock:  clock,
 		NewID:  fakeclock.Seq("j"),
 		Logger: slog.New(slog.DiscardHandler),
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer shutdown(t, srv)
+	defer shutdown(t, srv, clock)
 
 	jobs := 0
 	if cfg.AsyncEnabled {
@@ -126,7 +130,7 @@ func runHTTP(t *testing.T, setup byte, method, target, contentType string, body 
 		t.Fatalf("%s\nafter it: %v", desc, err)
 	}
 	if err := invariant.Check(srv); err != nil {
-		t.Fatalf("%s\nafter it, the ledger's invariants: %v", desc, err)
+		t.Fatalf("%s\nafter it, the server's invariants: %v", desc, err)
 	}
 }
 
@@ -197,12 +201,20 @@ func serve(srv *jobapi.Server, method, target, body string) *httptest.ResponseRe
 	return rec
 }
 
-// shutdown ends the server's jobs and waits for every goroutine it started.
-func shutdown(t *testing.T, srv *jobapi.Server) {
+// shutdown ends the server's jobs and waits for every goroutine it started,
+// then checks the server's invariants, whose drained clauses see a flight
+// or a deadline timer left behind, and that clock holds no timer.
+func shutdown(t *testing.T, srv *jobapi.Server, clock *stillClock) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // no grace: end the jobs still running now
 	if err := srv.Shutdown(ctx); err != nil && err != context.Canceled {
 		t.Errorf("Shutdown: %v", err)
+	}
+	if err := invariant.Check(srv); err != nil {
+		t.Errorf("once drained, the server's invariants: %v", err)
+	}
+	if n := clock.pending(); n != 0 {
+		t.Errorf("once drained, %d deadline timers never stopped", n)
 	}
 }
 

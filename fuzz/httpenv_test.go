@@ -40,6 +40,14 @@ func (c *stillClock) AfterFunc(_ time.Duration, _ func()) func() bool {
 	}
 }
 
+// pending returns the number of timers never stopped: with a clock that
+// never fires, the timers a drained server left armed.
+func (c *stillClock) pending() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.next - len(c.stopped)
+}
+
 // blockTaskID marks the jobs that the setup of FuzzHTTP keeps running: its
 // model blocks on them until their context ends. It holds random bytes so
 // that no input can name it.

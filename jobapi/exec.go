@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
-	"time"
 )
 
 // outcome is what a model run produced: a marshalled result or an error.
@@ -57,16 +56,4 @@ func (s *Server) runModel(ctx context.Context, req Request) (o outcome) {
 		return outcome{err: fmt.Errorf("result is not JSON: %w", err)}
 	}
 	return outcome{res: data}
-}
-
-// deadlineContext returns a context derived from parent that ends with
-// cause ErrDeadline after d by the server's clock, and its release function,
-// which must be called once the work is over.
-func (s *Server) deadlineContext(parent context.Context, d time.Duration) (context.Context, context.CancelCauseFunc, func()) {
-	ctx, cancel := context.WithCancelCause(parent)
-	stop := s.clock.AfterFunc(d, func() { cancel(ErrDeadline) })
-	return ctx, cancel, func() {
-		stop()
-		cancel(context.Canceled)
-	}
 }

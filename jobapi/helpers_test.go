@@ -137,8 +137,8 @@ type harness struct {
 }
 
 // newHarness starts a server with cfg changed by mutate and the given
-// model (nil: the configured built-in). Cleanup shuts it down, checks the
-// ledger's invariants and closes the listener.
+// model (nil: the configured built-in). Cleanup shuts it down, checks it at
+// quiescence (checkDrained) and closes the listener.
 func newHarness(t *testing.T, model jobapi.Model, mutate func(*jobapi.Config)) *harness {
 	t.Helper()
 	cfg := jobapi.DefaultConfig()
@@ -156,13 +156,26 @@ func newHarness(t *testing.T, model jobapi.Model, mutate func(*jobapi.Config)) *
 	ts := httptest.NewServer(srv)
 	h := &harness{t: t, srv: srv, ts: ts, clock: clock}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithCancel(context.Background())
-		cancel() // no grace: end whatever is left
-		_ = srv.Shutdown(ctx)
-		require.NoError(t, invariant.Check(srv))
+		checkDrained(t, srv, clock)
 		ts.Close()
 	})
 	return h
+}
+
+// checkDrained shuts srv down with no grace (what is left ends FAILED) and,
+// once every runner and handler has returned, checks the server's
+// invariants, whose drained clauses see a leaked flight or timer, and that
+// clock (nil: the wall clock) holds no timer: every deadline was stopped
+// or fired.
+func checkDrained(t *testing.T, srv *jobapi.Server, clock *fakeClock) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // no grace: end whatever is left
+	_ = srv.Shutdown(ctx)
+	require.NoError(t, invariant.Check(srv), "the server's invariants once drained")
+	if clock != nil {
+		require.Zero(t, clock.Pending(), "deadline timers still armed once drained")
+	}
 }
 
 // reply is a decoded HTTP answer.

@@ -39,6 +39,7 @@ func (s *Server) admit(req Request) (string, error) {
 	ctx, cancel, release := s.deadlineContext(s.base, s.cfg.AsyncTimeout)
 	s.mu.Lock()
 	s.flights[id] = cancel
+	s.runners++
 	s.mu.Unlock()
 	go s.run(ctx, id, release)
 	running = true
@@ -55,6 +56,7 @@ func (s *Server) run(ctx context.Context, id string, release func()) {
 		release()
 		s.mu.Lock()
 		delete(s.flights, id)
+		s.runners--
 		s.mu.Unlock()
 	}()
 	if err := s.workers.Acquire(ctx, 1); err != nil {

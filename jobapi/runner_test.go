@@ -91,6 +91,8 @@ func TestShutdownAfterPanicInSubmit(t *testing.T) {
 		clock.broken.Store(false)
 		require.NoError(t, invariant.Check(srv), "the ledger undid the admission")
 		requireShutdownReturns(t, srv)
+		require.NoError(t, invariant.Check(srv))
+		require.Zero(t, clock.Pending())
 	})
 }
 
@@ -154,10 +156,7 @@ func TestCancelAnswersFromItsOwnSnapshot(t *testing.T) {
 	ts := httptest.NewServer(srv)
 	h := &harness{t: t, srv: srv, ts: ts, clock: clock}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithCancel(context.Background())
-		cancel() // no grace: end whatever is left
-		_ = srv.Shutdown(ctx)
-		require.NoError(t, invariant.Check(srv))
+		checkDrained(t, srv, clock)
 		ts.Close()
 	})
 

@@ -148,9 +148,7 @@ func TestLocationWrongUnderPrefix(t *testing.T) {
 			mux.Handle(prefix+"/", http.StripPrefix(prefix, srv))
 			ts := httptest.NewServer(mux)
 			t.Cleanup(func() {
-				ctx, cancel := context.WithCancel(context.Background())
-				cancel()
-				_ = srv.Shutdown(ctx)
+				checkDrained(t, srv, nil)
 				ts.Close()
 			})
 

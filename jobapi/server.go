@@ -44,15 +44,20 @@ type Options struct {
 //   - table is safe for concurrent use (see package jobtable); workers is
 //     the one worker pool, shared by both paths; inferBytes is the byte
 //     budget of /infer bodies (handler_infer.go).
-//   - mu guards closed and flights. It is never held while calling the
-//     table or a model.
+//   - mu guards closed, drained, flights and runners, and the retired flag
+//     of every deadline timer (deadline.go). It is a leaf: nothing else is
+//     locked, and neither the table, a model nor the clock is called, while
+//     it is held.
 //   - wg counts every goroutine and handler that runs a job: Add happens
 //     only under mu while closed is false, so Shutdown's Wait never races
 //     an Add.
-//   - waiting is atomic: clients blocked in a wait.
+//   - waiting and timers are atomic.
 //
-// Invariant: flights holds exactly the admitted jobs whose runner has not
-// returned; each runner removes its own entry.
+// The invariants below are checked by checkInvariants (invariants.go),
+// which tests, stress runs and fuzz targets reach through
+// invariant.Check(server); each clause carries the name given here.
+// "Drained" is quiescence: Shutdown has seen every unit of job work return,
+// and no new work can start.
 type Server struct {
 	cfg     Config
 	model   Model
@@ -71,12 +76,35 @@ type Server struct {
 	base       context.Context
 	baseCancel context.CancelCauseFunc
 
-	mu      sync.Mutex
-	closed  bool
+	mu     sync.Mutex
+	closed bool // Shutdown has begun: enter refuses new work
+	// drained: Shutdown saw wg reach zero; implies closed.
+	//
+	// Invariant (DrainInv): drained implies the table holds no PENDING or
+	// RUNNING job, since every runner ends its job before it returns.
+	drained bool
+	// flights holds the cancel of the context of every admitted job whose
+	// runner has not returned (cancelJob cancels through it). admit adds
+	// the entry and counts the runner in one critical section; the runner
+	// removes its own entry and uncounts itself in one, as it returns.
+	//
+	// Invariant (FlightsInv): len(flights) == runners, every entry is
+	// non-nil, and drained implies runners == 0. A runner that forgot its
+	// entry would grow the map by one job, and keep that job's context,
+	// forever.
 	flights map[string]context.CancelCauseFunc
+	runners int // runners started by admit whose run has not returned
 
 	wg      sync.WaitGroup
-	waiting atomic.Int64
+	waiting atomic.Int64 // clients blocked in a wait
+
+	// timers counts the deadline timers armed and not yet retired, that is
+	// neither stopped before they fired nor fired (deadline.go).
+	//
+	// Invariant (TimersInv): timers >= 0, and drained implies timers == 0:
+	// every unit of work stops its timer as it ends, so none is left armed
+	// once the work is over.
+	timers atomic.Int64
 }
 
 // New returns a Server for cfg, refusing an invalid cfg with an error that
@@ -206,5 +234,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		<-idle
 	}
 	s.baseCancel(ErrShuttingDown)
+	s.mu.Lock()
+	s.drained = true
+	s.mu.Unlock()
 	return err
 }
