@@ -99,7 +99,7 @@ func (t *Table[Req, Res]) checkInvariants() error {
 			fail("TimestampOrderInv", "job %s: completed %v before started %v", id, j.completedAt, j.startedAt)
 		}
 		if s.Terminal() && !j.reqReleased {
-			fail("RequestReleasedInv", "job %s: %s still holds its request", id, s)
+			fail("TerminalReleasesRequestInv", "job %s: %s still holds its request", id, s)
 		}
 		if j.reqReleased && !reflect.ValueOf(&j.req).Elem().IsZero() {
 			fail("RequestReleasedInv", "job %s: request released but still referenced", id)

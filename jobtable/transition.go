@@ -91,8 +91,8 @@ func (t *Table[Req, Res]) terminate(id string, to State, res Res, err error) (Sn
 }
 
 // terminateJob is the terminal transition's critical section: under j.mu it
-// reads the clock, writes the payload, drops the request, decrements depth,
-// publishes the state and wakes the waiters. A waiter checks the state and
+// reads the clock, writes the payload, drops the request, publishes the
+// state, decrements depth and wakes the waiters. A waiter checks the state and
 // takes the wakeup channel under the same lock, so it either sees the
 // terminal state or is woken: a wakeup cannot be lost (D4). It reports
 // false, changing nothing, for a job that is already terminal, so depth

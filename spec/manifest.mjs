@@ -13,8 +13,10 @@ export function loadConfigs(keep) {
   return manifest.configs.filter(keep);
 }
 
-// The outcome the manifest expects of configuration c.
-export const expected = (c) => (c.expect === 'pass' ? 'pass' : `violates ${c.invariant}`);
+// The outcome the manifest expects of configuration c: "pass", or the
+// invariant (or, for TLC, the temporal property) it must find violated.
+export const expected = (c) =>
+  c.expect === 'pass' ? 'pass' : `violates ${c.invariant ?? c.property}`;
 
 // Tally compares outcomes and state counts with the manifest, prints one
 // line per configuration, and ends with "NAME: N passed, N failed".
@@ -31,7 +33,7 @@ export class Tally {
     const detail = ok
       ? `${got}, ${states} states`
       : `${got}, ${states} states; manifest: ${expected(c)}, ${want} states`;
-    console.log(`${ok ? 'ok  ' : 'FAIL'} ${c.cfg.padEnd(24)} ${detail} (${secs}s)`);
+    console.log(`${ok ? 'ok  ' : 'FAIL'} ${c.cfg.padEnd(32)} ${detail} (${secs}s)`);
     return ok;
   }
 

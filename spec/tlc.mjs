@@ -12,7 +12,7 @@
 // never land in the tree.
 
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Tally, here, loadConfigs } from './manifest.mjs';
@@ -32,13 +32,27 @@ const workers = process.env.TLC_WORKERS ?? '1';
 const only = process.argv.slice(2);
 const configs = loadConfigs((c) => only.length === 0 || only.includes(c.cfg));
 
-function outcomeOf(out) {
+// The PROPERTY/PROPERTIES names of a cfg.
+function propertyNames(cfg) {
+  const m = /^PROPERT(?:Y|IES)\b([\s\S]*?)(?=^[A-Z_]+\b|(?![\s\S]))/m.exec(cfg.replace(/\\\*.*$/gm, ''));
+  return m ? m[1].split(/\s+/).filter(Boolean) : [];
+}
+
+// The outcome of a TLC run on cfg, as the manifest words it.
+function outcomeOf(out, cfg) {
   if (/Model checking completed\. No error has been found\./.test(out)) return 'pass';
   let m = /Error: Invariant (\w+) is violated/.exec(out);
   if (m) return `violates ${m[1]}`;
   m = /Error: Action property (\w+) is violated/.exec(out);
   if (m) return `violates ${m[1]}`;
-  if (/Error: Temporal properties were violated/.test(out)) return 'violates temporal property';
+  m = /Error: Temporal property (\w+) was violated/.exec(out);
+  if (m) return `violates ${m[1]}`;
+  if (/Error: Temporal properties were violated/.test(out)) {
+    // Older TLC releases do not name the property: name it when the cfg
+    // checks only one.
+    const names = propertyNames(cfg);
+    return names.length === 1 ? `violates ${names[0]}` : 'violates temporal property';
+  }
   if (/Error: Deadlock reached/.test(out)) return 'deadlock';
   return 'error';
 }
@@ -64,7 +78,7 @@ for (const c of configs) {
   const secs = ((Date.now() - t0) / 1000).toFixed(1);
   rmSync(work, { recursive: true, force: true });
   const out = `${run.stdout ?? ''}${run.stderr ?? ''}`;
-  const got = outcomeOf(out);
+  const got = outcomeOf(out, readFileSync(join(here, c.cfg), 'utf8'));
   tally.record(c, got, distinctOf(out), c.tlc.distinct, secs);
   if (got === 'error') console.log(out.split('\n').slice(-30).join('\n'));
 }
