@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+	"github.com/jobledger/jobledger/internal/invariant"
 	"github.com/jobledger/jobledger/jobapi"
 )
 
@@ -129,6 +130,12 @@ func RunHTTPStress(ctx context.Context, cfg HTTPStressConfig) (*HTTPStressResult
 	defer cancel()
 	if err := srv.Shutdown(stop); err != nil {
 		res.Violations = append(res.Violations, "server shutdown: "+err.Error())
+	}
+	// Shutdown has waited for every runner: the server's own bookkeeping
+	// (flights, deadline timers, no live job) and its ledger must be at
+	// rest now.
+	if err := invariant.Check(srv); err != nil {
+		res.Violations = append(res.Violations, "server invariants after shutdown: "+err.Error())
 	}
 	hs.Shutdown(stop) //nolint:errcheck // the listener's error is read below
 	<-served
