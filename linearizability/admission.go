@@ -9,11 +9,13 @@ import (
 
 // AdmissionModel returns the global specification of the queue depth for a
 // table whose bound is maxQueue: the counter-only projection of a history
-// (see admissionProjection). Its state is the depth.
+// (see admissionProjection). Its state is the depth. Its Step is the
+// clauses of admissionClauses (clause.go):
 //
 //   - An accepted Submit needs depth < maxQueue and adds one.
 //   - A rejected Submit (ErrQueueFull) is legal only at the bound.
 //   - A winning terminal call removes one, and needs depth > 0.
+//   - A Submit answers nothing else.
 //   - SetDepth starts a segment at a depth known exactly (see
 //     admissionSegments).
 //   - An Unknown Submit or terminal call takes effect if it can; placed
@@ -25,12 +27,17 @@ import (
 // the sweep of admission_decide.go, which agrees with porcupine on it and
 // scales with the history; porcupine stays the reference.
 func AdmissionModel(maxQueue int) porcupine.Model {
+	return admissionModel(maxQueue, rules{})
+}
+
+// admissionModel is AdmissionModel with the clauses r in force.
+func admissionModel(maxQueue int, r rules) porcupine.Model {
 	limit := max(maxQueue, 0)
 	return porcupine.Model{
 		Partition: admissionSegments,
 		Init:      func() any { return 0 },
 		Step: func(state, input, output any) (bool, any) {
-			return stepAdmission(limit, state.(int), input.(Input), output.(Output))
+			return stepAdmission(r, limit, state.(int), input.(Input), output.(Output))
 		},
 		Hash: func(state any) uint64 { return uint64(state.(int)) },
 		DescribeOperation: func(input, output any) string {
@@ -40,16 +47,16 @@ func AdmissionModel(maxQueue int) porcupine.Model {
 	}
 }
 
-func stepAdmission(limit, depth int, in Input, out Output) (bool, int) {
+func stepAdmission(r rules, limit, depth int, in Input, out Output) (bool, int) {
 	switch {
 	case in.Kind == SetDepth:
 		return true, in.Depth
 	case in.Kind == Submit:
 		switch out.Outcome {
 		case OK:
-			return depth < limit, depth + 1
+			return r.holds(admAdmitBelowBound, depth < limit), depth + 1
 		case QueueFull:
-			return depth >= limit, depth
+			return r.holds(admRejectOnlyAtBound, depth >= limit), depth
 		case Unknown:
 			if depth < limit {
 				return true, depth + 1
@@ -59,12 +66,14 @@ func stepAdmission(limit, depth int, in Input, out Output) (bool, int) {
 	case in.Kind.Terminal():
 		switch out.Outcome {
 		case OK:
-			return depth > 0, depth - 1
+			return r.holds(admDecrementAboveZero, depth > 0), depth - 1
 		case Unknown:
 			return true, max(depth-1, 0)
 		}
 	}
-	return false, depth
+	// The projection holds Submits with every outcome, and only winning or
+	// unknown terminal calls.
+	return r.holds(admOutcomeKnown, false), depth
 }
 
 // admissionProjection keeps the operations that move or test the depth:

@@ -46,4 +46,9 @@
 // (*-ok.jsonl) or must fail (*-bad.jsonl); http-*.jsonl are HTTP-level
 // histories ("# level: http"). ReadHistory and WriteHistory read and write
 // the format.
+//
+// Each model's Step is a list of named clauses, one rule each (clause.go,
+// named as in docs/verification.md). TestModelClausesPinned removes them
+// one at a time: for each, some must-fail history must then pass, so that
+// no rule of a model is vacuous.
 package linearizability

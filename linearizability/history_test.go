@@ -15,7 +15,9 @@ import (
 // TestHistories checks every hand-written history in testdata against the
 // models: *-ok.jsonl must pass, *-bad.jsonl must fail in the model its
 // name starts with (job- or admission-, after http- for a history of the
-// HTTP level), with a visualization written.
+// HTTP level), with a visualization written. Each is checked twice, the
+// admission model decided once by the sweep (as the gates do) and once by
+// porcupine (its reference), which must agree.
 func TestHistories(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "*.jsonl"))
 	require.NoError(t, err)
@@ -30,19 +32,24 @@ func TestHistories(t *testing.T) {
 				require.True(t, strings.HasPrefix(name, "http-"), "an HTTP-level history's name starts with http-")
 				check = linearizability.CheckHTTP
 			}
-			rep := check(hf.Ops, linearizability.CheckConfig{MaxQueue: hf.MaxQueue, VisualizeDir: dir})
-			switch {
-			case strings.HasSuffix(name, "-ok"):
-				require.Equal(t, linearizability.Linearizable, rep.Verdict, rep.Message)
-			case strings.HasSuffix(name, "-bad"):
-				require.Equal(t, linearizability.Violation, rep.Verdict, rep.Message)
-				model, _, _ := strings.Cut(strings.TrimPrefix(name, "http-"), "-")
-				require.Equal(t, model, rep.Model, rep.Message)
-				require.NotEmpty(t, rep.Visualization, rep.Message)
-				require.FileExists(t, rep.Visualization)
-				t.Logf("%s; visualization: %s", rep.Message, rep.Visualization)
-			default:
-				t.Fatalf("%s: name must end in -ok or -bad", path)
+			for _, porcupine := range []bool{false, true} {
+				rep := check(hf.Ops, linearizability.CheckConfig{MaxQueue: hf.MaxQueue, VisualizeDir: dir, AdmissionPorcupine: porcupine})
+				if !porcupine && rep.Model != "job" {
+					require.Equal(t, "sweep", rep.AdmissionMethod, "the sweep decides every history that reaches the admission model")
+				}
+				switch {
+				case strings.HasSuffix(name, "-ok"):
+					require.Equal(t, linearizability.Linearizable, rep.Verdict, rep.Message)
+				case strings.HasSuffix(name, "-bad"):
+					require.Equal(t, linearizability.Violation, rep.Verdict, rep.Message)
+					model, _, _ := strings.Cut(strings.TrimPrefix(name, "http-"), "-")
+					require.Equal(t, model, rep.Model, rep.Message)
+					require.NotEmpty(t, rep.Visualization, rep.Message)
+					require.FileExists(t, rep.Visualization)
+					t.Logf("%s (%s); visualization: %s", rep.Message, rep.AdmissionMethod, rep.Visualization)
+				default:
+					t.Fatalf("%s: name must end in -ok or -bad", path)
+				}
 			}
 		})
 	}

@@ -23,14 +23,16 @@ const endClientBase = 1 << 20
 // derived End operation (see httpAdmissionProjection) that may take effect
 // at any time from its POST's call to the return of the first operation
 // that saw the job terminal or gone. The state is the set of jobs admitted
-// and not yet ended:
+// and not yet ended. Its Step is the clauses of httpAdmissionClauses
+// (clause.go):
 //
 //   - 202 needs fewer than maxQueue jobs in the set and adds the job;
 //   - 429 needs maxQueue jobs in the set;
 //   - End removes its job, which must be in the set;
 //   - a read that saw a job PENDING or RUNNING needs it in the set: of
 //     each job's such reads the projection keeps the one called last, which
-//     bounds its End from below.
+//     bounds its End from below;
+//   - a POST answers nothing but 202 and 429.
 //
 // This is sound: in a correct server the real terminal transitions, at
 // their real times, are one such linearization. It is weaker than the table
@@ -38,12 +40,17 @@ const endClientBase = 1 << 20
 // anyone looked is only known to be free once someone looked. CheckHTTP
 // decides it with the sweep of admission_decide.go, as AdmissionModel.
 func HTTPAdmissionModel(maxQueue int) porcupine.Model {
+	return httpAdmissionModel(maxQueue, rules{})
+}
+
+// httpAdmissionModel is HTTPAdmissionModel with the clauses r in force.
+func httpAdmissionModel(maxQueue int, r rules) porcupine.Model {
 	limit := max(maxQueue, 0)
 	return porcupine.Model{
 		Partition: httpAdmissionSegments,
 		Init:      func() any { return "" },
 		Step: func(state, input, output any) (bool, any) {
-			return stepHTTPAdmission(limit, state.(string), input.(Input), output.(Output))
+			return stepHTTPAdmission(r, limit, state.(string), input.(Input), output.(Output))
 		},
 		Hash: func(state any) uint64 {
 			h := fnv.New64a()
@@ -74,28 +81,30 @@ func liveSet(s string) []string {
 	return strings.Split(s, liveSep)
 }
 
-func stepHTTPAdmission(limit int, state string, in Input, out Output) (bool, string) {
+func stepHTTPAdmission(r rules, limit int, state string, in Input, out Output) (bool, string) {
 	live := liveSet(state)
 	switch {
 	case in.Kind == Submit && out.Outcome == OK:
-		if len(live) >= limit || slices.Contains(live, out.ID) {
+		// An id admitted twice is HTTPJobModel's to reject (SubmitOnce),
+		// which CheckHTTP runs first: a check here too would be vacuous.
+		if !r.holds(hadmAdmitBelowBound, len(live) < limit) {
 			return false, state
 		}
 		live = append(live, out.ID)
 		slices.Sort(live)
 		return true, strings.Join(live, liveSep)
 	case in.Kind == Submit && out.Outcome == QueueFull:
-		return len(live) >= limit, state
+		return r.holds(hadmRejectOnlyAtBound, len(live) >= limit), state
 	case sawLive(in, out):
-		return slices.Contains(live, in.ID), state
+		return r.holds(hadmReadSeesLive, slices.Contains(live, in.ID)), state
 	case in.Kind == End:
 		i := slices.Index(live, in.ID)
 		if i < 0 {
-			return false, state
+			return r.holds(hadmEndOnlyLive, false), state
 		}
 		return true, strings.Join(slices.Delete(live, i, i+1), liveSep)
 	}
-	return false, state
+	return r.holds(hadmOutcomeKnown, false), state
 }
 
 // sawEnded reports whether op saw its job terminal or gone.
@@ -180,6 +189,9 @@ func httpAdmissionProjection(history []porcupine.Operation) []porcupine.Operatio
 			if l, ok := lastLive[out.ID]; ok {
 				p = append(p, l)
 			}
+		case Unknown:
+		default: // no POST answers this: kept, for the model to reject
+			p = append(p, op)
 		}
 	}
 	return p

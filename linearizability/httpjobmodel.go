@@ -38,7 +38,8 @@ type httpJobState struct {
 // HTTPJobModel is the per-job specification of the HTTP API, partitioned by
 // job id, for a server running the echo model. The runner's steps happen
 // inside the server, unseen, at any time between observed operations; the
-// model lets them happen, but only along the state machine:
+// model lets them happen, but only along the state machine. Its Step is the
+// clauses of httpJobClauses (clause.go); in short:
 //
 //   - POST /jobs (202) creates the job PENDING with its task id and params.
 //   - A snapshot (GET /jobs/{id}, a wait) is legal when its view is
@@ -58,23 +59,29 @@ type httpJobState struct {
 //     evicted), and from then on the job is gone for good.
 //   - An operation whose reply was lost changes nothing the clients can
 //     rely on: the unseen steps already allow any effect it could have had.
-var HTTPJobModel = porcupine.Model{
-	Partition: partitionByJob,
-	Init:      func() any { return httpJobState{} },
-	Step: func(state, input, output any) (bool, any) {
-		return stepHTTPJob(state.(httpJobState), input.(Input), output.(Output))
-	},
-	Equal: func(a, b any) bool { return a.(httpJobState) == b.(httpJobState) },
-	Hash:  func(state any) uint64 { return hashHTTPJob(state.(httpJobState)) },
-	DescribeOperation: func(input, output any) string {
-		return Describe(input.(Input), output.(Output))
-	},
-	DescribeState: func(state any) string { return describeHTTPJob(state.(httpJobState)) },
+var HTTPJobModel = httpJobModel(rules{})
+
+// httpJobModel is HTTPJobModel with the clauses r in force.
+func httpJobModel(r rules) porcupine.Model {
+	return porcupine.Model{
+		Partition: partitionByJob,
+		Init:      func() any { return httpJobState{} },
+		Step: func(state, input, output any) (bool, any) {
+			return stepHTTPJob(r, state.(httpJobState), input.(Input), output.(Output))
+		},
+		Equal: func(a, b any) bool { return a.(httpJobState) == b.(httpJobState) },
+		Hash:  func(state any) uint64 { return hashHTTPJob(state.(httpJobState)) },
+		DescribeOperation: func(input, output any) string {
+			return Describe(input.(Input), output.(Output))
+		},
+		DescribeState: func(state any) string { return describeHTTPJob(state.(httpJobState)) },
+	}
 }
 
-func stepHTTPJob(s httpJobState, in Input, out Output) (bool, httpJobState) {
+func stepHTTPJob(r rules, s httpJobState, in Input, out Output) (bool, httpJobState) {
 	if in.Kind == Submit {
-		if s.Submitted || out.Outcome != OK {
+		// Only a 202 names a job (jobKey).
+		if !r.holds(httpSubmitOnce, !s.Submitted) || !r.holds(httpOutcomeKnown, out.Outcome == OK) {
 			return false, s
 		}
 		return true, httpJobState{Submitted: true, State: jobtable.Pending, TaskID: in.TaskID, Req: in.Value}
@@ -88,78 +95,82 @@ func stepHTTPJob(s httpJobState, in Input, out Output) (bool, httpJobState) {
 		}
 		return true, s
 	}
-	if !s.Submitted || s.Gone {
+	if !r.holds(httpNoJobBeforeSubmit, s.Submitted) || !r.holds(httpGoneForGood, !s.Gone) {
 		return false, s
 	}
 	switch in.Kind {
 	case Snapshot:
 		if out.Outcome == OK {
-			return observeView(s, out)
+			return observeView(r, s, out)
 		}
 	case Wait:
 		switch out.Outcome {
 		case OK:
-			if out.State.Terminal() {
-				return observeView(s, out)
+			if !r.holds(httpWaitTerminal, out.State.Terminal()) {
+				return false, s
 			}
+			return observeView(r, s, out)
 		case Deadline:
-			if !out.State.Terminal() {
-				return observeView(s, out)
+			if !r.holds(httpWaitDeadlineOnlyLive, !out.State.Terminal()) {
+				return false, s
 			}
+			return observeView(r, s, out)
 		}
 	case Result:
 		switch out.Outcome {
 		case OK:
-			if out.State != jobtable.Done || out.Value != s.Req || out.TaskID != s.TaskID {
+			if !r.holds(httpResultOnlyWhenDone, out.State == jobtable.Done) ||
+				!r.holds(httpEchoResult, out.Value == s.Req) ||
+				!r.holds(httpReadTaskID, out.TaskID == s.TaskID) {
 				return false, s
 			}
-			return observeState(s, jobtable.Done)
+			return observeState(r, s, out.State)
 		case NotDone:
-			if out.State == jobtable.Done {
+			if !r.holds(httpNotDoneOnlyIfNotDone, out.State != jobtable.Done) {
 				return false, s
 			}
-			return observeState(s, out.State)
+			return observeState(r, s, out.State)
 		}
 	case Cancel:
 		switch out.Outcome {
 		case OK:
 			// The cancel's Fail found the job not terminal: from PENDING it
 			// may have started unseen first, from RUNNING it had.
-			if s.State.Terminal() || out.State != jobtable.Failed || out.Err != CancelError ||
-				out.TaskID != s.TaskID || !out.Completed || (s.Started && !out.Started) {
+			if !r.holds(httpCancelOnlyLive, !s.State.Terminal()) ||
+				!r.holds(httpCancelShowsCanceled, out.State == jobtable.Failed && out.Err == CancelError && out.Completed) ||
+				!r.holds(httpReadTaskID, out.TaskID == s.TaskID) ||
+				!r.holds(httpStartedStays, !s.Started || out.Started) {
 				return false, s
 			}
 			s.State, s.Err, s.Started, s.Final = jobtable.Failed, out.Err, out.Started, true
 			return true, s
 		case Terminal:
-			if !out.State.Terminal() {
+			if !r.holds(httpCancelRefusedOnlyIfTerminal, out.State.Terminal()) {
 				return false, s
 			}
-			return observeState(s, out.State)
+			return observeState(r, s, out.State)
 		}
 	}
-	return false, s
+	return r.holds(httpOutcomeKnown, false), s
 }
 
 // observeView applies a full snapshot view: legal when it is reachable from
 // s, and then it is the job's state.
-func observeView(s httpJobState, out Output) (bool, httpJobState) {
+func observeView(r rules, s httpJobState, out Output) (bool, httpJobState) {
 	st := out.State
-	switch {
-	case out.TaskID != s.TaskID, out.Completed != st.Terminal():
+	if !r.holds(httpReadTaskID, out.TaskID == s.TaskID) ||
+		!r.holds(httpCompletedIffTerminal, out.Completed == st.Terminal()) ||
+		!r.holds(httpErrOnlyOnFailure, out.Err == "" || st == jobtable.Failed || st == jobtable.TimedOut) ||
+		!r.holds(httpStartedMatchesState, !(st == jobtable.Pending && out.Started || st == jobtable.Running && !out.Started)) ||
+		!r.holds(httpStartedStays, !s.Started || out.Started) {
 		return false, s
-	case out.Err != "" && st != jobtable.Failed && st != jobtable.TimedOut:
-		return false, s
-	case st == jobtable.Pending && out.Started, st == jobtable.Running && !out.Started:
-		return false, s
-	case s.Started && !out.Started:
-		return false, s // started_at never goes away
 	}
 	if s.State.Terminal() {
-		if st != s.State || (s.Final && (out.Err != s.Err || out.Started != s.Started)) {
+		if !r.holds(httpTerminalAbsorbing, st == s.State) ||
+			!r.holds(httpFinalViewFixed, !s.Final || out.Err == s.Err && out.Started == s.Started) {
 			return false, s
 		}
-	} else if st == jobtable.Pending && s.State != jobtable.Pending {
+	} else if !r.holds(httpStateMachine, st != jobtable.Pending || s.State == jobtable.Pending) {
 		return false, s
 	}
 	s.State, s.Started, s.Err, s.Final = st, out.Started, out.Err, st.Terminal()
@@ -167,11 +178,11 @@ func observeView(s httpJobState, out Output) (bool, httpJobState) {
 }
 
 // observeState applies a view that shows only the state (a result, a 409).
-func observeState(s httpJobState, st jobtable.State) (bool, httpJobState) {
+func observeState(r rules, s httpJobState, st jobtable.State) (bool, httpJobState) {
 	if s.State.Terminal() {
-		return st == s.State, s
+		return r.holds(httpTerminalAbsorbing, st == s.State), s
 	}
-	if st == jobtable.Pending && s.State != jobtable.Pending {
+	if !r.holds(httpStateMachine, st != jobtable.Pending || s.State == jobtable.Pending) {
 		return false, s
 	}
 	s.State = st

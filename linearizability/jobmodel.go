@@ -32,7 +32,8 @@ type jobState struct {
 // which AdmissionModel checks; so a history is linearizable for the jobs
 // exactly when each job's sub-history is.
 //
-// The rules, one job at a time:
+// Its Step is the clauses of jobClauses (clause.go), one rule each; in
+// short, one job at a time:
 //   - Submit creates the job PENDING with its task id and request; an id is
 //     created once.
 //   - Start succeeds only from PENDING; otherwise ErrNotPending.
@@ -53,23 +54,29 @@ type jobState struct {
 //   - An operation with an Unknown outcome (pending forever) applies its
 //     effect where that is possible; "no effect" is the linearization that
 //     places it after everything else.
-var JobModel = porcupine.Model{
-	Partition: partitionByJob,
-	Init:      func() any { return jobState{} },
-	Step: func(state, input, output any) (bool, any) {
-		return stepJob(state.(jobState), input.(Input), output.(Output))
-	},
-	Equal: func(a, b any) bool { return a.(jobState) == b.(jobState) },
-	Hash:  func(state any) uint64 { return hashJob(state.(jobState)) },
-	DescribeOperation: func(input, output any) string {
-		return Describe(input.(Input), output.(Output))
-	},
-	DescribeState: func(state any) string { return describeJob(state.(jobState)) },
+var JobModel = jobModel(rules{})
+
+// jobModel is JobModel with the clauses r in force.
+func jobModel(r rules) porcupine.Model {
+	return porcupine.Model{
+		Partition: partitionByJob,
+		Init:      func() any { return jobState{} },
+		Step: func(state, input, output any) (bool, any) {
+			return stepJob(r, state.(jobState), input.(Input), output.(Output))
+		},
+		Equal: func(a, b any) bool { return a.(jobState) == b.(jobState) },
+		Hash:  func(state any) uint64 { return hashJob(state.(jobState)) },
+		DescribeOperation: func(input, output any) string {
+			return Describe(input.(Input), output.(Output))
+		},
+		DescribeState: func(state any) string { return describeJob(state.(jobState)) },
+	}
 }
 
-func stepJob(s jobState, in Input, out Output) (bool, jobState) {
+func stepJob(r rules, s jobState, in Input, out Output) (bool, jobState) {
 	if in.Kind == Submit {
-		if s.Submitted || out.Outcome != OK {
+		// Only an accepted Submit names a job (jobKey).
+		if !r.holds(jobSubmitOnce, !s.Submitted) || !r.holds(jobOutcomeKnown, out.Outcome == OK) {
 			return false, s
 		}
 		return true, jobState{Submitted: true, State: jobtable.Pending, TaskID: in.TaskID, Req: in.Value}
@@ -78,16 +85,16 @@ func stepJob(s jobState, in Input, out Output) (bool, jobState) {
 		return true, unknownEffect(s, in)
 	}
 	if out.Outcome == NotFound {
-		switch {
-		case !s.Submitted || s.Gone:
-			return true, s
-		case s.State.Terminal():
-			s.Gone = true
+		if !s.Submitted || s.Gone {
 			return true, s
 		}
-		return false, s // a live job went missing
+		if !r.holds(jobNoEvictNonTerminal, s.State.Terminal()) {
+			return false, s // a live job went missing
+		}
+		s.Gone = true
+		return true, s
 	}
-	if !s.Submitted || s.Gone {
+	if !r.holds(jobNoJobBeforeSubmit, s.Submitted) || !r.holds(jobGoneForGood, !s.Gone) {
 		return false, s
 	}
 
@@ -95,55 +102,61 @@ func stepJob(s jobState, in Input, out Output) (bool, jobState) {
 	case TakeRequest:
 		switch out.Outcome {
 		case OK:
-			if s.Taken || s.State.Terminal() || out.Value != s.Req {
+			if !r.holds(jobRequestOnce, !s.Taken) ||
+				!r.holds(jobTerminalReleasesRequest, !s.State.Terminal()) ||
+				!r.holds(jobTakeReturnsRequest, out.Value == s.Req) {
 				return false, s
 			}
 			s.Taken = true
 			return true, s
 		case RequestTaken:
-			return s.Taken && !s.State.Terminal(), s
+			return r.holds(jobRequestTakenOnlyAfterTake, s.Taken) &&
+				r.holds(jobRequestTakenOnlyLive, !s.State.Terminal()), s
 		case Terminal:
-			return s.State.Terminal(), s
+			return r.holds(jobTakeRefusedOnlyIfTerminal, s.State.Terminal()), s
 		}
 	case Start:
 		switch out.Outcome {
 		case OK:
-			if s.State != jobtable.Pending {
+			if !r.holds(jobRunningFromPending, s.State == jobtable.Pending) {
 				return false, s
 			}
 			s.State, s.Started = jobtable.Running, true
 			return true, s
 		case NotPending:
-			return s.State != jobtable.Pending, s
+			return r.holds(jobNotPendingOnlyIfNotPending, s.State != jobtable.Pending), s
 		}
 	case Finish, Fail, Timeout:
 		switch out.Outcome {
 		case OK:
-			if s.State.Terminal() {
+			if !r.holds(jobTerminalAbsorbing, !s.State.Terminal()) {
 				return false, s
 			}
 			return true, terminate(s, in)
 		case Terminal:
-			return s.State.Terminal(), s
+			return r.holds(jobEndRefusedOnlyIfTerminal, s.State.Terminal()), s
 		}
 	case Snapshot:
-		return out.Outcome == OK && viewMatches(s, out), s
+		if out.Outcome == OK {
+			return viewMatches(r, s, out), s
+		}
 	case Wait:
 		switch out.Outcome {
 		case OK:
-			return s.State.Terminal() && viewMatches(s, out), s
+			return r.holds(jobWaitTerminal, s.State.Terminal()) && viewMatches(r, s, out), s
 		case Deadline:
-			return !s.State.Terminal() && viewMatches(s, out), s
+			return r.holds(jobWaitDeadlineOnlyLive, !s.State.Terminal()) && viewMatches(r, s, out), s
 		}
 	case Result:
 		switch out.Outcome {
 		case OK:
-			return s.State == jobtable.Done && out.Value == s.Res && viewMatches(s, out), s
+			return r.holds(jobResultOnlyWhenDone, s.State == jobtable.Done) &&
+				r.holds(jobResultIsWinners, out.Value == s.Res) && viewMatches(r, s, out), s
 		case NotDone:
-			return s.State != jobtable.Done && viewMatches(s, out), s
+			return r.holds(jobNotDoneOnlyIfNotDone, s.State != jobtable.Done) && viewMatches(r, s, out), s
 		}
 	}
-	return false, s
+	return r.holds(jobOutcomeKnown, false), s
 }
 
 // terminate is the winning terminal call in.
@@ -174,13 +187,14 @@ func unknownEffect(s jobState, in Input) jobState {
 	return s
 }
 
-// viewMatches reports whether the snapshot fields of out are those of s.
-func viewMatches(s jobState, out Output) bool {
-	return out.State == s.State &&
-		out.TaskID == s.TaskID &&
-		out.Err == s.Err &&
-		out.Started == s.Started &&
-		out.Completed == s.State.Terminal()
+// viewMatches reports whether the snapshot fields of out are those of s,
+// as far as the clauses r in force ask.
+func viewMatches(r rules, s jobState, out Output) bool {
+	return r.holds(jobReadState, out.State == s.State) &&
+		r.holds(jobReadTaskID, out.TaskID == s.TaskID) &&
+		r.holds(jobReadErr, out.Err == s.Err) &&
+		r.holds(jobReadStarted, out.Started == s.Started) &&
+		r.holds(jobReadCompleted, out.Completed == s.State.Terminal())
 }
 
 func hashJob(s jobState) uint64 {

@@ -1,0 +1,136 @@
+package linearizability
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The models' mutation test. Each model's Step is a list of named clauses
+// (clause.go). Removing one must let some must-fail history in testdata
+// pass the whole check (both models, as TestHistories runs it): that
+// history is what pins the clause. A clause that no history needs is
+// vacuous: it can be deleted, or broken, with every gate still passing.
+
+// modelUnderTest is one model, with its clauses and a check of a history
+// with the clauses r in force in it (the other model of its level whole).
+type modelUnderTest struct {
+	name    string
+	http    bool
+	clauses []clause
+	check   func(hf HistoryFile, r rules) Report
+}
+
+func modelsUnderTest() []modelUnderTest {
+	cfg := func(hf HistoryFile) CheckConfig {
+		// The admission model under test is porcupine's: the sweep has no
+		// clauses to remove. TestHistories checks the sweep on every history.
+		return CheckConfig{MaxQueue: hf.MaxQueue, NoVisualize: true, AdmissionPorcupine: true}
+	}
+	return []modelUnderTest{
+		{"JobModel", false, jobClauses[:], func(hf HistoryFile, r rules) Report {
+			return check(hf.Ops, cfg(hf), jobModel(r), AdmissionModel(hf.MaxQueue), admissionProjection, false)
+		}},
+		{"AdmissionModel", false, admissionClauses[:], func(hf HistoryFile, r rules) Report {
+			return check(hf.Ops, cfg(hf), JobModel, admissionModel(hf.MaxQueue, r), admissionProjection, false)
+		}},
+		{"HTTPJobModel", true, httpJobClauses[:], func(hf HistoryFile, r rules) Report {
+			return check(hf.Ops, cfg(hf), httpJobModel(r), HTTPAdmissionModel(hf.MaxQueue), httpAdmissionProjection, true)
+		}},
+		{"HTTPAdmissionModel", true, httpAdmissionClauses[:], func(hf HistoryFile, r rules) Report {
+			return check(hf.Ops, cfg(hf), HTTPJobModel, httpAdmissionModel(hf.MaxQueue, r), httpAdmissionProjection, true)
+		}},
+	}
+}
+
+// namedHistory is a history file and its name.
+type namedHistory struct {
+	name string
+	hf   HistoryFile
+}
+
+func readHistories(t *testing.T, pattern string) []namedHistory {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("testdata", pattern))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	var hs []namedHistory
+	for _, path := range files {
+		f, err := os.Open(path)
+		require.NoError(t, err)
+		hf, err := ReadHistory(f)
+		f.Close()
+		require.NoError(t, err, path)
+		hs = append(hs, namedHistory{strings.TrimSuffix(filepath.Base(path), ".jsonl"), hf})
+	}
+	return hs
+}
+
+// TestModelClausesPinned removes each clause of each model in turn and
+// requires some must-fail history of the model's level to pass without it.
+// It logs, clause by clause, the histories that pin it (run with -v).
+func TestModelClausesPinned(t *testing.T) {
+	bad := readHistories(t, "*-bad.jsonl")
+	for _, m := range modelsUnderTest() {
+		t.Run(m.name, func(t *testing.T) {
+			require.Less(t, len(m.clauses), 64, "rules holds a bit per clause")
+			var level []namedHistory
+			for _, h := range bad {
+				if (h.hf.Level == "http") == m.http {
+					level = append(level, h)
+					// With every clause in force the history fails, as
+					// TestHistories also requires.
+					require.NotEqual(t, Linearizable, m.check(h.hf, rules{}).Verdict, h.name)
+				}
+			}
+			for c, cl := range m.clauses {
+				var pins []string
+				for _, h := range level {
+					if m.check(h.hf, rules{}.without(clauseID(c))).Verdict == Linearizable {
+						pins = append(pins, h.name)
+					}
+				}
+				if len(pins) == 0 {
+					t.Errorf("%s clause %s (%s) is vacuous: every must-fail history still fails without it; add one that only it rejects, or remove it",
+						m.name, cl.Name, cl.Rule)
+					continue
+				}
+				t.Logf("%-28s pinned by %s", cl.Name, strings.Join(pins, ", "))
+			}
+		})
+	}
+}
+
+// TestModelClausesDocumented: every clause is listed in the Linearizability
+// section of docs/verification.md under its name, each clause has a name of
+// its own within its model, and each invariant or property it cites is
+// defined in spec/JobTable.tla.
+func TestModelClausesDocumented(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "verification.md"))
+	require.NoError(t, err)
+	spec, err := os.ReadFile(filepath.Join("..", "spec", "JobTable.tla"))
+	require.NoError(t, err)
+	section := string(doc)
+	if i := strings.Index(section, "\n## Linearizability"); i >= 0 {
+		section = section[i:]
+	}
+	if i := strings.Index(section[1:], "\n## "); i >= 0 {
+		section = section[:i+1]
+	}
+	for _, m := range modelsUnderTest() {
+		names := make(map[string]bool)
+		for _, cl := range m.clauses {
+			require.False(t, names[cl.Name], "%s: two clauses named %s", m.name, cl.Name)
+			names[cl.Name] = true
+			require.NotEmpty(t, cl.Rule, "%s.%s", m.name, cl.Name)
+			require.Contains(t, section, "`"+cl.Name+"`", "%s.%s is not in docs/verification.md's Linearizability section", m.name, cl.Name)
+			if cl.Spec != "" {
+				require.Regexp(t, regexp.MustCompile(`(?m)^`+cl.Spec+` ==`), string(spec), "%s.%s cites %s", m.name, cl.Name, cl.Spec)
+			}
+		}
+	}
+}
