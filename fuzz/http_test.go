@@ -46,6 +46,7 @@ var problemDetails = []string{
 	"model panicked", "asynchronous jobs are disabled", "server shutting down",
 	"no worker became free before the deadline", "deadline exceeded",
 	"image exceeds max_pixels", "too many /infer requests in flight",
+	"too many job submissions in flight",
 }
 
 // FuzzHTTP sends one hostile request (method, request target, Content-Type

@@ -3,7 +3,6 @@ package jobapi
 import (
 	"context"
 	"errors"
-	"math"
 	"net/http"
 )
 
@@ -12,7 +11,7 @@ import (
 // deadline is Config.AsyncTimeout from receipt, as for a job: 503 when no
 // worker frees up before it, 504 when the model is still running at it.
 func (s *Server) infer(w http.ResponseWriter, r *http.Request) {
-	charge := inferCharge(r.ContentLength, s.cfg.MaxBodyBytes)
+	charge := bodyCharge(r.ContentLength, s.cfg.MaxBodyBytes)
 	if !s.inferBytes.TryAcquire(charge) {
 		w.Header().Set("Retry-After", "1")
 		writeProblem(w, http.StatusServiceUnavailable, detailInferBusy, nil)
@@ -57,31 +56,4 @@ func (s *Server) infer(w http.ResponseWriter, r *http.Request) {
 	default:
 		writeJSON(w, http.StatusOK, inferBody{TaskID: req.TaskID, Result: o.res})
 	}
-}
-
-// inferBudget is the byte budget of /infer bodies in flight: workers x
-// max_body_bytes, what the workers could be running at once.
-//
-// Without it every /infer read its body before waiting for a worker, so
-// 150 concurrent 8 MB requests held 2.8 GB and starved /metrics. The bound
-// is taken before the body is read, and is not the worker pool itself: a
-// slow upload holding a worker would stall the async jobs sharing it. A
-// byte budget rather than a count lets many small requests queue for a
-// worker, as before, while large ones are shed with 503 and Retry-After.
-func inferBudget(cfg Config) int64 {
-	if cfg.MaxBodyBytes > math.MaxInt64/int64(cfg.Workers) {
-		return math.MaxInt64
-	}
-	return int64(cfg.Workers) * cfg.MaxBodyBytes
-}
-
-// inferCharge is the share of the budget a request of Content-Length n
-// holds from before its body is read until its reply: n, at least 1, or
-// maxBody when n is unknown (-1) or larger (the body will get a 413 after
-// maxBody bytes).
-func inferCharge(n, maxBody int64) int64 {
-	if n < 0 || n > maxBody {
-		return maxBody
-	}
-	return max(n, 1)
 }

@@ -10,14 +10,23 @@ import (
 	"github.com/jobledger/jobledger/jobtable"
 )
 
-// postJob is POST /jobs: parse, admit, answer 202 at once.
+// postJob is POST /jobs: take the body's share of the byte budget, parse,
+// admit, answer 202 at once.
 func (s *Server) postJob(w http.ResponseWriter, r *http.Request) {
+	charge := bodyCharge(r.ContentLength, s.cfg.MaxBodyBytes)
+	if !s.submitBytes.TryAcquire(charge) {
+		w.Header().Set("Retry-After", "1")
+		writeProblem(w, http.StatusServiceUnavailable, detailSubmitBusy, nil)
+		return
+	}
 	req, perr := parseRequest(w, r, s.cfg.MaxBodyBytes, s.model)
 	if perr != nil {
+		s.submitBytes.Release(charge)
 		writeProblem(w, perr.status, perr.detail, nil)
 		return
 	}
 	id, err := s.admit(req)
+	s.submitBytes.Release(charge) // admitted, the request is bounded by the queue
 	switch {
 	case errors.Is(err, jobtable.ErrQueueFull):
 		w.Header().Set("Retry-After", "1")

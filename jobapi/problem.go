@@ -46,6 +46,7 @@ const (
 	detailResultNotJSON = "result is not JSON"
 	detailTooManyPixels = "image exceeds max_pixels"
 	detailInferBusy     = "too many /infer requests in flight"
+	detailSubmitBusy    = "too many job submissions in flight"
 )
 
 // titles are the reason phrases of RFC 9110 where net/http's StatusText

@@ -39,7 +39,8 @@ type Options struct {
 //
 // Synchronisation:
 //
-//   - cfg, model, log, clock, table, workers, inferBytes, metrics, mux,
+//   - cfg, model, log, clock, table, workers, inferBytes, submitBytes,
+//     metrics, mux,
 //     base and baseCancel are set by New and never change.
 //   - table is safe for concurrent use (see package jobtable); workers is
 //     the one worker pool, shared by both paths; inferBytes is the byte
@@ -68,8 +69,9 @@ type Server struct {
 	metrics *metrics
 	mux     *http.ServeMux
 
-	// inferBytes bounds the bodies of /infer requests in flight.
-	inferBytes *semaphore.Weighted
+	// inferBytes and submitBytes bound the bodies of /infer and POST /jobs
+	// requests in flight (bodies.go).
+	inferBytes, submitBytes *semaphore.Weighted
 
 	// base ends, with cause ErrShuttingDown, when the shutdown grace
 	// period is over; every job's context derives from it.
@@ -141,6 +143,7 @@ func New(cfg Config, opts Options) (*Server, error) {
 	s.table = table
 	s.workers = semaphore.NewWeighted(int64(cfg.Workers))
 	s.inferBytes = semaphore.NewWeighted(inferBudget(cfg))
+	s.submitBytes = semaphore.NewWeighted(submitBudget(cfg))
 	s.metrics = newMetrics(table.Stats)
 	s.base, s.baseCancel = context.WithCancelCause(context.Background())
 	s.mux = s.routes()
