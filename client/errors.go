@@ -1,0 +1,140 @@
+package client
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Sentinel errors, each the meaning of a status on some route. An *Error
+// unwraps to one of them; compare with errors.Is.
+var (
+	// ErrQueueFull: POST /jobs answered 429, async_max_queue jobs being
+	// PENDING or RUNNING. The *Error's RetryAfter says when to try again.
+	ErrQueueFull = errors.New("client: job queue full")
+	// ErrNotFound: a job's route answered 404, the id being unknown or the
+	// job evicted.
+	ErrNotFound = errors.New("client: no such job")
+	// ErrNotDone: GET /jobs/{id}/result answered 409; the *Error's State
+	// says where the job stands.
+	ErrNotDone = errors.New("client: job not done")
+	// ErrTerminal: POST /jobs/{id}/cancel answered 409, the job having
+	// ended already; the *Error's State names the state it ended in.
+	ErrTerminal = errors.New("client: job already terminal")
+	// ErrUnavailable: the server answered 503 (shutting down, async jobs
+	// disabled, no worker free, too many /infer bodies in flight); the
+	// *Error's RetryAfter says when to try again.
+	ErrUnavailable = errors.New("client: service unavailable")
+)
+
+// Error is a reply other than the route's success: an RFC 9457 problem
+// (application/problem+json) as the server writes every error, or any
+// other reply an intermediary wrote in its place. The problem's members
+// are read whatever the Content-Type, when the body is a JSON object.
+type Error struct {
+	Method     string
+	URL        string // the request's URL, after any redirect
+	StatusCode int
+	// RetryAfter is the reply's Retry-After (429 and 503): seconds, or an
+	// HTTP date taken relative to the reply's Date. Zero when absent.
+	RetryAfter time.Duration
+
+	// The problem's standard members, and those of its extension members
+	// the server writes: the job's id and state (409), and a model's
+	// error message (/infer's 422 and 500). Empty when the body is not a
+	// problem.
+	Type, Title, Detail string
+	JobID               string
+	State               State
+	ModelError          string // the "error" member
+	// Members holds every member of the problem, undecoded; nil when the
+	// body is not a JSON object.
+	Members map[string]json.RawMessage
+	// Body is the reply's body as received.
+	Body []byte
+
+	sentinel error // what StatusCode means on this route; nil for none
+}
+
+// problem is the members of a problem that Error decodes.
+type problem struct {
+	Type   string `json:"type"`
+	Title  string `json:"title"`
+	Detail string `json:"detail"`
+	JobID  string `json:"job_id"`
+	State  State  `json:"state"`
+	Error  string `json:"error"`
+}
+
+// newError reads r as an Error that unwraps to sentinel.
+func newError(r *reply, sentinel error) *Error {
+	e := &Error{
+		Method: r.method, URL: r.url.String(), StatusCode: r.status, Body: r.body,
+		RetryAfter: retryAfter(r.header), sentinel: sentinel,
+	}
+	var p problem
+	if json.Unmarshal(r.body, &p) == nil {
+		e.Type, e.Title, e.Detail = p.Type, p.Title, p.Detail
+		e.JobID, e.State, e.ModelError = p.JobID, p.State, p.Error
+	}
+	if json.Unmarshal(r.body, &e.Members) != nil {
+		e.Members = nil
+	}
+	return e
+}
+
+// Unwrap returns the sentinel the status means on the route, or nil.
+func (e *Error) Unwrap() error { return e.sentinel }
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "client: %s %s: %d", e.Method, e.URL, e.StatusCode)
+	switch {
+	case e.Detail != "":
+		b.WriteString(" " + e.Detail)
+	case e.Title != "":
+		b.WriteString(" " + e.Title)
+	default:
+		b.WriteString(" " + http.StatusText(e.StatusCode))
+		if body := strings.TrimSpace(string(e.Body)); body != "" {
+			const most = 200
+			if len(body) > most {
+				body = body[:most] + "..."
+			}
+			fmt.Fprintf(&b, ": %q", body)
+		}
+	}
+	if e.State != "" {
+		fmt.Fprintf(&b, " (state %s)", e.State)
+	}
+	if e.ModelError != "" {
+		b.WriteString(": " + e.ModelError)
+	}
+	return b.String()
+}
+
+// retryAfter reads a Retry-After header (RFC 9110 §10.2.3): delay-seconds,
+// or an HTTP date taken relative to the reply's Date, or to now when the
+// reply has none. Zero when absent, unreadable or past.
+func retryAfter(h http.Header) time.Duration {
+	v := h.Get("Retry-After")
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.ParseInt(v, 10, 32); err == nil {
+		return time.Duration(max(s, 0)) * time.Second
+	}
+	at, err := http.ParseTime(v)
+	if err != nil {
+		return 0
+	}
+	now, err := http.ParseTime(h.Get("Date"))
+	if err != nil {
+		now = time.Now()
+	}
+	return max(at.Sub(now), 0)
+}
