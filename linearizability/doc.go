@@ -30,12 +30,12 @@
 // # The HTTP level
 //
 // RunHTTPStress starts a server (jobapi, echo model) on 127.0.0.1 and
-// records what real HTTP clients see through its API (Recorder.HTTPClient);
-// CheckHTTP checks that history against HTTPJobModel and
-// HTTPAdmissionModel. The runner's steps and eviction happen inside the
-// server, unseen, so these models let them happen between observed
-// operations, only along the state machine; docs/verification.md lists
-// what this level can and cannot see.
+// records what real HTTP clients see through its API (Recorder.HTTPClient,
+// which sends each request through package client); CheckHTTP checks that
+// history against HTTPJobModel and HTTPAdmissionModel. The runner's steps
+// and eviction happen inside the server, unseen, so these models let them
+// happen between observed operations, only along the state machine;
+// docs/verification.md lists what this level can and cannot see.
 //
 //	res, err := linearizability.RunHTTPStress(ctx, linearizability.DefaultHTTPStressConfig())
 //	rep := linearizability.CheckHTTP(res.History, linearizability.CheckConfig{MaxQueue: res.Config.MaxQueue})

@@ -1,8 +1,6 @@
 package linearizability
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,13 +8,12 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/anishathalye/porcupine"
+	"github.com/jobledger/jobledger/client"
 	"github.com/jobledger/jobledger/internal/invariant"
 	"github.com/jobledger/jobledger/jobapi"
 )
@@ -116,15 +113,20 @@ func RunHTTPStress(ctx context.Context, cfg HTTPStressConfig) (*HTTPStressResult
 	if err != nil {
 		return nil, err
 	}
+	tr := &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}
+	api, err := client.New("http://"+ln.Addr().String(), client.Options{
+		HTTPClient: &http.Client{Transport: tr, Timeout: cfg.RequestTimeout},
+	})
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
-	tr := &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}
-	hc := &http.Client{Transport: tr, Timeout: cfg.RequestTimeout}
-	base := "http://" + ln.Addr().String()
 
-	res := runHTTPWorkload(ctx, cfg, hc, base)
-	res.readMetrics(hc, base)
+	res := runHTTPWorkload(ctx, cfg, api)
+	res.readMetrics(api)
 
 	stop, cancel := context.WithTimeout(context.Background(), cfg.Grace)
 	defer cancel()
@@ -145,18 +147,17 @@ func RunHTTPStress(ctx context.Context, cfg HTTPStressConfig) (*HTTPStressResult
 
 // httpWorkload is the shared state of one HTTP stress's clients.
 type httpWorkload struct {
-	cfg  HTTPStressConfig
-	rec  *Recorder
-	hc   *http.Client
-	base string
+	cfg HTTPStressConfig
+	rec *Recorder
+	api *client.Client
 
 	accepted, rejected, lost atomic.Int64
 
 	recentIDs // the admitted ids
 }
 
-func runHTTPWorkload(ctx context.Context, cfg HTTPStressConfig, hc *http.Client, base string) *HTTPStressResult {
-	w := &httpWorkload{cfg: cfg, rec: NewRecorder(), hc: hc, base: base}
+func runHTTPWorkload(ctx context.Context, cfg HTTPStressConfig, api *client.Client) *HTTPStressResult {
+	w := &httpWorkload{cfg: cfg, rec: NewRecorder(), api: api}
 	start := time.Now()
 	runCtx, stopRun := context.WithTimeout(ctx, cfg.Duration)
 	defer stopRun()
@@ -167,15 +168,15 @@ func runHTTPWorkload(ctx context.Context, cfg HTTPStressConfig, hc *http.Client,
 	n := 0
 	rng := func() *rand.Rand { n++; return rand.New(rand.NewPCG(cfg.Seed, uint64(n))) }
 	for range cfg.Submitters {
-		c, r := w.rec.HTTPClient(hc, base), rng()
+		c, r := w.rec.HTTPClient(api), rng()
 		clients.Go(func() { w.submitter(runCtx, c, r) })
 	}
 	for range cfg.Pollers {
-		c, r := w.rec.HTTPClient(hc, base), rng()
+		c, r := w.rec.HTTPClient(api), rng()
 		clients.Go(func() { w.poller(runCtx, c, r) })
 	}
 	for range cfg.Waiters {
-		c, r := w.rec.HTTPClient(hc, base), rng()
+		c, r := w.rec.HTTPClient(api), rng()
 		waiters = append(waiters, c)
 		clients.Go(func() { w.waiter(runCtx, c, r) })
 	}
@@ -192,7 +193,7 @@ func runHTTPWorkload(ctx context.Context, cfg HTTPStressConfig, hc *http.Client,
 	// A correct server ends every job within JobTimeout; Grace bounds it.
 	ids := w.ids()
 	if len(waiters) == 0 {
-		waiters = append(waiters, w.rec.HTTPClient(hc, base))
+		waiters = append(waiters, w.rec.HTTPClient(api))
 	}
 	var unended atomic.Int64
 	var drain sync.WaitGroup
@@ -348,8 +349,8 @@ func (w *httpWorkload) report(ctx context.Context, done <-chan struct{}, start t
 
 // readMetrics reads GET /metrics once every job has been seen ended, and
 // checks the queue depth and the server's counters against the replies.
-func (res *HTTPStressResult) readMetrics(hc *http.Client, base string) {
-	m, err := scrape(hc, base+"/metrics")
+func (res *HTTPStressResult) readMetrics(api *client.Client) {
+	m, err := api.Metrics(context.Background())
 	if err != nil {
 		res.Violations = append(res.Violations, "GET /metrics: "+err.Error())
 		return
@@ -374,37 +375,4 @@ func (res *HTTPStressResult) readMetrics(hc *http.Client, base string) {
 	if r := int64(m["jobledger_jobs_rejected_total"]); r != res.Rejected {
 		res.Violations = append(res.Violations, fmt.Sprintf("server counted %d rejections, clients saw %d", r, res.Rejected))
 	}
-}
-
-// scrape reads a Prometheus text exposition into a map from series (name
-// and labels, as written) to value.
-func scrape(hc *http.Client, url string) (map[string]float64, error) {
-	resp, err := hc.Get(url)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	var buf bytes.Buffer
-	if _, err := buf.ReadFrom(resp.Body); err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("status %d", resp.StatusCode)
-	}
-	m := make(map[string]float64)
-	sc := bufio.NewScanner(&buf)
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.HasPrefix(line, "#") {
-			continue
-		}
-		i := strings.LastIndexByte(line, ' ')
-		if i < 0 {
-			continue
-		}
-		if v, err := strconv.ParseFloat(line[i+1:], 64); err == nil {
-			m[line[:i]] = v
-		}
-	}
-	return m, sc.Err()
 }

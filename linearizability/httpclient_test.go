@@ -1,0 +1,141 @@
+package linearizability_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobledger/jobledger/client"
+	"github.com/jobledger/jobledger/jobtable"
+	"github.com/jobledger/jobledger/linearizability"
+)
+
+// TestHTTPClientRecords pins what the recording HTTP client writes into the
+// history for each reply: 202 and 200 are OK, 429 QueueFull, 404 NotFound,
+// 409 NotDone (result) or Terminal (cancel) with the problem's state; any
+// other status, a body it cannot read, or a transport error leaves the
+// operation pending forever.
+func TestHTTPClientRecords(t *testing.T) {
+	const (
+		running = `{"job_id":"j","task_id":"t","state":"RUNNING","created_at":"2026-11-30T12:00:00Z","started_at":"2026-11-30T12:00:01Z"}`
+		failed  = `{"job_id":"j","task_id":"t","state":"FAILED","error":"canceled","created_at":"2026-11-30T12:00:00Z","completed_at":"2026-11-30T12:00:01Z"}`
+	)
+	pending := linearizability.Output{}
+	for _, tc := range []struct {
+		name   string
+		status int
+		body   string
+		call   func(*linearizability.HTTPClient) error
+		want   linearizability.Output // the zero Output: pending forever
+	}{
+		{"submit 202", 202, `{"job_id":"j","state":"PENDING"}`, recordSubmit, linearizability.Output{Outcome: linearizability.OK, ID: "j"}},
+		{"submit 429", 429, ``, recordSubmit, linearizability.Output{Outcome: linearizability.QueueFull}},
+		{"submit 200", 200, `{"job_id":"j","state":"PENDING"}`, recordSubmit, pending},
+		{"submit 503", 503, `{"status":503,"detail":"server shutting down"}`, recordSubmit, pending},
+		{"submit 202 without id", 202, `{"state":"PENDING"}`, recordSubmit, pending},
+		{"snapshot 200", 200, running, recordSnapshot, linearizability.Output{Outcome: linearizability.OK, State: jobtable.Running, TaskID: "t", Started: true}},
+		{"snapshot 404", 404, `{"detail":"no such job"}`, recordSnapshot, linearizability.Output{Outcome: linearizability.NotFound}},
+		{"snapshot 409", 409, `{"state":"DONE"}`, recordSnapshot, pending},
+		{"snapshot unknown state", 200, `{"state":"LOST"}`, recordSnapshot, pending},
+		{"snapshot not JSON", 200, `<html>`, recordSnapshot, pending},
+		{"wait terminal", 200, failed, recordWait, linearizability.Output{Outcome: linearizability.OK, State: jobtable.Failed, TaskID: "t", Err: "canceled", Completed: true}},
+		{"wait timed out", 200, running, recordWait, linearizability.Output{Outcome: linearizability.Deadline, State: jobtable.Running, TaskID: "t", Started: true}},
+		{"result 200", 200, `{"task_id":"t","state":"DONE","result":{ "n" : 1 }}`, recordResult, linearizability.Output{Outcome: linearizability.OK, State: jobtable.Done, TaskID: "t", Value: `{"n":1}`}},
+		{"result 409", 409, `{"status":409,"state":"RUNNING"}`, recordResult, linearizability.Output{Outcome: linearizability.NotDone, State: jobtable.Running}},
+		{"result 409 without state", 409, `{"status":409}`, recordResult, pending},
+		{"result 409 not a problem", 409, `conflict`, recordResult, pending},
+		{"result 404", 404, ``, recordResult, linearizability.Output{Outcome: linearizability.NotFound}},
+		{"result 500", 500, ``, recordResult, pending},
+		{"cancel 200", 200, failed, recordCancel, linearizability.Output{Outcome: linearizability.OK, State: jobtable.Failed, TaskID: "t", Err: "canceled", Completed: true}},
+		{"cancel 409", 409, `{"state":"DONE"}`, recordCancel, linearizability.Output{Outcome: linearizability.Terminal, State: jobtable.Done}},
+		{"cancel 429", 429, ``, recordCancel, pending},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				w.WriteHeader(tc.status)
+				io.WriteString(w, tc.body) //nolint:errcheck
+			}))
+			defer ts.Close()
+			rec := linearizability.NewRecorder()
+			err := tc.call(rec.HTTPClient(newAPI(t, ts)))
+			h := rec.History()
+			require.Len(t, h, 1)
+			op := h[0]
+			require.Equal(t, tc.want, op.Output)
+			if tc.want == pending {
+				require.Error(t, err)
+				require.Equal(t, int64(linearizability.Pending), op.Return)
+				return
+			}
+			require.NoError(t, err)
+			require.Less(t, op.Call, op.Return)
+		})
+	}
+}
+
+// TestHTTPClientTransportError: a request that never got a reply is
+// pending forever.
+func TestHTTPClientTransportError(t *testing.T) {
+	ts := httptest.NewServer(http.NotFoundHandler())
+	api := newAPI(t, ts)
+	ts.Close()
+	rec := linearizability.NewRecorder()
+	_, _, err := rec.HTTPClient(api).Submit(context.Background(), "t", `{}`)
+	require.Error(t, err)
+	h := rec.History()
+	require.Len(t, h, 1)
+	require.Equal(t, int64(linearizability.Pending), h[0].Return)
+	require.Equal(t, linearizability.Unknown, h[0].Output.(linearizability.Output).Outcome)
+}
+
+// TestHTTPClientNarrowsWait: a wait that returned on the server's timeout
+// read the job no earlier than its call plus the timeout.
+func TestHTTPClientNarrowsWait(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		time.Sleep(20 * time.Millisecond)
+		io.WriteString(w, `{"state":"PENDING"}`) //nolint:errcheck
+	}))
+	defer ts.Close()
+	rec := linearizability.NewRecorder()
+	before := rec.Clock().Now()
+	_, err := rec.HTTPClient(newAPI(t, ts)).Wait(context.Background(), "j", 10*time.Millisecond)
+	require.NoError(t, err)
+	op := rec.History()[0]
+	require.Equal(t, linearizability.Deadline, op.Output.(linearizability.Output).Outcome)
+	require.Greater(t, op.Call, before+int64(10*time.Millisecond))
+	require.Less(t, op.Call, op.Return)
+}
+
+func newAPI(t *testing.T, ts *httptest.Server) *client.Client {
+	t.Helper()
+	api, err := client.New(ts.URL, client.Options{HTTPClient: ts.Client()})
+	require.NoError(t, err)
+	return api
+}
+
+func recordSubmit(h *linearizability.HTTPClient) error {
+	_, _, err := h.Submit(context.Background(), "t", `{"n":1}`)
+	return err
+}
+
+func recordSnapshot(h *linearizability.HTTPClient) error {
+	_, err := h.Snapshot(context.Background(), "j")
+	return err
+}
+func recordWait(h *linearizability.HTTPClient) error {
+	_, err := h.Wait(context.Background(), "j", time.Millisecond)
+	return err
+}
+func recordResult(h *linearizability.HTTPClient) error {
+	_, err := h.Result(context.Background(), "j")
+	return err
+}
+func recordCancel(h *linearizability.HTTPClient) error {
+	_, err := h.Cancel(context.Background(), "j")
+	return err
+}
