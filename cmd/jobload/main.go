@@ -32,6 +32,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/jobledger/jobledger/client"
 )
 
 func main() {
@@ -133,10 +135,14 @@ func run(args []string, stdout, stderr io.Writer) (int, error) {
 	}
 	transport := &http.Transport{MaxIdleConnsPerHost: s.clients, MaxConnsPerHost: s.clients}
 	defer transport.CloseIdleConnections()
-	c := &client{http: &http.Client{Transport: transport}, base: "http://" + s.addr, body: body, waitMS: s.waitMS}
-	op := c.asyncCycle
+	api, err := client.New("http://"+s.addr, client.Options{HTTPClient: &http.Client{Transport: transport}})
+	if err != nil {
+		return 0, err
+	}
+	l := &loader{api: api, body: body, waitMS: s.waitMS}
+	op := l.asyncCycle
 	if s.mode == "sync" {
-		op = c.infer
+		op = l.infer
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())

@@ -16,6 +16,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/jobledger/jobledger/client"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -94,8 +96,10 @@ func TestAsyncCycleReportsFailedJobs(t *testing.T) {
 	defer ts.Close()
 	body, err := requestBody(0)
 	require.NoError(t, err)
-	c := &client{http: ts.Client(), base: ts.URL, body: body}
-	require.Equal(t, resultError, c.asyncCycle(context.Background()))
+	api, err := client.New(ts.URL, client.Options{HTTPClient: ts.Client()})
+	require.NoError(t, err)
+	l := &loader{api: api, body: body}
+	require.Equal(t, resultError, l.asyncCycle(context.Background()))
 }
 
 // TestNRunCutShortByDefaultD pins the bug where the default -d of 10s
