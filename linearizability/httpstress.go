@@ -12,7 +12,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/anishathalye/porcupine"
 	"github.com/jobledger/jobledger/client"
 	"github.com/jobledger/jobledger/internal/invariant"
 	"github.com/jobledger/jobledger/jobapi"
@@ -71,18 +70,14 @@ func (c HTTPStressConfig) validate() error {
 
 // HTTPStressResult is what an HTTP stress recorded and found.
 type HTTPStressResult struct {
-	Config  HTTPStressConfig
-	History []porcupine.Operation
-	Elapsed time.Duration
+	Config HTTPStressConfig
+	StressRecord
 
-	Accepted, Rejected int64
 	// Lost counts operations recorded pending forever (transport errors,
 	// unexpected statuses).
 	Lost int64
 	// Depth and Retained are read from GET /metrics at the end.
 	Depth, Retained int
-	// Violations lists the end-of-run checks that failed.
-	Violations []string
 }
 
 // RunHTTPStress starts a server (echo model) on 127.0.0.1, drives it through
@@ -147,18 +142,14 @@ func RunHTTPStress(ctx context.Context, cfg HTTPStressConfig) (*HTTPStressResult
 
 // httpWorkload is the shared state of one HTTP stress's clients.
 type httpWorkload struct {
-	cfg HTTPStressConfig
-	rec *Recorder
-	api *client.Client
-
-	accepted, rejected, lost atomic.Int64
-
-	recentIDs // the admitted ids
+	*stressRun
+	cfg  HTTPStressConfig // its StressConfig is stressRun's
+	api  *client.Client
+	lost atomic.Int64
 }
 
 func runHTTPWorkload(ctx context.Context, cfg HTTPStressConfig, api *client.Client) *HTTPStressResult {
-	w := &httpWorkload{cfg: cfg, rec: NewRecorder(), api: api}
-	start := time.Now()
+	w := &httpWorkload{stressRun: newStressRun(cfg.StressConfig, NewRecorder()), cfg: cfg, api: api}
 	runCtx, stopRun := context.WithTimeout(ctx, cfg.Duration)
 	defer stopRun()
 	bg := context.Background()
@@ -180,14 +171,9 @@ func runHTTPWorkload(ctx context.Context, cfg HTTPStressConfig, api *client.Clie
 		waiters = append(waiters, c)
 		clients.Go(func() { w.waiter(runCtx, c, r) })
 	}
-	progressDone := make(chan struct{})
-	var progress sync.WaitGroup
-	if cfg.Progress != nil && cfg.ProgressEvery > 0 {
-		progress.Go(func() { w.report(runCtx, progressDone, start) })
-	}
+	stopProgress := w.reportProgress(runCtx)
 	clients.Wait()
-	close(progressDone)
-	progress.Wait()
+	stopProgress()
 
 	// Drain: wait on every admitted job until it is seen terminal or gone.
 	// A correct server ends every job within JobTimeout; Grace bounds it.
@@ -209,14 +195,7 @@ func runHTTPWorkload(ctx context.Context, cfg HTTPStressConfig, api *client.Clie
 	}
 	drain.Wait()
 
-	res := &HTTPStressResult{
-		Config:   cfg,
-		History:  w.rec.History(),
-		Elapsed:  time.Since(start),
-		Accepted: w.accepted.Load(),
-		Rejected: w.rejected.Load(),
-		Lost:     w.lost.Load(),
-	}
+	res := &HTTPStressResult{Config: cfg, StressRecord: w.record(), Lost: w.lost.Load()}
 	if u := unended.Load(); u > 0 {
 		res.Violations = append(res.Violations, fmt.Sprintf("%d admitted job(s) not seen ended within %v of the run's end", u, cfg.Grace))
 	}
@@ -248,10 +227,6 @@ func (w *httpWorkload) drainOne(ctx context.Context, c *HTTPClient, id string, d
 		}
 	}
 	return false
-}
-
-func (w *httpWorkload) more(ctx context.Context) bool {
-	return ctx.Err() == nil && w.rec.Len() < w.cfg.MaxOps
 }
 
 // params returns the echo params of the n-th job of client c: a number that
@@ -322,27 +297,6 @@ func (w *httpWorkload) waiter(ctx context.Context, c *HTTPClient, r *rand.Rand) 
 		}
 		if _, err := c.Wait(bg, id, timeout); err != nil {
 			w.lost.Add(1)
-		}
-	}
-}
-
-func (w *httpWorkload) report(ctx context.Context, done <-chan struct{}, start time.Time) {
-	tick := time.NewTicker(w.cfg.ProgressEvery)
-	defer tick.Stop()
-	for {
-		select {
-		case <-done:
-			return
-		case <-tick.C:
-			if ctx.Err() != nil {
-				continue
-			}
-			w.cfg.Progress(Progress{
-				Elapsed:  time.Since(start).Round(time.Millisecond),
-				Ops:      w.rec.Len(),
-				Accepted: w.accepted.Load(),
-				Rejected: w.rejected.Load(),
-			})
 		}
 	}
 }

@@ -2,7 +2,6 @@ package linearizability
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
@@ -15,88 +14,14 @@ import (
 	"github.com/jobledger/jobledger/jobtable"
 )
 
-// StressConfig shapes a stress run. DefaultStressConfig gives the seed's
-// shape: 4 submitters, 2 runners, 3 pollers and 2 waiters for about 3 s,
-// against a queue small enough that admission is contested and retention
-// small enough that eviction happens during the run.
-type StressConfig struct {
-	Submitters, Runners, Pollers, Waiters int
-
-	// Duration bounds the run; MaxOps bounds the history (the run stops
-	// early when it holds this many operations). Both are required.
-	Duration time.Duration
-	MaxOps   int
-
-	// The table's configuration (jobtable.Config).
-	MaxQueue     int
-	MaxCompleted int
-	JobTTL       time.Duration
-
-	// WaitTimeout is the deadline of a waiter's bounded Wait. Every other
-	// Wait has no deadline of its own and must return when its job ends.
-	WaitTimeout time.Duration
-	// Grace bounds how long the end of the run waits for waiters once every
-	// job has ended. A correct ledger never uses it up: a waiter still
-	// blocked then has lost its wakeup.
-	Grace time.Duration
-
-	// Seed seeds each worker's random choices.
-	Seed uint64
-
-	// Wrap, if not nil, wraps the ledger the workers drive: a test injects
-	// a fault through it to show that the checks catch it.
-	Wrap func(Ledger) Ledger
-
-	// Progress, if not nil, is called about every ProgressEvery while the
-	// run is under way.
-	Progress      func(Progress)
-	ProgressEvery time.Duration
-
-	_ struct{}
-}
-
-// Progress is a progress report of a running stress.
-type Progress struct {
-	Elapsed            time.Duration
-	Ops                int
-	Accepted, Rejected int64
-}
-
-// DefaultStressConfig returns the seed's shape.
-func DefaultStressConfig() StressConfig {
-	return StressConfig{
-		Submitters: 4, Runners: 2, Pollers: 3, Waiters: 2,
-		Duration: 3 * time.Second, MaxOps: 400_000,
-		MaxQueue: 4, MaxCompleted: 16, JobTTL: time.Millisecond,
-		WaitTimeout: 2 * time.Millisecond, Grace: 5 * time.Second,
-		Seed: 1, ProgressEvery: 500 * time.Millisecond,
-	}
-}
-
-func (c StressConfig) validate() error {
-	switch {
-	case c.Submitters < 1 || c.Runners < 1 || c.Pollers < 0 || c.Waiters < 0:
-		return errors.New("stress: need at least one submitter and one runner")
-	case c.Duration <= 0 || c.MaxOps <= 0:
-		return errors.New("stress: Duration and MaxOps must be positive")
-	case c.WaitTimeout <= 0 || c.Grace <= 0:
-		return errors.New("stress: WaitTimeout and Grace must be positive")
-	}
-	return nil
-}
-
-// StressResult is what a stress run recorded and found.
+// StressResult is what a stress run of the table recorded and found.
 type StressResult struct {
-	Config  StressConfig
-	History []porcupine.Operation
-	Elapsed time.Duration
+	Config StressConfig
+	StressRecord
 
-	Accepted, Rejected int64
-	Stats              jobtable.Stats // the table at the end
+	Stats jobtable.Stats // the table at the end
 	// StuckWaiters counts waiters still blocked when Grace ran out.
 	StuckWaiters int
-	// Violations lists the stress invariants that failed at the end.
-	Violations []string
 }
 
 // RunStress drives a fresh table with the configured workers, records
@@ -136,11 +61,9 @@ func RunStress(ctx context.Context, cfg StressConfig) (*StressResult, error) {
 // waiter stuck.
 func runWorkload(ctx context.Context, cfg StressConfig, rec *Recorder, l Ledger) *StressResult {
 	w := &workload{
-		cfg:  cfg,
-		rec:  rec,
-		jobs: make(chan string, 1024),
+		stressRun: newStressRun(cfg, rec),
+		jobs:      make(chan string, 1024),
 	}
-	start := time.Now()
 	runCtx, stopRun := context.WithTimeout(ctx, cfg.Duration)
 	defer stopRun()
 	waitCtx, stopWaits := context.WithCancel(context.Background())
@@ -169,11 +92,7 @@ func runWorkload(ctx context.Context, cfg StressConfig, rec *Recorder, l Ledger)
 		n++
 		waiters.Go(func() { w.waiter(runCtx, waitCtx, c, r) })
 	}
-	progressDone := make(chan struct{})
-	var progress sync.WaitGroup
-	if cfg.Progress != nil && cfg.ProgressEvery > 0 {
-		progress.Go(func() { w.report(runCtx, progressDone, start) })
-	}
+	stopProgress := w.reportProgress(runCtx)
 
 	// Submitters stop at the end of the run; runners then finish every job
 	// still queued, so every accepted job ends.
@@ -181,8 +100,7 @@ func runWorkload(ctx context.Context, cfg StressConfig, rec *Recorder, l Ledger)
 	close(w.jobs)
 	runners.Wait()
 	readers.Wait()
-	close(progressDone)
-	progress.Wait()
+	stopProgress()
 
 	// Every job has ended, so every waiter must return by itself. Grace is
 	// an upper bound that a correct ledger never reaches.
@@ -199,14 +117,7 @@ func runWorkload(ctx context.Context, cfg StressConfig, rec *Recorder, l Ledger)
 	}
 	grace.Stop()
 
-	res := &StressResult{
-		Config:       cfg,
-		History:      rec.History(),
-		Elapsed:      time.Since(start),
-		Accepted:     w.accepted.Load(),
-		Rejected:     w.rejected.Load(),
-		StuckWaiters: stuck,
-	}
+	res := &StressResult{Config: cfg, StressRecord: w.record(), StuckWaiters: stuck}
 	if stuck > 0 {
 		res.Violations = append(res.Violations, fmt.Sprintf("%d waiter(s) still blocked %v after every job ended (lost wakeup)", stuck, cfg.Grace))
 	}
@@ -255,20 +166,9 @@ func historyInvariants(h []porcupine.Operation) []string {
 
 // workload is the shared state of one stress run's workers.
 type workload struct {
-	cfg  StressConfig
-	rec  *Recorder
-	jobs chan string // accepted ids, for the runners
-
-	accepted, rejected atomic.Int64
-	inWait             atomic.Int64 // waiters inside an unbounded Wait
-
-	recentIDs // the accepted ids
-}
-
-// more reports whether the run goes on: its time and its operation budget
-// are both left.
-func (w *workload) more(ctx context.Context) bool {
-	return ctx.Err() == nil && w.rec.Len() < w.cfg.MaxOps
+	*stressRun
+	jobs   chan string  // accepted ids, for the runners
+	inWait atomic.Int64 // waiters inside an unbounded Wait
 }
 
 func (w *workload) submitter(ctx context.Context, c *Client) {
@@ -358,26 +258,5 @@ func (w *workload) waiter(ctx, waitCtx context.Context, c *Client, r *rand.Rand)
 		c.Wait(wctx, id)
 		cancel()
 		runtime.Gosched()
-	}
-}
-
-func (w *workload) report(ctx context.Context, done <-chan struct{}, start time.Time) {
-	tick := time.NewTicker(w.cfg.ProgressEvery)
-	defer tick.Stop()
-	for {
-		select {
-		case <-done:
-			return
-		case <-tick.C:
-			if ctx.Err() != nil {
-				continue // the run is winding down; wait for done
-			}
-			w.cfg.Progress(Progress{
-				Elapsed:  time.Since(start).Round(time.Millisecond),
-				Ops:      w.rec.Len(),
-				Accepted: w.accepted.Load(),
-				Rejected: w.rejected.Load(),
-			})
-		}
 	}
 }

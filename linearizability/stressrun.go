@@ -1,0 +1,169 @@
+package linearizability
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+)
+
+// What the two stress drivers share: the table's (stress.go), which drives
+// a jobtable in process, and the HTTP API's (httpstress.go), which drives a
+// server through package client. Their configuration, its validation, the
+// common part of their results, and the run's bookkeeping live here; each
+// driver keeps only its workers and its end-of-run checks.
+
+// StressConfig shapes a stress run. DefaultStressConfig gives the seed's
+// shape: 4 submitters, 2 runners, 3 pollers and 2 waiters for about 3 s,
+// against a queue small enough that admission is contested and retention
+// small enough that eviction happens during the run.
+type StressConfig struct {
+	Submitters, Runners, Pollers, Waiters int
+
+	// Duration bounds the run; MaxOps bounds the history (the run stops
+	// early when it holds this many operations). Both are required.
+	Duration time.Duration
+	MaxOps   int
+
+	// The table's configuration (jobtable.Config).
+	MaxQueue     int
+	MaxCompleted int
+	JobTTL       time.Duration
+
+	// WaitTimeout is the deadline of a waiter's bounded Wait. Every other
+	// Wait has no deadline of its own and must return when its job ends.
+	WaitTimeout time.Duration
+	// Grace bounds how long the end of the run waits for waiters once every
+	// job has ended. A correct ledger never uses it up: a waiter still
+	// blocked then has lost its wakeup.
+	Grace time.Duration
+
+	// Seed seeds each worker's random choices.
+	Seed uint64
+
+	// Wrap, if not nil, wraps the ledger the workers drive: a test injects
+	// a fault through it to show that the checks catch it.
+	Wrap func(Ledger) Ledger
+
+	// Progress, if not nil, is called about every ProgressEvery while the
+	// run is under way.
+	Progress      func(Progress)
+	ProgressEvery time.Duration
+
+	_ struct{}
+}
+
+// Progress is a progress report of a running stress.
+type Progress struct {
+	Elapsed            time.Duration
+	Ops                int
+	Accepted, Rejected int64
+}
+
+// DefaultStressConfig returns the seed's shape.
+func DefaultStressConfig() StressConfig {
+	return StressConfig{
+		Submitters: 4, Runners: 2, Pollers: 3, Waiters: 2,
+		Duration: 3 * time.Second, MaxOps: 400_000,
+		MaxQueue: 4, MaxCompleted: 16, JobTTL: time.Millisecond,
+		WaitTimeout: 2 * time.Millisecond, Grace: 5 * time.Second,
+		Seed: 1, ProgressEvery: 500 * time.Millisecond,
+	}
+}
+
+func (c StressConfig) validate() error {
+	switch {
+	case c.Submitters < 1 || c.Runners < 1 || c.Pollers < 0 || c.Waiters < 0:
+		return errors.New("stress: need at least one submitter and one runner")
+	case c.Duration <= 0 || c.MaxOps <= 0:
+		return errors.New("stress: Duration and MaxOps must be positive")
+	case c.WaitTimeout <= 0 || c.Grace <= 0:
+		return errors.New("stress: WaitTimeout and Grace must be positive")
+	}
+	return nil
+}
+
+// StressRecord is what every stress run recorded and found, whatever it
+// drove. StressResult and HTTPStressResult embed it.
+type StressRecord struct {
+	History []porcupine.Operation
+	Elapsed time.Duration
+
+	Accepted, Rejected int64
+	// Violations lists the end-of-run checks that failed.
+	Violations []string
+}
+
+// stressRun is the bookkeeping of one run that both drivers keep: the
+// recorder, the run's bounds, the admissions and rejections its submitters
+// saw, and the ids they were given. The counters and recentIDs are safe
+// for concurrent use; the other fields are set once.
+type stressRun struct {
+	cfg   StressConfig
+	rec   *Recorder
+	start time.Time
+
+	accepted, rejected atomic.Int64
+
+	recentIDs // the admitted ids
+}
+
+func newStressRun(cfg StressConfig, rec *Recorder) *stressRun {
+	return &stressRun{cfg: cfg, rec: rec, start: time.Now()}
+}
+
+// more reports whether the run goes on: its time and its operation budget
+// are both left.
+func (r *stressRun) more(ctx context.Context) bool {
+	return ctx.Err() == nil && r.rec.Len() < r.cfg.MaxOps
+}
+
+// reportProgress calls cfg.Progress about every ProgressEvery, if both are
+// set, while ctx (the run) lasts. The returned stop ends the reports and
+// waits for the last one.
+func (r *stressRun) reportProgress(ctx context.Context) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	if r.cfg.Progress != nil && r.cfg.ProgressEvery > 0 {
+		wg.Go(func() { r.report(ctx, done) })
+	}
+	return func() {
+		close(done)
+		wg.Wait()
+	}
+}
+
+func (r *stressRun) report(ctx context.Context, done <-chan struct{}) {
+	tick := time.NewTicker(r.cfg.ProgressEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-tick.C:
+			if ctx.Err() != nil {
+				continue // the run is winding down; wait for done
+			}
+			r.cfg.Progress(Progress{
+				Elapsed:  time.Since(r.start).Round(time.Millisecond),
+				Ops:      r.rec.Len(),
+				Accepted: r.accepted.Load(),
+				Rejected: r.rejected.Load(),
+			})
+		}
+	}
+}
+
+// record returns what the run recorded so far: the history, the time since
+// it started, and the counts.
+func (r *stressRun) record() StressRecord {
+	return StressRecord{
+		History:  r.rec.History(),
+		Elapsed:  time.Since(r.start),
+		Accepted: r.accepted.Load(),
+		Rejected: r.rejected.Load(),
+	}
+}
