@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"time"
 
 	"github.com/jobledger/jobledger/internal/invariant"
 )
@@ -36,18 +37,17 @@ func (t *Table[Req, Res]) checkInvariants() error {
 		fail("DepthBoundInv", "depth %d outside [0, %d]", depth, limit)
 	}
 
-	// Walk the retention list: terminal jobs of the map, each once.
-	onList := make(map[*job[Req, Res]]bool, t.retained)
-	n := 0
+	// Walk the retention list: terminal jobs of the map, each once, in
+	// completion order.
+	if err := t.retained.check(); err != nil {
+		fail("RetentionListInv", "%v", err)
+	}
+	onList := make(map[*job[Req, Res]]bool, t.retained.len())
 	var prev *job[Req, Res]
-	for j := t.head; j != nil; prev, j = j, j.next {
-		n++
-		if j.prev != prev {
-			fail("RetentionListInv", "job %s: broken back link", j.id)
-		}
+	for j := range t.retained.all() {
 		if onList[j] {
 			fail("RetentionListInv", "job %s: listed twice", j.id)
-			break
+			continue
 		}
 		onList[j] = true
 		if t.jobs[j.id] != j {
@@ -56,12 +56,10 @@ func (t *Table[Req, Res]) checkInvariants() error {
 		if !j.loadState().Terminal() {
 			fail("NoEvictNonTerminalInv", "job %s: %s job on the retention list", j.id, j.loadState())
 		}
-	}
-	if prev != t.tail {
-		fail("RetentionListInv", "tail is not the last job listed")
-	}
-	if n != t.retained {
-		fail("RetentionListInv", "retained = %d, list holds %d", t.retained, n)
+		if prev != nil && completedAt(j).Before(completedAt(prev)) {
+			fail("RetentionListInv", "job %s completed before job %s, listed after it", j.id, prev.id)
+		}
+		prev = j
 	}
 
 	live := 0
@@ -121,4 +119,11 @@ func (t *Table[Req, Res]) checkInvariants() error {
 		fail("DepthInv", "depth %d, non-terminal jobs %d", depth, live)
 	}
 	return errors.Join(errs...)
+}
+
+// completedAt reads j.completedAt under j.mu.
+func completedAt[Req, Res any](j *job[Req, Res]) time.Time {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.completedAt
 }

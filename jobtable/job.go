@@ -18,8 +18,6 @@ import (
 //   - mu guards req, reqReleased, res, err, startedAt, completedAt and done
 //     [2]. Start and the terminal transition read the clock while holding
 //     it, so their timestamps are ordered as their critical sections are.
-//   - prev, next: guarded by the table's mu; they link the job into the
-//     table's retention list while it is terminal [5].
 //
 // Lock order: table mu, then job mu; never the reverse [5].
 //
@@ -53,8 +51,6 @@ type job[Req, Res any] struct {
 	startedAt   time.Time
 	completedAt time.Time
 	done        chan struct{} // nil until a waiter needs it
-
-	prev, next *job[Req, Res] // retention list; guarded by Table.mu
 }
 
 func (j *job[Req, Res]) loadState() State { return State(j.state.Load()) }

@@ -16,7 +16,8 @@ import (
 //   - depth: atomic [3]. Admission is a CAS loop, so the queue-full check and
 //     the increment are one atomic step (D2, D3). The terminal transition is
 //     its only decrement, exactly once per job [4].
-//   - mu guards only jobs and the retention list (head, tail, retained) [5].
+//   - mu guards only jobs and retained, the retention list [5]; the list
+//     itself is a retentionList, which takes no lock of its own.
 //   - evictedTTL, evictedLRU: atomic counters for Stats.
 //
 // Lock order: mu, then a job's mu (terminate, evictLocked); never the
@@ -26,17 +27,18 @@ import (
 //   - 0 <= depth <= max(MaxQueue, 0).
 //   - depth equals the number of non-terminal jobs in jobs, counting a
 //     Submit between its CAS and its insertion.
-//   - the retention list holds exactly the terminal jobs of jobs.
+//   - the retention list holds exactly the terminal jobs of jobs, each
+//     once, in the order they completed (TTL eviction looks only at its
+//     front).
 //   - a non-terminal job is never evicted.
 type Table[Req, Res any] struct {
 	cfg Config
 
 	depth atomic.Int32
 
-	mu         sync.Mutex
-	jobs       map[string]*job[Req, Res]
-	head, tail *job[Req, Res] // retention list, least recently completed first
-	retained   int            // length of the retention list
+	mu       sync.Mutex
+	jobs     map[string]*job[Req, Res]
+	retained retentionList[*job[Req, Res]] // terminal jobs, least recently completed first
 
 	evictedTTL atomic.Uint64
 	evictedLRU atomic.Uint64
@@ -132,7 +134,7 @@ func (t *Table[Req, Res]) Len() int {
 // not as one atomic view.
 func (t *Table[Req, Res]) Stats() Stats {
 	t.mu.Lock()
-	jobs, retained := len(t.jobs), t.retained
+	jobs, retained := len(t.jobs), t.retained.len()
 	t.mu.Unlock()
 	return Stats{
 		Depth:      t.Depth(),
