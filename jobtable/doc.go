@@ -56,8 +56,10 @@
 //     compare-and-swap loop: the queue-full check and the increment are one
 //     step.
 //  4. The terminal transition is the only depth decrement, exactly once.
-//  5. The table mutex guards only the id map and the retention list; the
-//     lock order is always table, then job.
+//  5. The table mutex guards only the retention list and makes its holder
+//     the one writer of the id map (eviction and insertion, in that order);
+//     a lookup takes no lock at all, so readers never contend and never
+//     wait for a writer. The lock order is always table, then job.
 //
 // docs/architecture.md explains each, and spec/JobTable.tla proves them.
 package jobtable

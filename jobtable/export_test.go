@@ -52,3 +52,11 @@ func LockProbe[Req, Res any](t *Table[Req, Res], id string) func() (table, job b
 		return table, job
 	}
 }
+
+// HoldJobLock locks the lock of job id, as a transition in progress would,
+// and returns the function that unlocks it. The job must exist.
+func HoldJobLock[Req, Res any](t *Table[Req, Res], id string) (release func()) {
+	j := t.lookup(id)
+	j.mu.Lock()
+	return j.mu.Unlock
+}

@@ -21,8 +21,9 @@ func init() {
 
 // checkInvariants states the table's contract as code. Each clause carries
 // the name of the invariant of spec/JobTable.tla that it mirrors. It takes
-// the table lock and then each job's lock (table, then job), so it may run
-// at any time; DepthInv is exact only when no Submit is between its CAS and
+// the table lock, which makes it the index's one writer and so lets it see
+// the whole index at one moment, and then each job's lock (table, then
+// job), so it may run at any time; DepthInv is exact only when no Submit is between its CAS and
 // its insertion, so callers run it when no operation is in flight.
 func (t *Table[Req, Res]) checkInvariants() error {
 	t.mu.Lock()
@@ -50,7 +51,7 @@ func (t *Table[Req, Res]) checkInvariants() error {
 			continue
 		}
 		onList[j] = true
-		if t.jobs[j.id] != j {
+		if t.jobs.lookup(j.id) != j {
 			fail("RetentionListInv", "job %s: listed but not in the map", j.id)
 		}
 		if !j.loadState().Terminal() {
@@ -62,10 +63,15 @@ func (t *Table[Req, Res]) checkInvariants() error {
 		prev = j
 	}
 
+	for _, err := range t.jobs.check() {
+		fail("TypeInv", "%v", err)
+	}
+
 	live := 0
-	for id, j := range t.jobs {
-		if id != j.id {
-			fail("TypeInv", "job %s filed under id %s", j.id, id)
+	for j := range t.jobs.all() {
+		id := j.id
+		if t.jobs.lookup(id) != j {
+			fail("TypeInv", "job %s held but not found under its id", id)
 		}
 		j.mu.Lock()
 		s := j.loadState()

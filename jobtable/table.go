@@ -16,17 +16,31 @@ import (
 //   - depth: atomic [3]. Admission is a CAS loop, so the queue-full check and
 //     the increment are one atomic step (D2, D3). The terminal transition is
 //     its only decrement, exactly once per job [4].
-//   - mu guards only jobs and retained, the retention list [5]; the list
-//     itself is a retentionList, which takes no lock of its own.
+//   - jobs: the id map, a jobIndex. A lookup takes no lock at all, so
+//     readers of any jobs never contend, and none waits for a Submit.
+//   - mu guards retained, the retention list, and makes its holder the one
+//     writer of jobs: Submit evicts and inserts, and the terminal
+//     transition appends to retained, all under mu [5]. Neither the list
+//     (a retentionList) nor the index takes a lock of its own.
 //   - evictedTTL, evictedLRU: atomic counters for Stats.
 //
-// Lock order: mu, then a job's mu (terminate, evictLocked); never the
-// reverse, so no deadlock is possible [5].
+// Lock order: mu, then a job's mu (terminate, the TTL check of
+// evictLocked, checkInvariants); never the reverse, so no deadlock is
+// possible [5]. A lookup holds no lock, so it takes part in no order.
+//
+// A lookup can return a job that a Submit evicts a moment later: the
+// caller then holds a job no longer in jobs. Only terminal jobs are
+// evicted, and a terminal job never changes again (the state machine makes
+// every later transition a refused no-op and TakeRequest answers
+// ErrTerminal), so every call on it answers as it would have at the
+// moment of the lookup, before the eviction: the call is linearised there.
 //
 // Invariants (checked by checkInvariants, named as in spec/JobTable.tla):
 //   - 0 <= depth <= max(MaxQueue, 0).
 //   - depth equals the number of non-terminal jobs in jobs, counting a
 //     Submit between its CAS and its insertion.
+//   - each job of jobs is filed under its own id, once (the index's own
+//     invariants: see jobIndex).
 //   - the retention list holds exactly the terminal jobs of jobs, each
 //     once, in the order they completed (TTL eviction looks only at its
 //     front).
@@ -37,7 +51,7 @@ type Table[Req, Res any] struct {
 	depth atomic.Int32
 
 	mu       sync.Mutex
-	jobs     map[string]*job[Req, Res]
+	jobs     jobIndex[Req, Res]            // read without a lock; written under mu
 	retained retentionList[*job[Req, Res]] // terminal jobs, least recently completed first
 
 	evictedTTL atomic.Uint64
@@ -72,7 +86,9 @@ func New[Req, Res any](cfg Config) (*Table[Req, Res], error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Table[Req, Res]{cfg: cfg, jobs: make(map[string]*job[Req, Res])}, nil
+	t := &Table[Req, Res]{cfg: cfg}
+	t.jobs.init()
+	return t, nil
 }
 
 // Submit admits a job carrying req and returns its id, or ErrQueueFull when
@@ -104,20 +120,18 @@ func (t *Table[Req, Res]) Submit(taskID string, req Req) (string, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.evictLocked(now)
-	if _, dup := t.jobs[id]; dup {
+	if !t.jobs.insertLocked(j) {
 		panic(fmt.Sprintf("jobtable: Config.NewID returned duplicate id %q", id))
 	}
-	t.jobs[id] = j
 	inserted = true
 	return id, nil
 }
 
-// lookup returns the job with the given id, or nil.
+// lookup returns the job with the given id, or nil. It takes no lock: the
+// job it returns may be evicted as soon as it returns, which only a
+// terminal job can be (see Table).
 func (t *Table[Req, Res]) lookup(id string) *job[Req, Res] {
-	t.mu.Lock()
-	j := t.jobs[id]
-	t.mu.Unlock()
-	return j
+	return t.jobs.lookup(id)
 }
 
 // Depth returns the number of admitted jobs that are not yet terminal.
@@ -127,14 +141,14 @@ func (t *Table[Req, Res]) Depth() int { return int(t.depth.Load()) }
 func (t *Table[Req, Res]) Len() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return len(t.jobs)
+	return t.jobs.live
 }
 
 // Stats returns counts for metrics. Its fields are read one after another,
 // not as one atomic view.
 func (t *Table[Req, Res]) Stats() Stats {
 	t.mu.Lock()
-	jobs, retained := len(t.jobs), t.retained.len()
+	jobs, retained := t.jobs.live, t.retained.len()
 	t.mu.Unlock()
 	return Stats{
 		Depth:      t.Depth(),

@@ -58,8 +58,10 @@ func (t *Table[Req, Res]) Timeout(id string, err error) (Snapshot, error) {
 }
 
 // terminate is the terminal transition, the only place depth decreases. It
-// holds the table lock to find the job and to retain it, and the job lock
-// around the transition itself (table, then job). Inside the job's critical
+// finds the job without the table lock, then holds the table lock to
+// retain it, and the job lock around the transition itself (table, then
+// job). A job evicted between the lookup and the table lock is terminal,
+// so the transition refuses it and it is not retained again. Inside the job's critical
 // section it reads the clock, writes the payload, drops the request,
 // publishes the state, decrements depth and wakes every waiter: a reader
 // holding the job lock never sees a half-done transition (D1) and a waiter
@@ -76,12 +78,12 @@ func (t *Table[Req, Res]) Timeout(id string, err error) (Snapshot, error) {
 // appended to under that lock, stays in completedAt order, which TTL
 // eviction relies on when it looks only at the front.
 func (t *Table[Req, Res]) terminate(id string, to State, res Res, err error) (Snapshot, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	j := t.jobs[id]
+	j := t.lookup(id)
 	if j == nil {
 		return Snapshot{}, ErrNotFound
 	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	snap, ok := t.terminateJob(j, to, res, err)
 	if !ok {
 		return snap, ErrTerminal

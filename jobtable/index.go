@@ -1,0 +1,249 @@
+package jobtable
+
+import (
+	"fmt"
+	"hash/maphash"
+	"iter"
+	"math/bits"
+	"sync/atomic"
+)
+
+// jobIndex is the id map: an open-addressing hash table with linear
+// probing whose slots are atomic words. Readers take no lock at all: a
+// lookup loads the current slot array and probes it with atomic loads, so
+// pollers, waiters and result readers never contend with each other nor
+// wait for a writer, whatever jobs they read. Writes (insert, remove) need
+// no lock of their own because there is only ever one writer: the Table
+// makes every write under Table.mu, which also orders eviction before the
+// insertion of the Submit that evicts.
+//
+// A reader may probe a slot array that the writer has just replaced by a
+// larger or smaller one, or find a job that the writer removes a moment
+// later. Either way it sees the index as it was when it loaded the array:
+// the writer never changes a published array except by filling a free or
+// removed slot and by marking a slot removed, and it never empties a slot,
+// so every job present when the reader loaded the array stays on its
+// probe path. Only terminal jobs are removed (see Table on why a stale hit
+// is harmless).
+//
+// Why not sync.Map or a sharded map under read-write mutexes: the first
+// allocates on every store (it boxes the string key and allocates an
+// entry) and takes about five times the memory per entry; the second makes
+// each lookup two atomic read-modify-writes on a shared lock word, and
+// each write a lock round trip. docs/performance.md has the figures.
+//
+// Synchronisation:
+//   - seed, tomb: immutable after init.
+//   - slots: atomic pointer to the current array, replaced only by the
+//     writer. Each slot's tag and job are atomic words; the writer stores
+//     the tag before the job, a reader loads the job before the tag.
+//   - live, dead: read and written only by the writer.
+//
+// Invariants (checked by check):
+//   - the array's length is a power of two, at least minIndexCap, and
+//     live + dead < its length: a probe always ends at an empty slot.
+//   - live counts the slots holding a job, dead the slots holding tomb.
+//   - each job is held once, its tag is the high half of its id's hash,
+//     and no empty slot lies between its id's home slot and its own.
+type jobIndex[Req, Res any] struct {
+	seed  maphash.Seed
+	tomb  *job[Req, Res] // marks a removed entry; never a real job
+	slots atomic.Pointer[indexSlots[Req, Res]]
+
+	live, dead int
+}
+
+// indexSlots is one slot array. tags[i] filters probes without touching
+// the job: a lookup dereferences only a job whose tag matches.
+type indexSlots[Req, Res any] struct {
+	tags []atomic.Uint32
+	jobs []atomic.Pointer[job[Req, Res]]
+}
+
+const minIndexCap = 32
+
+func newIndexSlots[Req, Res any](n int) *indexSlots[Req, Res] {
+	return &indexSlots[Req, Res]{tags: make([]atomic.Uint32, n), jobs: make([]atomic.Pointer[job[Req, Res]], n)}
+}
+
+func (x *jobIndex[Req, Res]) init() {
+	x.seed = maphash.MakeSeed()
+	x.tomb = new(job[Req, Res])
+	x.slots.Store(newIndexSlots[Req, Res](minIndexCap))
+}
+
+// hash returns the home slot's hash and the tag of id.
+func (x *jobIndex[Req, Res]) hash(id string) (uint64, uint32) {
+	h := maphash.String(x.seed, id)
+	return h, uint32(h >> 32)
+}
+
+// lookup returns the job filed under id, or nil. It takes no lock.
+func (x *jobIndex[Req, Res]) lookup(id string) *job[Req, Res] {
+	h, tag := x.hash(id)
+	s := x.slots.Load()
+	mask := uint64(len(s.jobs) - 1)
+	for n, i := 0, h&mask; n < len(s.jobs); n, i = n+1, (i+1)&mask {
+		j := s.jobs[i].Load()
+		if j == nil {
+			return nil
+		}
+		if j != x.tomb && s.tags[i].Load() == tag && j.id == id {
+			return j
+		}
+	}
+	return nil // unreachable: an array always has an empty slot
+}
+
+// insertLocked files j under j.id and reports true, or reports false,
+// changing nothing, if j.id is already filed.
+// The caller must be the only writer (the Table holds Table.mu).
+func (x *jobIndex[Req, Res]) insertLocked(j *job[Req, Res]) bool {
+	if 4*(x.live+x.dead+1) > 3*len(x.slots.Load().jobs) {
+		x.resizeLocked(x.live + 1)
+	}
+	h, tag := x.hash(j.id)
+	s := x.slots.Load()
+	mask := uint64(len(s.jobs) - 1)
+	free := -1
+	for n, i := 0, h&mask; n < len(s.jobs); n, i = n+1, (i+1)&mask {
+		p := s.jobs[i].Load()
+		if p == nil {
+			if free < 0 {
+				free = int(i)
+			}
+			break
+		}
+		if p == x.tomb {
+			if free < 0 {
+				free = int(i) // reuse the first removed slot on the path
+			}
+			continue
+		}
+		if s.tags[i].Load() == tag && p.id == j.id {
+			return false
+		}
+	}
+	if s.jobs[free].Load() == x.tomb {
+		x.dead--
+	}
+	s.tags[free].Store(tag) // the tag first: a reader that sees j sees its tag
+	s.jobs[free].Store(j)
+	x.live++
+	return true
+}
+
+// removeLocked removes the job filed under id, if any, leaving a removed
+// mark so that the probe paths through its slot stay whole.
+// The caller must be the only writer (the Table holds Table.mu).
+func (x *jobIndex[Req, Res]) removeLocked(id string) {
+	h, tag := x.hash(id)
+	s := x.slots.Load()
+	mask := uint64(len(s.jobs) - 1)
+	for n, i := 0, h&mask; n < len(s.jobs); n, i = n+1, (i+1)&mask {
+		p := s.jobs[i].Load()
+		if p == nil {
+			return
+		}
+		if p != x.tomb && s.tags[i].Load() == tag && p.id == id {
+			s.jobs[i].Store(x.tomb)
+			x.live--
+			x.dead++
+			break
+		}
+	}
+	if len(s.jobs) > minIndexCap && 8*x.live < len(s.jobs) {
+		x.resizeLocked(x.live)
+	}
+}
+
+// resizeLocked publishes a fresh array sized for n jobs, at most half
+// full, holding the live jobs and no removed marks. Readers still probing
+// the old array finish there; the writer never touches it again. Each
+// resize copies the live jobs once, and the thresholds that trigger one
+// (three quarters full counting removed marks; an eighth full) leave room
+// for a number of writes proportional to the array before the next, so
+// writes cost amortised O(1).
+// The caller must be the only writer (the Table holds Table.mu).
+func (x *jobIndex[Req, Res]) resizeLocked(n int) {
+	c := max(minIndexCap, 1<<bits.Len(uint(2*max(n, 1)-1)))
+	old, s := x.slots.Load(), newIndexSlots[Req, Res](c)
+	mask := uint64(c - 1)
+	for k := range old.jobs {
+		j := old.jobs[k].Load()
+		if j == nil || j == x.tomb {
+			continue
+		}
+		h, tag := x.hash(j.id)
+		i := h & mask
+		for s.jobs[i].Load() != nil { // bounded: c > live
+			i = (i + 1) & mask
+		}
+		s.tags[i].Store(tag)
+		s.jobs[i].Store(j)
+	}
+	x.slots.Store(s)
+	x.dead = 0
+}
+
+// all yields every job held. Without the writer's lock it sees each slot
+// as it is when it gets there; under it, the whole index at one moment.
+func (x *jobIndex[Req, Res]) all() iter.Seq[*job[Req, Res]] {
+	return func(yield func(*job[Req, Res]) bool) {
+		s := x.slots.Load()
+		for i := range s.jobs {
+			if j := s.jobs[i].Load(); j != nil && j != x.tomb && !yield(j) {
+				return
+			}
+		}
+	}
+}
+
+// check reports the ways the index breaks its invariants.
+// The caller must be the only writer (the Table holds Table.mu).
+func (x *jobIndex[Req, Res]) check() []error {
+	var errs []error
+	fail := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("index: "+format, args...))
+	}
+	s := x.slots.Load()
+	c := len(s.jobs)
+	if c < minIndexCap || c&(c-1) != 0 || len(s.tags) != c {
+		fail("%d slots and %d tags: not a power of two of at least %d", c, len(s.tags), minIndexCap)
+		return errs
+	}
+	live, dead := 0, 0
+	seen := map[string]bool{}
+	for i := range s.jobs {
+		j := s.jobs[i].Load()
+		switch {
+		case j == nil:
+			continue
+		case j == x.tomb:
+			dead++
+			continue
+		}
+		live++
+		if seen[j.id] {
+			fail("job %s held twice", j.id)
+		}
+		seen[j.id] = true
+		h, tag := x.hash(j.id)
+		if s.tags[i].Load() != tag {
+			fail("job %s: tag %#x, want %#x", j.id, s.tags[i].Load(), tag)
+		}
+		for k := h & uint64(c-1); k != uint64(i); k = (k + 1) & uint64(c-1) {
+			if s.jobs[k].Load() == nil {
+				fail("job %s: an empty slot cuts its probe path", j.id)
+				break
+			}
+		}
+	}
+	if live != x.live || dead != x.dead {
+		fail("counts live %d, removed %d; slots hold %d and %d", x.live, x.dead, live, dead)
+	}
+	if live+dead >= c {
+		fail("no empty slot among %d", c)
+	}
+	return errs
+}
