@@ -52,6 +52,12 @@
 //  2. One mutex per job guards its payload, error and completion time and
 //     its wakeup; every transition writes them, publishes the state and
 //     wakes waiters in one critical section, so a wakeup cannot be lost.
+//     The terminal transition writes the job's final snapshot first, then
+//     stores the terminal state, then closes the wakeup channel, and
+//     nothing writes a terminal job again: a reader that loaded the
+//     terminal state, or a waiter woken by the close, reads the final
+//     snapshot without the lock, ordered after its writing by the atomic
+//     store or by the close.
 //  3. The queue depth is an atomic counter and admission is a
 //     compare-and-swap loop: the queue-full check and the increment are one
 //     step.

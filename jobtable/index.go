@@ -88,21 +88,21 @@ func (x *jobIndex[Req, Res]) lookup(id string) *job[Req, Res] {
 		if j == nil {
 			return nil
 		}
-		if j != x.tomb && s.tags[i].Load() == tag && j.id == id {
+		if j != x.tomb && s.tags[i].Load() == tag && j.view.ID == id {
 			return j
 		}
 	}
 	return nil // unreachable: an array always has an empty slot
 }
 
-// insertLocked files j under j.id and reports true, or reports false,
-// changing nothing, if j.id is already filed.
+// insertLocked files j under its id and reports true, or reports false,
+// changing nothing, if the id is already filed.
 // The caller must be the only writer (the Table holds Table.mu).
 func (x *jobIndex[Req, Res]) insertLocked(j *job[Req, Res]) bool {
 	if 4*(x.live+x.dead+1) > 3*len(x.slots.Load().jobs) {
 		x.resizeLocked(x.live + 1)
 	}
-	h, tag := x.hash(j.id)
+	h, tag := x.hash(j.view.ID)
 	s := x.slots.Load()
 	mask := uint64(len(s.jobs) - 1)
 	free := -1
@@ -120,7 +120,7 @@ func (x *jobIndex[Req, Res]) insertLocked(j *job[Req, Res]) bool {
 			}
 			continue
 		}
-		if s.tags[i].Load() == tag && p.id == j.id {
+		if s.tags[i].Load() == tag && p.view.ID == j.view.ID {
 			return false
 		}
 	}
@@ -145,7 +145,7 @@ func (x *jobIndex[Req, Res]) removeLocked(id string) {
 		if p == nil {
 			return
 		}
-		if p != x.tomb && s.tags[i].Load() == tag && p.id == id {
+		if p != x.tomb && s.tags[i].Load() == tag && p.view.ID == id {
 			s.jobs[i].Store(x.tomb)
 			x.live--
 			x.dead++
@@ -174,7 +174,7 @@ func (x *jobIndex[Req, Res]) resizeLocked(n int) {
 		if j == nil || j == x.tomb {
 			continue
 		}
-		h, tag := x.hash(j.id)
+		h, tag := x.hash(j.view.ID)
 		i := h & mask
 		for s.jobs[i].Load() != nil { // bounded: c > live
 			i = (i + 1) & mask
@@ -224,17 +224,17 @@ func (x *jobIndex[Req, Res]) check() []error {
 			continue
 		}
 		live++
-		if seen[j.id] {
-			fail("job %s held twice", j.id)
+		if seen[j.view.ID] {
+			fail("job %s held twice", j.view.ID)
 		}
-		seen[j.id] = true
-		h, tag := x.hash(j.id)
+		seen[j.view.ID] = true
+		h, tag := x.hash(j.view.ID)
 		if s.tags[i].Load() != tag {
-			fail("job %s: tag %#x, want %#x", j.id, s.tags[i].Load(), tag)
+			fail("job %s: tag %#x, want %#x", j.view.ID, s.tags[i].Load(), tag)
 		}
 		for k := h & uint64(c-1); k != uint64(i); k = (k + 1) & uint64(c-1) {
 			if s.jobs[k].Load() == nil {
-				fail("job %s: an empty slot cuts its probe path", j.id)
+				fail("job %s: an empty slot cuts its probe path", j.view.ID)
 				break
 			}
 		}

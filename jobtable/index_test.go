@@ -25,11 +25,11 @@ func checkIndex(t *testing.T, x *jobIndex[struct{}, struct{}], step int) {
 
 func TestJobIndexBasics(t *testing.T) {
 	x := newTestIndex()
-	a, b := &testJob{id: "a"}, &testJob{id: "b"}
+	a, b := &testJob{view: Snapshot{ID: "a"}}, &testJob{view: Snapshot{ID: "b"}}
 	require.Nil(t, x.lookup("a"))
 	require.True(t, x.insertLocked(a))
 	require.True(t, x.insertLocked(b))
-	require.False(t, x.insertLocked(&testJob{id: "a"}), "a duplicate id is refused")
+	require.False(t, x.insertLocked(&testJob{view: Snapshot{ID: "a"}}), "a duplicate id is refused")
 	require.Same(t, a, x.lookup("a"), "and changes nothing")
 	require.Same(t, b, x.lookup("b"))
 	x.removeLocked("a")
@@ -60,14 +60,14 @@ func TestJobIndexAgainstMap(t *testing.T) {
 		case r < insertWeight || len(ids) == 0:
 			id := "j" + strconv.Itoa(next)
 			next++
-			j := &testJob{id: id}
+			j := &testJob{view: Snapshot{ID: id}}
 			require.True(t, x.insertLocked(j), "step %d", step)
 			ref[id] = j
 			ids = append(ids, id)
 		case r == 9:
 			id := ids[rng.IntN(len(ids))]
 			_, present := ref[id]
-			require.Equal(t, !present, x.insertLocked(&testJob{id: id}), "step %d: insert %s", step, id)
+			require.Equal(t, !present, x.insertLocked(&testJob{view: Snapshot{ID: id}}), "step %d: insert %s", step, id)
 			if !present {
 				ref[id] = x.lookup(id)
 			}
@@ -107,13 +107,13 @@ func TestJobIndexResizes(t *testing.T) {
 	}
 	const n = 10_000
 	for i := range n {
-		write(func() { x.insertLocked(&testJob{id: strconv.Itoa(i)}) })
+		write(func() { x.insertLocked(&testJob{view: Snapshot{ID: strconv.Itoa(i)}}) })
 		require.LessOrEqual(t, 4*(x.live+x.dead), 3*size())
 	}
 	for round := range 5 { // steady churn: insert one, remove the oldest
 		for i := range n {
 			k := n*(round+1) + i
-			write(func() { x.insertLocked(&testJob{id: strconv.Itoa(k)}) })
+			write(func() { x.insertLocked(&testJob{view: Snapshot{ID: strconv.Itoa(k)}}) })
 			write(func() { x.removeLocked(strconv.Itoa(k - n)) })
 			require.LessOrEqual(t, 4*(x.live+x.dead), 3*size())
 		}
@@ -157,7 +157,7 @@ func TestJobIndexCheckCatches(t *testing.T) {
 				if j == nil {
 					continue
 				}
-				h, _ := x.hash(j.id)
+				h, _ := x.hash(j.view.ID)
 				if home := h & (c - 1); home != uint64(i) {
 					s.jobs[home].Store(nil)
 					return
@@ -169,7 +169,7 @@ func TestJobIndexCheckCatches(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			x := newTestIndex()
 			for i := range 20 { // 20 of 32 slots: some job sits off its home slot
-				require.True(t, x.insertLocked(&testJob{id: strconv.Itoa(i)}))
+				require.True(t, x.insertLocked(&testJob{view: Snapshot{ID: strconv.Itoa(i)}}))
 			}
 			checkIndex(t, x, 0)
 			s := x.slots.Load()
@@ -197,7 +197,7 @@ func TestJobIndexReadersDuringWrites(t *testing.T) {
 	var ids []string
 	for i := range stable {
 		id := "stable" + strconv.Itoa(i)
-		require.True(t, x.insertLocked(&testJob{id: id}))
+		require.True(t, x.insertLocked(&testJob{view: Snapshot{ID: id}}))
 		ids = append(ids, id)
 	}
 	stop := make(chan struct{})
@@ -213,7 +213,7 @@ func TestJobIndexReadersDuringWrites(t *testing.T) {
 				default:
 				}
 				id := ids[(n+r)%stable]
-				if j := x.lookup(id); j == nil || j.id != id {
+				if j := x.lookup(id); j == nil || j.view.ID != id {
 					errs <- errors.New("lookup " + id + " missed a job that was never removed")
 					return
 				}
@@ -222,7 +222,7 @@ func TestJobIndexReadersDuringWrites(t *testing.T) {
 		})
 	}
 	for i := range churn { // grows to thousands, then shrinks back
-		x.insertLocked(&testJob{id: "churn" + strconv.Itoa(i)})
+		x.insertLocked(&testJob{view: Snapshot{ID: "churn" + strconv.Itoa(i)}})
 		if i >= churn/2 {
 			x.removeLocked("churn" + strconv.Itoa(2*(i-churn/2)))
 			x.removeLocked("churn" + strconv.Itoa(2*(i-churn/2)+1))

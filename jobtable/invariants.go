@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"time"
 
 	"github.com/jobledger/jobledger/internal/invariant"
 )
@@ -20,11 +19,20 @@ func init() {
 }
 
 // checkInvariants states the table's contract as code. Each clause carries
-// the name of the invariant of spec/JobTable.tla that it mirrors. It takes
-// the table lock, which makes it the index's one writer and so lets it see
-// the whole index at one moment, and then each job's lock (table, then
-// job), so it may run at any time; DepthInv is exact only when no Submit is between its CAS and
-// its insertion, so callers run it when no operation is in flight.
+// the name of the invariant of spec/JobTable.tla that it mirrors.
+//
+// It takes the table lock, which makes it the one writer of the id map and
+// so lets it see the whole map and the retention list at one moment, and
+// then each job's lock in turn (table, then job), so it may run at any
+// time and sees each job between two transitions. DepthInv is exact only
+// when no Submit is between its CAS and its insertion, so callers run it
+// when no operation is in flight.
+//
+// Beyond the spec's invariants it checks the structures that implement
+// them: the retention ring's own invariants (retentionList.check) and the
+// id map's (jobIndex.check) under RetentionListInv and TypeInv, and that
+// each job's final snapshot, which readers of a terminal job read without
+// its lock, agrees with the atomic state under PayloadConsistencyInv.
 func (t *Table[Req, Res]) checkInvariants() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -46,35 +54,38 @@ func (t *Table[Req, Res]) checkInvariants() error {
 	onList := make(map[*job[Req, Res]]bool, t.retained.len())
 	var prev *job[Req, Res]
 	for j := range t.retained.all() {
+		id := j.view.ID
 		if onList[j] {
-			fail("RetentionListInv", "job %s: listed twice", j.id)
+			fail("RetentionListInv", "job %s: listed twice", id)
 			continue
 		}
 		onList[j] = true
-		if t.jobs.lookup(j.id) != j {
-			fail("RetentionListInv", "job %s: listed but not in the map", j.id)
+		if t.jobs.lookup(id) != j {
+			fail("RetentionListInv", "job %s: listed but not in the map", id)
 		}
 		if !j.loadState().Terminal() {
-			fail("NoEvictNonTerminalInv", "job %s: %s job on the retention list", j.id, j.loadState())
+			fail("NoEvictNonTerminalInv", "job %s: %s job on the retention list", id, j.loadState())
+			continue // its completion time is not frozen
 		}
-		if prev != nil && completedAt(j).Before(completedAt(prev)) {
-			fail("RetentionListInv", "job %s completed before job %s, listed after it", j.id, prev.id)
+		if prev != nil && completedLocked(j).Before(completedLocked(prev)) {
+			fail("RetentionListInv", "job %s completed before job %s, listed after it", id, prev.view.ID)
 		}
 		prev = j
 	}
 
+	// The id map: its own invariants, then each job it holds.
 	for _, err := range t.jobs.check() {
 		fail("TypeInv", "%v", err)
 	}
-
 	live := 0
 	for j := range t.jobs.all() {
-		id := j.id
+		id := j.view.ID
 		if t.jobs.lookup(id) != j {
 			fail("TypeInv", "job %s held but not found under its id", id)
 		}
 		j.mu.Lock()
 		s := j.loadState()
+		v := j.view
 		if !s.Terminal() {
 			live++
 		}
@@ -84,23 +95,26 @@ func (t *Table[Req, Res]) checkInvariants() error {
 		if s.Terminal() != onList[j] {
 			fail("RetentionListInv", "job %s: %s, listed = %t", id, s, onList[j])
 		}
-		if s.Terminal() == j.completedAt.IsZero() {
-			fail("PayloadConsistencyInv", "job %s: %s with completedAt %v", id, s, j.completedAt)
+		if v.State != s {
+			fail("PayloadConsistencyInv", "job %s: %s, its snapshot says %s", id, s, v.State)
 		}
-		if (s == Failed || s == TimedOut) != (j.err != nil) {
-			fail("PayloadConsistencyInv", "job %s: %s with error %v", id, s, j.err)
+		if s.Terminal() == v.CompletedAt.IsZero() {
+			fail("PayloadConsistencyInv", "job %s: %s with completedAt %v", id, s, v.CompletedAt)
 		}
-		if s == Running && j.startedAt.IsZero() {
+		if (s == Failed || s == TimedOut) != (v.Err != nil) {
+			fail("PayloadConsistencyInv", "job %s: %s with error %v", id, s, v.Err)
+		}
+		if s == Running && v.StartedAt.IsZero() {
 			fail("PayloadConsistencyInv", "job %s: RUNNING without startedAt", id)
 		}
-		if !j.startedAt.IsZero() && j.startedAt.Before(j.createdAt) {
-			fail("TimestampOrderInv", "job %s: started %v before created %v", id, j.startedAt, j.createdAt)
+		if !v.StartedAt.IsZero() && v.StartedAt.Before(v.CreatedAt) {
+			fail("TimestampOrderInv", "job %s: started %v before created %v", id, v.StartedAt, v.CreatedAt)
 		}
-		if !j.completedAt.IsZero() && j.completedAt.Before(j.createdAt) {
-			fail("TimestampOrderInv", "job %s: completed %v before created %v", id, j.completedAt, j.createdAt)
+		if !v.CompletedAt.IsZero() && v.CompletedAt.Before(v.CreatedAt) {
+			fail("TimestampOrderInv", "job %s: completed %v before created %v", id, v.CompletedAt, v.CreatedAt)
 		}
-		if !j.startedAt.IsZero() && !j.completedAt.IsZero() && j.completedAt.Before(j.startedAt) {
-			fail("TimestampOrderInv", "job %s: completed %v before started %v", id, j.completedAt, j.startedAt)
+		if !v.StartedAt.IsZero() && !v.CompletedAt.IsZero() && v.CompletedAt.Before(v.StartedAt) {
+			fail("TimestampOrderInv", "job %s: completed %v before started %v", id, v.CompletedAt, v.StartedAt)
 		}
 		if s.Terminal() && !j.reqReleased {
 			fail("TerminalReleasesRequestInv", "job %s: %s still holds its request", id, s)
@@ -125,11 +139,4 @@ func (t *Table[Req, Res]) checkInvariants() error {
 		fail("DepthInv", "depth %d, non-terminal jobs %d", depth, live)
 	}
 	return errors.Join(errs...)
-}
-
-// completedAt reads j.completedAt under j.mu.
-func completedAt[Req, Res any](j *job[Req, Res]) time.Time {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	return j.completedAt
 }

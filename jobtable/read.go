@@ -1,6 +1,7 @@
 package jobtable
 
-// Snapshot returns a consistent view of the job, or ErrNotFound.
+// Snapshot returns a consistent view of the job, or ErrNotFound. A
+// terminal job's final snapshot is read without its lock (see job.final).
 //
 // Spec action: Snapshot.
 func (t *Table[Req, Res]) Snapshot(id string) (Snapshot, error) {
@@ -29,6 +30,9 @@ func (t *Table[Req, Res]) State(id string) (State, error) {
 // another state it returns ErrNotDone with the snapshot, whose State says
 // where the job stands; for an unknown id, ErrNotFound.
 //
+// A terminal job's result and final snapshot are read without its lock
+// (see job.final); a live job's snapshot under it.
+//
 // Spec action: Result.
 func (t *Table[Req, Res]) Result(id string) (Res, Snapshot, error) {
 	var zero Res
@@ -36,9 +40,14 @@ func (t *Table[Req, Res]) Result(id string) (Res, Snapshot, error) {
 	if j == nil {
 		return zero, Snapshot{}, ErrNotFound
 	}
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	snap := j.snapshotLocked()
+	snap, ok := j.final()
+	if !ok {
+		// Live, or ending right now: then the locked snapshot is DONE and
+		// the result is read under the same lock.
+		j.mu.Lock()
+		defer j.mu.Unlock()
+		snap = j.snapshotLocked()
+	}
 	if snap.State != Done {
 		return zero, snap, ErrNotDone
 	}

@@ -18,21 +18,21 @@ func (t *Table[Req, Res]) retainLocked(j *job[Req, Res]) {
 // t.mu must be held and the retention list must not be empty.
 func (t *Table[Req, Res]) evictFrontLocked() {
 	j := t.retained.popFront()
-	t.jobs.removeLocked(j.id)
+	t.jobs.removeLocked(j.view.ID)
 }
 
 // evictLocked evicts terminal jobs whose JobTTL has passed at now, then the
 // least recently completed beyond MaxCompleted. Only jobs on the retention
 // list are candidates, and only terminal jobs are ever put there, so a
 // non-terminal job is never evicted.
-// t.mu must be held; it takes each candidate's mu (table, then job).
+// t.mu must be held.
 //
 // Spec: the operator EvictLocked, inside the action SubmitInsert.
 func (t *Table[Req, Res]) evictLocked(now time.Time) {
 	if ttl := t.cfg.JobTTL; ttl > 0 {
 		for {
 			j, ok := t.retained.front()
-			if !ok || !t.expired(j, now, ttl) {
+			if !ok || now.Sub(completedLocked(j)) < ttl {
 				break
 			}
 			t.evictFrontLocked()
@@ -47,10 +47,12 @@ func (t *Table[Req, Res]) evictLocked(now time.Time) {
 	}
 }
 
-// expired reports whether the terminal job j completed at least ttl before
-// now. It reads completedAt under j.mu, as every payload field is read.
-func (t *Table[Req, Res]) expired(j *job[Req, Res], now time.Time, ttl time.Duration) bool {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	return now.Sub(j.completedAt) >= ttl
+// completedLocked returns the completion time of j, a job on the retention
+// list, without taking j.mu. j is terminal, so its final snapshot is
+// frozen, and it was put on the list under t.mu after its terminal
+// critical section wrote that snapshot: holding t.mu orders this read
+// after the write.
+// t.mu must be held and j must be on the retention list.
+func completedLocked[Req, Res any](j *job[Req, Res]) time.Time {
+	return j.view.CompletedAt
 }

@@ -115,7 +115,7 @@ func (t *Table[Req, Res]) Submit(taskID string, req Req) (string, error) {
 	}()
 	now := t.cfg.Now()
 	id := t.cfg.NewID()
-	j := &job[Req, Res]{id: id, taskID: taskID, createdAt: now, req: req}
+	j := &job[Req, Res]{view: Snapshot{ID: id, TaskID: taskID, State: Pending, CreatedAt: now}, req: req}
 
 	t.mu.Lock()
 	defer t.mu.Unlock()

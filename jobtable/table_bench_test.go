@@ -5,6 +5,7 @@ import (
 	crand "crypto/rand"
 	"runtime"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -117,14 +118,20 @@ func BenchmarkWakeup(b *testing.B) {
 		return (<-woke).Sub(start)
 	}
 	floor := func() time.Duration {
-		ch, ready := make(chan struct{}), make(chan struct{})
+		ch := make(chan struct{})
+		var blocked atomic.Bool
 		go func() {
-			close(ready)
+			blocked.Store(true) // as Wait takes the wakeup channel
 			<-ch
 			woke <- time.Now()
 		}()
-		<-ready
-		runtime.Gosched() // as AwaitWaiter yields at least once
+		// As AwaitWaiter does: yield until the waiter is about to block.
+		for i := 0; !blocked.Load(); i++ {
+			if i == 1_000_000 {
+				b.Fatal("the floor's waiter never ran")
+			}
+			runtime.Gosched()
+		}
 		start := time.Now()
 		close(ch)
 		return (<-woke).Sub(start)

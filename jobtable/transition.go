@@ -20,8 +20,8 @@ func (t *Table[Req, Res]) Start(id string) (Snapshot, error) {
 	if !canTransition(j.loadState(), Running) {
 		return j.snapshotLocked(), ErrNotPending
 	}
-	j.startedAt = t.cfg.Now() // under j.mu: ordered against the terminal transition's read
-	j.state.Store(int32(Running))
+	j.view.StartedAt = t.cfg.Now() // under j.mu: ordered against the terminal transition's read
+	j.setStateLocked(Running)
 	return j.snapshotLocked(), nil
 }
 

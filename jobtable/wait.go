@@ -10,26 +10,43 @@ import "context"
 // Wait never polls. Under the job's lock it either sees a terminal state or
 // takes the job's wakeup channel; the terminal transition closes that
 // channel under the same lock, so a completion at any moment before or
-// during the wait is seen (D4). Wait holds the job itself, not its id, so
-// if retention evicts the job during the wait it still returns the job's
-// final snapshot: the outcome is never lost to eviction.
+// during the wait is seen (D4). The transition writes the job's final
+// snapshot before it closes the channel, so the woken waiter reads that
+// snapshot without taking the lock again: the close orders the read after
+// the write, and nothing writes a terminal job's snapshot again. Wait
+// holds the job itself, not its id, so if retention evicts the job during
+// the wait it still returns the job's final snapshot: the outcome is never
+// lost to eviction.
 //
 // Spec actions: WaitCheck (the check under the job lock), WaitBlock (the
-// blocking receive), WaitReturn.
+// blocking receive), WaitReturn (the final snapshot, read without a lock).
 func (t *Table[Req, Res]) Wait(ctx context.Context, id string) (Snapshot, error) {
 	j := t.lookup(id)
 	if j == nil {
 		return Snapshot{}, ErrNotFound
 	}
+	if snap, ok := j.final(); ok {
+		return snap, nil // already terminal: no lock needed
+	}
 	snap, done := j.register()
 	if done == nil {
-		return snap, nil // already terminal
+		return snap, nil // terminal by the time the lock was ours
 	}
 
+	ctxDone := ctx.Done()
+	if ctxDone == nil {
+		// A context that never ends: a plain receive, which the runtime
+		// wakes faster than a select.
+		<-done
+		return j.view, nil // see below
+	}
 	select {
 	case <-done:
-		return j.snapshot(), nil
-	case <-ctx.Done():
+		// Received from the closed channel: ordered after the terminal
+		// critical section, which wrote the final snapshot before it
+		// closed the channel. No lock: the finisher may still hold it.
+		return j.view, nil
+	case <-ctxDone:
 		// The snapshot is taken after the context ended, so it shows the
 		// job as it was at the deadline or later, never before. select
 		// chooses at random when both cases are ready: a job that

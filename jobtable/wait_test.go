@@ -2,6 +2,7 @@ package jobtable_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -132,4 +133,55 @@ func TestManyWaitersOneCompletion(t *testing.T) {
 		require.NoError(t, r.err)
 		require.Equal(t, jobtable.TimedOut, r.snap.State)
 	}
+}
+
+// TestTerminalReadsTakeNoLock: the terminal transition publishes the job's
+// final snapshot before it closes the wakeup channel, so a woken waiter
+// reads it without the job's lock, as do Snapshot, Result and Wait on a
+// job they find terminal. The test holds the job's lock, as a finisher
+// still in its critical section would, and every one of them must return.
+func TestTerminalReadsTakeNoLock(t *testing.T) {
+	tab, _ := newTable(t, jobtable.Config{MaxQueue: 1})
+	id := mustSubmit(t, tab, "a")
+	woken := waitAsync(context.Background(), tab, id)
+	awaitWaiter(t, tab, id)
+	require.NoError(t, errOf(tab.Finish(id, "r")))
+
+	release := jobtable.HoldJobLock(tab, id)
+	results := make(chan error, 2)
+	go func() {
+		r := <-woken
+		if r.err == nil && r.snap.State != jobtable.Done {
+			r.err = fmt.Errorf("woken waiter: %v", r.snap.State)
+		}
+		results <- r.err
+	}()
+	go func() { results <- terminalReads(tab, id) }()
+	grace := time.NewTimer(lostWakeupGrace)
+	defer grace.Stop()
+	for range 2 {
+		select {
+		case err := <-results:
+			require.NoError(t, err)
+		case <-grace.C:
+			release()
+			<-results
+			t.Fatalf("a read of a terminal job waited %v for the job's lock", lostWakeupGrace)
+		}
+	}
+	release()
+}
+
+// terminalReads reads the DONE job id every way a client can.
+func terminalReads(tab *table, id string) error {
+	if snap, err := tab.Snapshot(id); err != nil || snap.State != jobtable.Done {
+		return fmt.Errorf("Snapshot: %v, %v", snap.State, err)
+	}
+	if res, _, err := tab.Result(id); err != nil || res != "r" {
+		return fmt.Errorf("Result: %q, %v", res, err)
+	}
+	if snap, err := tab.Wait(context.Background(), id); err != nil || snap.State != jobtable.Done {
+		return fmt.Errorf("Wait: %v, %v", snap.State, err)
+	}
+	return nil
 }
