@@ -1,7 +1,6 @@
 package jobtable
 
 import (
-	"crypto/rand"
 	"fmt"
 	"math"
 	"time"
@@ -39,8 +38,9 @@ type Config struct {
 	Now func() time.Time
 
 	// NewID returns a fresh job id. Nil means 128 random bits from
-	// crypto/rand, as 26 base32 characters: unique and unguessable. An
-	// injected source must never repeat an id: Submit panics if it does.
+	// crypto/rand, as 26 base32 characters (A-Z, 2-7): unique and
+	// unguessable; the bits are read in batches (see newID). An injected
+	// source must never repeat an id: Submit panics if it does.
 	NewID func() string
 
 	_ struct{} // forbid positional literals
@@ -61,7 +61,7 @@ func (c Config) withDefaults() (Config, error) {
 		c.Now = time.Now
 	}
 	if c.NewID == nil {
-		c.NewID = rand.Text
+		c.NewID = newID
 	}
 	return c, nil
 }

@@ -60,3 +60,6 @@ func HoldJobLock[Req, Res any](t *Table[Req, Res], id string) (release func()) {
 	j.mu.Lock()
 	return j.mu.Unlock
 }
+
+// DefaultNewID is the id source New uses when Config.NewID is nil.
+var DefaultNewID = newID

@@ -2,7 +2,6 @@ package jobtable_test
 
 import (
 	"context"
-	crand "crypto/rand"
 	"errors"
 	"flag"
 	"fmt"
@@ -43,7 +42,7 @@ func TestStress(t *testing.T) {
 	}
 	tab, clock := newTable(t, jobtable.Config{
 		MaxQueue: maxQueue, JobTTL: 50 * time.Millisecond, MaxCompleted: 64,
-		NewID: crand.Text, // the default source: its ids must be unique too
+		NewID: jobtable.DefaultNewID, // the default source: its ids must be unique too
 	})
 
 	var (
