@@ -37,14 +37,16 @@ import (
 //   - slots: atomic pointer to the current array, replaced only by the
 //     writer. Each slot's tag and job are atomic words; the writer stores
 //     the tag before the job, a reader loads the job before the tag.
-//   - live, dead: read and written only by the writer.
+//   - live, dead, and the hash field of every job it holds: read and
+//     written only by the writer.
 //
 // Invariants (checked by check):
 //   - the array's length is a power of two, at least minIndexCap, and
 //     live + dead < its length: a probe always ends at an empty slot.
 //   - live counts the slots holding a job, dead the slots holding tomb.
-//   - each job is held once, its tag is the high half of its id's hash,
-//     and no empty slot lies between its id's home slot and its own.
+//   - each job is held once, its hash field is its id's hash, its tag is
+//     the high half of that hash, and no empty slot lies between its id's
+//     home slot and its own.
 type jobIndex[Req, Res any] struct {
 	seed  maphash.Seed
 	tomb  *job[Req, Res] // marks a removed entry; never a real job
@@ -127,25 +129,27 @@ func (x *jobIndex[Req, Res]) insertLocked(j *job[Req, Res]) bool {
 	if s.jobs[free].Load() == x.tomb {
 		x.dead--
 	}
+	j.hash = h
 	s.tags[free].Store(tag) // the tag first: a reader that sees j sees its tag
 	s.jobs[free].Store(j)
 	x.live++
 	return true
 }
 
-// removeLocked removes the job filed under id, if any, leaving a removed
-// mark so that the probe paths through its slot stay whole.
+// removeLocked removes j, if it is filed, leaving a removed mark so that
+// the probe paths through its slot stay whole. It finds j by the hash
+// stored at its insertion and by pointer, so it reads neither j's id nor
+// any other job: an evicted job is usually long out of the cache.
 // The caller must be the only writer (the Table holds Table.mu).
-func (x *jobIndex[Req, Res]) removeLocked(id string) {
-	h, tag := x.hash(id)
+func (x *jobIndex[Req, Res]) removeLocked(j *job[Req, Res]) {
 	s := x.slots.Load()
 	mask := uint64(len(s.jobs) - 1)
-	for n, i := 0, h&mask; n < len(s.jobs); n, i = n+1, (i+1)&mask {
+	for n, i := 0, j.hash&mask; n < len(s.jobs); n, i = n+1, (i+1)&mask {
 		p := s.jobs[i].Load()
 		if p == nil {
 			return
 		}
-		if p != x.tomb && s.tags[i].Load() == tag && p.view.ID == id {
+		if p == j {
 			s.jobs[i].Store(x.tomb)
 			x.live--
 			x.dead++
@@ -174,12 +178,11 @@ func (x *jobIndex[Req, Res]) resizeLocked(n int) {
 		if j == nil || j == x.tomb {
 			continue
 		}
-		h, tag := x.hash(j.view.ID)
-		i := h & mask
+		i := j.hash & mask
 		for s.jobs[i].Load() != nil { // bounded: c > live
 			i = (i + 1) & mask
 		}
-		s.tags[i].Store(tag)
+		s.tags[i].Store(uint32(j.hash >> 32))
 		s.jobs[i].Store(j)
 	}
 	x.slots.Store(s)
@@ -229,6 +232,9 @@ func (x *jobIndex[Req, Res]) check() []error {
 		}
 		seen[j.view.ID] = true
 		h, tag := x.hash(j.view.ID)
+		if j.hash != h {
+			fail("job %s: hash %#x stored, its id hashes to %#x", j.view.ID, j.hash, h)
+		}
 		if s.tags[i].Load() != tag {
 			fail("job %s: tag %#x, want %#x", j.view.ID, s.tags[i].Load(), tag)
 		}

@@ -32,8 +32,8 @@ func TestJobIndexBasics(t *testing.T) {
 	require.False(t, x.insertLocked(&testJob{view: Snapshot{ID: "a"}}), "a duplicate id is refused")
 	require.Same(t, a, x.lookup("a"), "and changes nothing")
 	require.Same(t, b, x.lookup("b"))
-	x.removeLocked("a")
-	x.removeLocked("missing") // a no-op
+	x.removeLocked(a)
+	x.removeLocked(&testJob{view: Snapshot{ID: "missing"}}) // a no-op
 	require.Nil(t, x.lookup("a"))
 	require.Same(t, b, x.lookup("b"))
 	require.Equal(t, 1, x.live)
@@ -73,7 +73,11 @@ func TestJobIndexAgainstMap(t *testing.T) {
 			}
 		default:
 			id := ids[rng.IntN(len(ids))]
-			x.removeLocked(id)
+			if j := ref[id]; j != nil {
+				x.removeLocked(j)
+			} else {
+				x.removeLocked(&testJob{view: Snapshot{ID: id}}) // not filed: a no-op
+			}
 			delete(ref, id)
 		}
 		probe := ids[rng.IntN(len(ids))]
@@ -106,22 +110,27 @@ func TestJobIndexResizes(t *testing.T) {
 		}
 	}
 	const n = 10_000
+	jobs := map[int]*testJob{}
+	insert := func(k int) {
+		jobs[k] = &testJob{view: Snapshot{ID: strconv.Itoa(k)}}
+		x.insertLocked(jobs[k])
+	}
 	for i := range n {
-		write(func() { x.insertLocked(&testJob{view: Snapshot{ID: strconv.Itoa(i)}}) })
+		write(func() { insert(i) })
 		require.LessOrEqual(t, 4*(x.live+x.dead), 3*size())
 	}
 	for round := range 5 { // steady churn: insert one, remove the oldest
 		for i := range n {
 			k := n*(round+1) + i
-			write(func() { x.insertLocked(&testJob{view: Snapshot{ID: strconv.Itoa(k)}}) })
-			write(func() { x.removeLocked(strconv.Itoa(k - n)) })
+			write(func() { insert(k) })
+			write(func() { x.removeLocked(jobs[k-n]) })
 			require.LessOrEqual(t, 4*(x.live+x.dead), 3*size())
 		}
 	}
 	require.Equal(t, n, x.live)
 	big := size()
 	for i := range n {
-		write(func() { x.removeLocked(strconv.Itoa(6*n + i - n)) })
+		write(func() { x.removeLocked(jobs[6*n+i-n]) })
 	}
 	require.Zero(t, x.live)
 	require.Less(t, size(), big, "shrunk")
@@ -221,11 +230,13 @@ func TestJobIndexReadersDuringWrites(t *testing.T) {
 			}
 		})
 	}
+	churned := make([]*testJob, churn)
 	for i := range churn { // grows to thousands, then shrinks back
-		x.insertLocked(&testJob{view: Snapshot{ID: "churn" + strconv.Itoa(i)}})
+		churned[i] = &testJob{view: Snapshot{ID: "churn" + strconv.Itoa(i)}}
+		x.insertLocked(churned[i])
 		if i >= churn/2 {
-			x.removeLocked("churn" + strconv.Itoa(2*(i-churn/2)))
-			x.removeLocked("churn" + strconv.Itoa(2*(i-churn/2)+1))
+			x.removeLocked(churned[2*(i-churn/2)])
+			x.removeLocked(churned[2*(i-churn/2)+1])
 		}
 	}
 	close(stop)

@@ -59,6 +59,8 @@ type job[Req, Res any] struct {
 	req  Req
 	res  Res
 	done chan struct{} // nil until a waiter needs it
+
+	hash uint64 // the id's hash, set and read by the id map's writer (Table.mu)
 }
 
 func (j *job[Req, Res]) loadState() State { return State(j.state.Load()) }

@@ -18,7 +18,7 @@ func (t *Table[Req, Res]) retainLocked(j *job[Req, Res]) {
 // t.mu must be held and the retention list must not be empty.
 func (t *Table[Req, Res]) evictFrontLocked() {
 	j := t.retained.popFront()
-	t.jobs.removeLocked(j.view.ID)
+	t.jobs.removeLocked(j)
 }
 
 // evictLocked evicts terminal jobs whose JobTTL has passed at now, then the
