@@ -35,8 +35,8 @@ import (
 // Synchronisation:
 //   - seed, tomb: immutable after init.
 //   - slots: atomic pointer to the current array, replaced only by the
-//     writer. Each slot's tag and job are atomic words; the writer stores
-//     the tag before the job, a reader loads the job before the tag.
+//     writer. Each slot's hash and job are atomic words; the writer stores
+//     the hash before the job, a reader loads the job before the hash.
 //   - live, dead, and the hash field of every job it holds: read and
 //     written only by the writer.
 //
@@ -44,9 +44,9 @@ import (
 //   - the array's length is a power of two, at least minIndexCap, and
 //     live + dead < its length: a probe always ends at an empty slot.
 //   - live counts the slots holding a job, dead the slots holding tomb.
-//   - each job is held once, its hash field is its id's hash, its tag is
-//     the high half of that hash, and no empty slot lies between its id's
-//     home slot and its own.
+//   - each job is held once, its slot's hash and its own hash field are
+//     its id's hash, and no empty slot lies between its id's home slot
+//     and its own.
 type jobIndex[Req, Res any] struct {
 	seed  maphash.Seed
 	tomb  *job[Req, Res] // marks a removed entry; never a real job
@@ -55,17 +55,22 @@ type jobIndex[Req, Res any] struct {
 	live, dead int
 }
 
-// indexSlots is one slot array. tags[i] filters probes without touching
-// the job: a lookup dereferences only a job whose tag matches.
-type indexSlots[Req, Res any] struct {
-	tags []atomic.Uint32
-	jobs []atomic.Pointer[job[Req, Res]]
+// indexSlots is one slot array. A slot holds a job and its id's hash, side
+// by side so that a probe reads one cache line; the hash filters probes
+// without touching the job: a lookup dereferences only a job whose hash
+// matches.
+type indexSlots[Req, Res any] []indexSlot[Req, Res]
+
+type indexSlot[Req, Res any] struct {
+	hash atomic.Uint64
+	job  atomic.Pointer[job[Req, Res]]
 }
 
 const minIndexCap = 32
 
 func newIndexSlots[Req, Res any](n int) *indexSlots[Req, Res] {
-	return &indexSlots[Req, Res]{tags: make([]atomic.Uint32, n), jobs: make([]atomic.Pointer[job[Req, Res]], n)}
+	s := make(indexSlots[Req, Res], n)
+	return &s
 }
 
 func (x *jobIndex[Req, Res]) init() {
@@ -74,23 +79,20 @@ func (x *jobIndex[Req, Res]) init() {
 	x.slots.Store(newIndexSlots[Req, Res](minIndexCap))
 }
 
-// hash returns the home slot's hash and the tag of id.
-func (x *jobIndex[Req, Res]) hash(id string) (uint64, uint32) {
-	h := maphash.String(x.seed, id)
-	return h, uint32(h >> 32)
-}
+// hash returns the hash of id.
+func (x *jobIndex[Req, Res]) hash(id string) uint64 { return maphash.String(x.seed, id) }
 
 // lookup returns the job filed under id, or nil. It takes no lock.
 func (x *jobIndex[Req, Res]) lookup(id string) *job[Req, Res] {
-	h, tag := x.hash(id)
-	s := x.slots.Load()
-	mask := uint64(len(s.jobs) - 1)
-	for n, i := 0, h&mask; n < len(s.jobs); n, i = n+1, (i+1)&mask {
-		j := s.jobs[i].Load()
+	h := x.hash(id)
+	s := *x.slots.Load()
+	mask := uint64(len(s) - 1)
+	for n, i := 0, h&mask; n < len(s); n, i = n+1, (i+1)&mask {
+		j := s[i].job.Load()
 		if j == nil {
 			return nil
 		}
-		if j != x.tomb && s.tags[i].Load() == tag && j.view.ID == id {
+		if j != x.tomb && s[i].hash.Load() == h && j.view.ID == id {
 			return j
 		}
 	}
@@ -101,15 +103,15 @@ func (x *jobIndex[Req, Res]) lookup(id string) *job[Req, Res] {
 // changing nothing, if the id is already filed.
 // The caller must be the only writer (the Table holds Table.mu).
 func (x *jobIndex[Req, Res]) insertLocked(j *job[Req, Res]) bool {
-	if 4*(x.live+x.dead+1) > 3*len(x.slots.Load().jobs) {
+	if 4*(x.live+x.dead+1) > 3*len(*x.slots.Load()) {
 		x.resizeLocked(x.live + 1)
 	}
-	h, tag := x.hash(j.view.ID)
-	s := x.slots.Load()
-	mask := uint64(len(s.jobs) - 1)
+	h := x.hash(j.view.ID)
+	s := *x.slots.Load()
+	mask := uint64(len(s) - 1)
 	free := -1
-	for n, i := 0, h&mask; n < len(s.jobs); n, i = n+1, (i+1)&mask {
-		p := s.jobs[i].Load()
+	for n, i := 0, h&mask; n < len(s); n, i = n+1, (i+1)&mask {
+		p := s[i].job.Load()
 		if p == nil {
 			if free < 0 {
 				free = int(i)
@@ -122,16 +124,16 @@ func (x *jobIndex[Req, Res]) insertLocked(j *job[Req, Res]) bool {
 			}
 			continue
 		}
-		if s.tags[i].Load() == tag && p.view.ID == j.view.ID {
+		if s[i].hash.Load() == h && p.view.ID == j.view.ID {
 			return false
 		}
 	}
-	if s.jobs[free].Load() == x.tomb {
+	if s[free].job.Load() == x.tomb {
 		x.dead--
 	}
 	j.hash = h
-	s.tags[free].Store(tag) // the tag first: a reader that sees j sees its tag
-	s.jobs[free].Store(j)
+	s[free].hash.Store(h) // the hash first: a reader that sees j sees its hash
+	s[free].job.Store(j)
 	x.live++
 	return true
 }
@@ -142,21 +144,21 @@ func (x *jobIndex[Req, Res]) insertLocked(j *job[Req, Res]) bool {
 // any other job: an evicted job is usually long out of the cache.
 // The caller must be the only writer (the Table holds Table.mu).
 func (x *jobIndex[Req, Res]) removeLocked(j *job[Req, Res]) {
-	s := x.slots.Load()
-	mask := uint64(len(s.jobs) - 1)
-	for n, i := 0, j.hash&mask; n < len(s.jobs); n, i = n+1, (i+1)&mask {
-		p := s.jobs[i].Load()
+	s := *x.slots.Load()
+	mask := uint64(len(s) - 1)
+	for n, i := 0, j.hash&mask; n < len(s); n, i = n+1, (i+1)&mask {
+		p := s[i].job.Load()
 		if p == nil {
 			return
 		}
 		if p == j {
-			s.jobs[i].Store(x.tomb)
+			s[i].job.Store(x.tomb)
 			x.live--
 			x.dead++
 			break
 		}
 	}
-	if len(s.jobs) > minIndexCap && 8*x.live < len(s.jobs) {
+	if len(s) > minIndexCap && 8*x.live < len(s) {
 		x.resizeLocked(x.live)
 	}
 }
@@ -171,21 +173,22 @@ func (x *jobIndex[Req, Res]) removeLocked(j *job[Req, Res]) {
 // The caller must be the only writer (the Table holds Table.mu).
 func (x *jobIndex[Req, Res]) resizeLocked(n int) {
 	c := max(minIndexCap, 1<<bits.Len(uint(2*max(n, 1)-1)))
-	old, s := x.slots.Load(), newIndexSlots[Req, Res](c)
+	old, fresh := *x.slots.Load(), newIndexSlots[Req, Res](c)
+	s := *fresh
 	mask := uint64(c - 1)
-	for k := range old.jobs {
-		j := old.jobs[k].Load()
+	for k := range old {
+		j := old[k].job.Load()
 		if j == nil || j == x.tomb {
 			continue
 		}
 		i := j.hash & mask
-		for s.jobs[i].Load() != nil { // bounded: c > live
+		for s[i].job.Load() != nil { // bounded: c > live
 			i = (i + 1) & mask
 		}
-		s.tags[i].Store(uint32(j.hash >> 32))
-		s.jobs[i].Store(j)
+		s[i].hash.Store(j.hash)
+		s[i].job.Store(j)
 	}
-	x.slots.Store(s)
+	x.slots.Store(fresh)
 	x.dead = 0
 }
 
@@ -193,9 +196,9 @@ func (x *jobIndex[Req, Res]) resizeLocked(n int) {
 // as it is when it gets there; under it, the whole index at one moment.
 func (x *jobIndex[Req, Res]) all() iter.Seq[*job[Req, Res]] {
 	return func(yield func(*job[Req, Res]) bool) {
-		s := x.slots.Load()
-		for i := range s.jobs {
-			if j := s.jobs[i].Load(); j != nil && j != x.tomb && !yield(j) {
+		s := *x.slots.Load()
+		for i := range s {
+			if j := s[i].job.Load(); j != nil && j != x.tomb && !yield(j) {
 				return
 			}
 		}
@@ -209,16 +212,16 @@ func (x *jobIndex[Req, Res]) check() []error {
 	fail := func(format string, args ...any) {
 		errs = append(errs, fmt.Errorf("index: "+format, args...))
 	}
-	s := x.slots.Load()
-	c := len(s.jobs)
-	if c < minIndexCap || c&(c-1) != 0 || len(s.tags) != c {
-		fail("%d slots and %d tags: not a power of two of at least %d", c, len(s.tags), minIndexCap)
+	s := *x.slots.Load()
+	c := len(s)
+	if c < minIndexCap || c&(c-1) != 0 {
+		fail("%d slots: not a power of two of at least %d", c, minIndexCap)
 		return errs
 	}
 	live, dead := 0, 0
 	seen := map[string]bool{}
-	for i := range s.jobs {
-		j := s.jobs[i].Load()
+	for i := range s {
+		j := s[i].job.Load()
 		switch {
 		case j == nil:
 			continue
@@ -231,15 +234,12 @@ func (x *jobIndex[Req, Res]) check() []error {
 			fail("job %s held twice", j.view.ID)
 		}
 		seen[j.view.ID] = true
-		h, tag := x.hash(j.view.ID)
-		if j.hash != h {
-			fail("job %s: hash %#x stored, its id hashes to %#x", j.view.ID, j.hash, h)
-		}
-		if s.tags[i].Load() != tag {
-			fail("job %s: tag %#x, want %#x", j.view.ID, s.tags[i].Load(), tag)
+		h := x.hash(j.view.ID)
+		if j.hash != h || s[i].hash.Load() != h {
+			fail("job %s: hash %#x in the job and %#x in its slot, its id hashes to %#x", j.view.ID, j.hash, s[i].hash.Load(), h)
 		}
 		for k := h & uint64(c-1); k != uint64(i); k = (k + 1) & uint64(c-1) {
-			if s.jobs[k].Load() == nil {
+			if s[k].job.Load() == nil {
 				fail("job %s: an empty slot cuts its probe path", j.view.ID)
 				break
 			}

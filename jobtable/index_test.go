@@ -99,7 +99,7 @@ func TestJobIndexAgainstMap(t *testing.T) {
 // over a long churn each write copies a bounded number of jobs.
 func TestJobIndexResizes(t *testing.T) {
 	x := newTestIndex()
-	size := func() int { return len(x.slots.Load().jobs) }
+	size := func() int { return len(*x.slots.Load()) }
 	ops, copies := 0, 0
 	write := func(f func()) {
 		before, live := x.slots.Load(), x.live
@@ -145,14 +145,14 @@ func TestJobIndexCheckCatches(t *testing.T) {
 		corrupt func(x *jobIndex[struct{}, struct{}], s *indexSlots[struct{}, struct{}], at int)
 	}{
 		{"count", func(x *jobIndex[struct{}, struct{}], _ *indexSlots[struct{}, struct{}], _ int) { x.live++ }},
-		{"tag", func(_ *jobIndex[struct{}, struct{}], s *indexSlots[struct{}, struct{}], at int) {
-			s.tags[at].Store(s.tags[at].Load() + 1)
+		{"hash", func(_ *jobIndex[struct{}, struct{}], s *indexSlots[struct{}, struct{}], at int) {
+			(*s)[at].hash.Store((*s)[at].hash.Load() + 1)
 		}},
 		{"twice", func(_ *jobIndex[struct{}, struct{}], s *indexSlots[struct{}, struct{}], at int) {
-			for i := range s.jobs {
-				if s.jobs[i].Load() == nil {
-					s.tags[i].Store(s.tags[at].Load())
-					s.jobs[i].Store(s.jobs[at].Load())
+			for i := range *s {
+				if (*s)[i].job.Load() == nil {
+					(*s)[i].hash.Store((*s)[at].hash.Load())
+					(*s)[i].job.Store((*s)[at].job.Load())
 					return
 				}
 			}
@@ -160,15 +160,14 @@ func TestJobIndexCheckCatches(t *testing.T) {
 		{"cut path", func(x *jobIndex[struct{}, struct{}], s *indexSlots[struct{}, struct{}], _ int) {
 			// Empty the first occupied slot that some later job's probe
 			// path crosses.
-			c := uint64(len(s.jobs))
-			for i := range s.jobs {
-				j := s.jobs[i].Load()
+			c := uint64(len(*s))
+			for i := range *s {
+				j := (*s)[i].job.Load()
 				if j == nil {
 					continue
 				}
-				h, _ := x.hash(j.view.ID)
-				if home := h & (c - 1); home != uint64(i) {
-					s.jobs[home].Store(nil)
+				if home := x.hash(j.view.ID) & (c - 1); home != uint64(i) {
+					(*s)[home].job.Store(nil)
 					return
 				}
 			}
@@ -183,7 +182,7 @@ func TestJobIndexCheckCatches(t *testing.T) {
 			checkIndex(t, x, 0)
 			s := x.slots.Load()
 			at := 0
-			for s.jobs[at].Load() == nil {
+			for (*s)[at].job.Load() == nil {
 				at++
 			}
 			tc.corrupt(x, s, at)
