@@ -1,6 +1,7 @@
 package jobtable_test
 
 import (
+	"context"
 	"errors"
 	"sync"
 	"time"
@@ -19,6 +20,19 @@ type ledger interface {
 }
 
 var _ ledger = (*table)(nil)
+
+// mixLedger adds the reads that the read-heavy mix drives.
+type mixLedger interface {
+	ledger
+	Snapshot(id string) (jobtable.Snapshot, error)
+	State(id string) (jobtable.State, error)
+	Wait(ctx context.Context, id string) (jobtable.Snapshot, error)
+}
+
+var (
+	_ mixLedger = (*table)(nil)
+	_ mixLedger = (*globalLedger)(nil)
+)
 
 // globalLedger is the baseline: a ledger built the way the design record
 // describes the code before its rework, with one global mutex around every
@@ -44,6 +58,7 @@ type globalJob struct {
 	res                               string
 	err                               error
 	createdAt, startedAt, completedAt time.Time
+	done                              chan struct{} // closed at the end; nil until a waiter needs it
 }
 
 func newGlobalLedger(cfg jobtable.Config) *globalLedger {
@@ -115,6 +130,60 @@ func (g *globalLedger) Finish(id string, res string) (jobtable.Snapshot, error) 
 	j.req = req{}
 	g.depth--
 	g.completed = append(g.completed, j)
+	if j.done != nil {
+		close(j.done)
+	}
+	return j.snapshot(), nil
+}
+
+func (g *globalLedger) Snapshot(id string) (jobtable.Snapshot, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	j := g.jobs[id]
+	if j == nil {
+		return jobtable.Snapshot{}, jobtable.ErrNotFound
+	}
+	return j.snapshot(), nil
+}
+
+func (g *globalLedger) State(id string) (jobtable.State, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	j := g.jobs[id]
+	if j == nil {
+		return 0, jobtable.ErrNotFound
+	}
+	return j.state, nil
+}
+
+// Wait blocks on a channel made and closed under the global mutex, and
+// takes the mutex again to read the outcome, as the design the table
+// replaced read the job again after its wakeup.
+func (g *globalLedger) Wait(ctx context.Context, id string) (jobtable.Snapshot, error) {
+	g.mu.Lock()
+	j := g.jobs[id]
+	if j == nil {
+		g.mu.Unlock()
+		return jobtable.Snapshot{}, jobtable.ErrNotFound
+	}
+	if j.state.Terminal() {
+		defer g.mu.Unlock()
+		return j.snapshot(), nil
+	}
+	if j.done == nil {
+		j.done = make(chan struct{})
+	}
+	done := j.done
+	g.mu.Unlock()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if snap := j.snapshot(); !snap.State.Terminal() {
+		return snap, ctx.Err()
+	}
 	return j.snapshot(), nil
 }
 
