@@ -51,8 +51,9 @@ import (
 //     state, after view is final, so no waiter can miss it (D4) and a
 //     woken waiter reads the final snapshot.
 type job[Req, Res any] struct {
-	state       atomic.Int32 // a State
-	reqReleased bool         // req moved out by TakeRequest or dropped by the end
+	state atomic.Int32 // a State
+	// reqReleased is guarded by mu; it sits here to share state's word.
+	reqReleased bool // req moved out by TakeRequest or dropped by the end
 
 	mu   sync.Mutex
 	view Snapshot // the job as Snapshot returns it; frozen once terminal

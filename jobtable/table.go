@@ -58,7 +58,9 @@ type Table[Req, Res any] struct {
 	evictedLRU atomic.Uint64
 }
 
-// Snapshot is a consistent view of one job, taken under its lock.
+// Snapshot is a consistent view of one job: taken under its lock while the
+// job is live, and for a terminal job its final snapshot, which never
+// changes.
 type Snapshot struct {
 	ID     string
 	TaskID string // the request's own id, kept after TakeRequest
