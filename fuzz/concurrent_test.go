@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/jobledger/jobledger/internal/fakeclock"
-	"github.com/jobledger/jobledger/internal/invariant"
 	"github.com/jobledger/jobledger/jobtable"
 	"github.com/jobledger/jobledger/linearizability"
 )
@@ -275,7 +274,7 @@ func runConcurrent(t *testing.T, spec concSpec) {
 	stuck, settled := settleWaiters(&returned, len(spec.waiters))
 	// A waiter that lost its wakeup is blocked on a channel nobody will
 	// close: check the table while it is still blocked, then let it go.
-	invErr := invariant.Check(table)
+	invErr := table.CheckInvariants()
 	stopWaits()
 	waiters.Wait()
 

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/jobledger/jobledger/internal/fakeclock"
-	"github.com/jobledger/jobledger/internal/invariant"
 	"github.com/jobledger/jobledger/jobapi"
 )
 
@@ -64,7 +63,7 @@ var problemDetails = []string{
 //     Allow);
 //   - never holds more than the admission bound of jobs PENDING or RUNNING,
 //     and shows every job in a state that agrees with its error and times;
-//   - keeps the server's invariants (invariant.Check) after the request,
+//   - keeps the server's invariants (CheckInvariants) after the request,
 //     and again once Shutdown has drained it, when no flight, no deadline
 //     timer and no live job may be left.
 func FuzzHTTP(f *testing.F) {
@@ -130,7 +129,7 @@ func runHTTP(t *testing.T, setup byte, method, target, contentType string, body 
 	if err := checkJobs(srv, jobs); err != nil {
 		t.Fatalf("%s\nafter it: %v", desc, err)
 	}
-	if err := invariant.Check(srv); err != nil {
+	if err := srv.CheckInvariants(); err != nil {
 		t.Fatalf("%s\nafter it, the server's invariants: %v", desc, err)
 	}
 }
@@ -211,7 +210,7 @@ func shutdown(t *testing.T, srv *jobapi.Server, clock *stillClock) {
 	if err := srv.Shutdown(ctx); err != nil && err != context.Canceled {
 		t.Errorf("Shutdown: %v", err)
 	}
-	if err := invariant.Check(srv); err != nil {
+	if err := srv.CheckInvariants(); err != nil {
 		t.Errorf("once drained, the server's invariants: %v", err)
 	}
 	if n := clock.pending(); n != 0 {

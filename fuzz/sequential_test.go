@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/jobledger/jobledger/internal/fakeclock"
-	"github.com/jobledger/jobledger/internal/invariant"
 	"github.com/jobledger/jobledger/jobtable"
 )
 
@@ -56,7 +55,7 @@ const advanceStep = 500 * time.Millisecond
 // After every step the target compares, besides the step's own answer, the
 // depth, Len, Stats (with the eviction counters) and a snapshot of every id
 // ever issued, so an eviction too early, too late or of the wrong job shows
-// up at the step that made it; and it runs invariant.Check.
+// up at the step that made it; and it runs the table's CheckInvariants.
 func FuzzSequential(f *testing.F) {
 	for _, s := range sequentialSeeds {
 		f.Add(s)
@@ -160,7 +159,7 @@ func runSequential(t *testing.T, data []byte) {
 			clock.Advance(time.Duration(arg%8) * advanceStep)
 		}
 
-		if err := invariant.Check(table); err != nil {
+		if err := table.CheckInvariants(); err != nil {
 			fail("invariants after the last step:\n%v", err)
 		}
 		if got, want := table.Stats(), ref.stats(); got != want {

@@ -17,7 +17,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/jobledger/jobledger/internal/invariant"
 	"github.com/jobledger/jobledger/jobapi"
 )
 
@@ -172,7 +171,7 @@ func checkDrained(t *testing.T, srv *jobapi.Server, clock *fakeClock) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // no grace: end whatever is left
 	_ = srv.Shutdown(ctx)
-	require.NoError(t, invariant.Check(srv), "the server's invariants once drained")
+	require.NoError(t, srv.CheckInvariants(), "the server's invariants once drained")
 	if clock != nil {
 		require.Zero(t, clock.Pending(), "deadline timers still armed once drained")
 	}

@@ -3,21 +3,15 @@ package jobapi
 import (
 	"errors"
 	"fmt"
-
-	"github.com/jobledger/jobledger/internal/invariant"
 )
 
-// This module's tests, stress runs and fuzz targets check a server through
-// invariant.Check(server): its own bookkeeping, then its ledger's.
-func init() {
-	invariant.Register(func(v any) error {
-		s, ok := v.(*Server)
-		if !ok {
-			return invariant.ErrNoChecker
-		}
-		return s.checkInvariants()
-	})
-}
+// CheckInvariants reports every invariant of the server that s violates,
+// joined, or nil: its own bookkeeping (see checkInvariants), then its
+// ledger's (jobtable's CheckInvariants). It is for tests, stress runs and
+// fuzzing, not for serving: it takes the server's lock and every lock of
+// the ledger. FlightsInv, TimersInv and DrainInv are exact once Shutdown
+// has returned.
+func (s *Server) CheckInvariants() error { return s.checkInvariants() }
 
 // checkInvariants states the invariants of the Server struct as code, each
 // clause under its name, and then runs the ledger's own checker.
@@ -63,7 +57,7 @@ func (s *Server) checkInvariants() error {
 	if depth := s.table.Depth(); drained && depth != 0 {
 		fail("DrainInv", "drained with %d jobs PENDING or RUNNING", depth)
 	}
-	if err := invariant.Check(s.table); err != nil {
+	if err := s.table.CheckInvariants(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

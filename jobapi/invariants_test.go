@@ -10,7 +10,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/jobledger/jobledger/internal/invariant"
 	"github.com/jobledger/jobledger/jobapi"
 )
 
@@ -66,9 +65,9 @@ func TestFlightLeftAfterRunnerReturns(t *testing.T) {
 	g := newGate()
 	h := newHarness(t, g, func(c *jobapi.Config) { c.AsyncTimeout = time.Second })
 	endEveryWay(t, h, g)
-	require.NoError(t, invariant.Check(h.srv), "before shutdown")
+	require.NoError(t, h.srv.CheckInvariants(), "before shutdown")
 	requireShutdownReturns(t, h.srv)
-	require.NoError(t, invariant.Check(h.srv), "drained")
+	require.NoError(t, h.srv.CheckInvariants(), "drained")
 }
 
 // TestDeadlineTimerLeftAfterJobEnds pins a deadline timer that is never
@@ -82,7 +81,7 @@ func TestDeadlineTimerLeftAfterJobEnds(t *testing.T) {
 	endEveryWay(t, h, g)
 	requireShutdownReturns(t, h.srv)
 	require.Zero(t, h.clock.Pending(), "deadline timers still armed")
-	require.NoError(t, invariant.Check(h.srv))
+	require.NoError(t, h.srv.CheckInvariants())
 }
 
 // lateClock is a fakeClock whose timers all fire as they are stopped: stop
@@ -145,7 +144,7 @@ func TestFiredDeadlineCountedAfterRelease(t *testing.T) {
 	require.Equal(t, http.StatusOK, (<-got).Status)
 
 	requireShutdownReturns(t, srv)
-	require.NoError(t, invariant.Check(srv), "released, callbacks not run")
+	require.NoError(t, srv.CheckInvariants(), "released, callbacks not run")
 	require.Equal(t, 2, clock.fireLate())
-	require.NoError(t, invariant.Check(srv), "callbacks run after release")
+	require.NoError(t, srv.CheckInvariants(), "callbacks run after release")
 }

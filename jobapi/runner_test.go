@@ -13,7 +13,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/jobledger/jobledger/internal/invariant"
 	"github.com/jobledger/jobledger/jobapi"
 )
 
@@ -79,7 +78,7 @@ func TestShutdownAfterPanicInSubmit(t *testing.T) {
 		require.PanicsWithValue(t, `jobtable: Config.NewID returned duplicate id "same"`,
 			func() { postJobDirect(srv) }, "the panic is not swallowed")
 		requireShutdownReturns(t, srv)
-		require.NoError(t, invariant.Check(srv))
+		require.NoError(t, srv.CheckInvariants())
 	})
 
 	t.Run("panicking clock", func(t *testing.T) {
@@ -89,9 +88,9 @@ func TestShutdownAfterPanicInSubmit(t *testing.T) {
 		clock.broken.Store(true)
 		require.PanicsWithValue(t, "clock broken", func() { postJobDirect(srv) }, "the panic is not swallowed")
 		clock.broken.Store(false)
-		require.NoError(t, invariant.Check(srv), "the ledger undid the admission")
+		require.NoError(t, srv.CheckInvariants(), "the ledger undid the admission")
 		requireShutdownReturns(t, srv)
-		require.NoError(t, invariant.Check(srv))
+		require.NoError(t, srv.CheckInvariants())
 		require.Zero(t, clock.Pending())
 	})
 }

@@ -56,7 +56,7 @@ type Options struct {
 //
 // The invariants below are checked by checkInvariants (invariants.go),
 // which tests, stress runs and fuzz targets reach through
-// invariant.Check(server); each clause carries the name given here.
+// CheckInvariants; each clause carries the name given here.
 // "Drained" is quiescence: Shutdown has seen every unit of job work return,
 // and no new work can start.
 type Server struct {

@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobledger/jobledger/internal/fakeclock"
-	"github.com/jobledger/jobledger/internal/invariant"
 	"github.com/jobledger/jobledger/jobtable"
 )
 
@@ -36,7 +35,7 @@ func newTable(t testing.TB, cfg jobtable.Config) (*table, *fakeclock.Clock) {
 
 func checkInvariants(t testing.TB, tab *table) {
 	t.Helper()
-	if err := invariant.Check(tab); err != nil {
+	if err := tab.CheckInvariants(); err != nil {
 		t.Fatalf("invariants violated:\n%v", err)
 	}
 }
@@ -112,7 +111,7 @@ func awaitReturn[T any](t testing.TB, tab *table, got <-chan T) (T, error) {
 			var zero T
 			return zero, fmt.Errorf("a waiter is still blocked %v after its job ended (lost wakeup)", lostWakeupGrace)
 		case <-tick.C:
-			if err := invariant.Check(tab); err != nil {
+			if err := tab.CheckInvariants(); err != nil {
 				var zero T
 				return zero, fmt.Errorf("a waiter is blocked on an ended job (lost wakeup): %w", err)
 			}

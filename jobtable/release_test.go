@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobledger/jobledger/internal/fakeclock"
-	"github.com/jobledger/jobledger/internal/invariant"
 	"github.com/jobledger/jobledger/jobtable"
 )
 
@@ -50,7 +49,7 @@ func TestCanceledPendingJobFreesRequest(t *testing.T) {
 				MaxQueue: 1, JobTTL: -1, MaxCompleted: -1, Now: clock.Now, NewID: fakeclock.Seq("j"),
 			})
 			require.NoError(t, err)
-			t.Cleanup(func() { require.NoError(t, invariant.Check(tab)) })
+			t.Cleanup(func() { require.NoError(t, tab.CheckInvariants()) })
 
 			id, pixels := submitImage(t, tab)
 			runtime.GC()

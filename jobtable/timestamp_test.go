@@ -10,7 +10,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/jobledger/jobledger/internal/invariant"
 	"github.com/jobledger/jobledger/jobtable"
 )
 
@@ -53,7 +52,7 @@ func TestCompletedNotBeforeStarted(t *testing.T) {
 	clock := &tickClock{}
 	tab, err := jobtable.New[req, string](jobtable.Config{MaxQueue: 1, Now: clock.Now, NewID: func() string { return "j1" }})
 	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, invariant.Check(tab)) })
+	t.Cleanup(func() { require.NoError(t, tab.CheckInvariants()) })
 	id, err := tab.Submit("a", req{})
 	require.NoError(t, err)
 	probe := jobtable.LockProbe(tab, id)
@@ -110,7 +109,7 @@ func TestHammerTimestampOrder(t *testing.T) {
 		NewID: func() string { return "j" + strconv.FormatInt(ids.Add(1), 10) },
 	})
 	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, invariant.Check(tab)) })
+	t.Cleanup(func() { require.NoError(t, tab.CheckInvariants()) })
 
 	all := make([]string, jobs)
 	for i := range all {

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/jobledger/jobledger/client"
-	"github.com/jobledger/jobledger/internal/invariant"
 	"github.com/jobledger/jobledger/jobapi"
 )
 
@@ -131,7 +130,7 @@ func RunHTTPStress(ctx context.Context, cfg HTTPStressConfig) (*HTTPStressResult
 	// Shutdown has waited for every runner: the server's own bookkeeping
 	// (flights, deadline timers, no live job) and its ledger must be at
 	// rest now.
-	if err := invariant.Check(srv); err != nil {
+	if err := srv.CheckInvariants(); err != nil {
 		res.Violations = append(res.Violations, "server invariants after shutdown: "+err.Error())
 	}
 	hs.Shutdown(stop) //nolint:errcheck // the listener's error is read below

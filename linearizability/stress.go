@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
-	"github.com/jobledger/jobledger/internal/invariant"
 	"github.com/jobledger/jobledger/jobtable"
 )
 
@@ -50,7 +49,7 @@ func RunStress(ctx context.Context, cfg StressConfig) (*StressResult, error) {
 	if d := t.Depth(); d != 0 {
 		res.Violations = append(res.Violations, fmt.Sprintf("depth is %d after every job ended, want 0", d))
 	}
-	if err := invariant.Check(t); err != nil {
+	if err := t.CheckInvariants(); err != nil {
 		res.Violations = append(res.Violations, "table invariants: "+err.Error())
 	}
 	return res, nil
