@@ -103,9 +103,9 @@ func (t *Table[Req, Res]) terminate(id string, to State, res Res, err error) (Sn
 // t.mu must be held (see terminate: it keeps the retention list in
 // completedAt order).
 //
-// Spec actions: Finish, Fail or Timeout (the clock read and the state
-// published), then TerminateRelease (the decrement, the wakeup, retention,
-// the unlocks).
+// Spec actions: Finish, Fail or Timeout (the clock read and the payload
+// written under both locks), then TerminateRelease (the state stored, the
+// decrement, the wakeup, retention, the unlocks).
 func (t *Table[Req, Res]) terminateJob(j *job[Req, Res], to State, res Res, err error) (Snapshot, bool) {
 	j.mu.Lock()
 	defer j.mu.Unlock()

@@ -18,8 +18,10 @@ import "context"
 // the wait it still returns the job's final snapshot: the outcome is never
 // lost to eviction.
 //
-// Spec actions: WaitCheck (the check under the job lock), WaitBlock (the
-// blocking receive), WaitReturn (the final snapshot, read without a lock).
+// Spec actions: WaitCheck and WaitRegister (the check and the taking of the
+// wakeup channel, under one holding of the job lock), WaitBlock (the
+// blocking receive), WaitReturn (the final snapshot, read without a lock),
+// or WaitCancel (the context ended first).
 func (t *Table[Req, Res]) Wait(ctx context.Context, id string) (Snapshot, error) {
 	j := t.lookup(id)
 	if j == nil {
@@ -66,7 +68,7 @@ func (t *Table[Req, Res]) Wait(ctx context.Context, id string) (Snapshot, error)
 // it returns will be closed: the wakeup cannot be lost (D4). It returns a
 // nil channel for a terminal job.
 //
-// Spec action: WaitCheck.
+// Spec actions: WaitCheck, then WaitRegister with the job lock still held.
 func (j *job[Req, Res]) register() (Snapshot, <-chan struct{}) {
 	j.mu.Lock()
 	defer j.mu.Unlock()

@@ -16,15 +16,22 @@
 (* Every action is named after the Go function (or the step of it) that    *)
 (* it abstracts.  A step is one atomic effect: a lock-free atomic          *)
 (* operation, or a critical section whose effects other threads can only   *)
-(* see as a whole.  A table lookup whose critical section only reads the   *)
-(* map is merged into the job critical section that follows it: between   *)
-(* the two only the eviction of a terminal job can happen, and every job   *)
-(* critical section behaves the same on an evicted terminal job.           *)
+(* see as a whole.  A critical section that writes the payload and then    *)
+(* stores the state is two steps, with the job mutex held between them,    *)
+(* so that a reader that skipped the job mutex would see the payload       *)
+(* without the state.  Where the code takes no lock, neither does the      *)
+(* model: a lookup (the id map is probed without a lock and written only   *)
+(* under the table mutex, by Submit's insertion, one step here), a read of *)
+(* a terminal job's final snapshot, eviction's read of completedAt.  A     *)
+(* lookup is merged into the job critical section that follows it: between *)
+(* the two only the eviction of a terminal job can happen, on which every  *)
+(* job critical section behaves the same.                                  *)
 (*                                                                         *)
 (* The constant Defect puts back one defect (the seed's D1-D4, or a later  *)
 (* one); it switches the actions of that defect only, and the              *)
-(* configuration of that defect expects the property that names it to     *)
-(* fail.                                                                   *)
+(* configuration of that defect expects the property that names it to      *)
+(* fail.  Misusers and WaitDeadline add callers that misuse the API and    *)
+(* waits whose context ends.                                               *)
 (***************************************************************************)
 EXTENDS Integers, Sequences, FiniteSets
 
@@ -35,14 +42,17 @@ CONSTANTS
     Timers,        \* deadline threads: one Timeout each, racing the runners
     Pollers,       \* threads calling Snapshot, then Result
     Waiters,       \* threads calling Wait
+    Misusers,      \* a second worker on a job: Start, TakeRequest, Finish
     MaxQueue,      \* Config.MaxQueue: admitted non-terminal jobs at most
     MaxCompleted,  \* Config.MaxCompleted: terminal jobs kept beyond TTL
     TTL,           \* Config.JobTTL, in clock ticks
     MaxTime,       \* bound of the abstract clock
     RunnerOutcomes,\* terminal states the runners' own calls may produce
+    WaitDeadline,  \* TRUE: a waiter's context may end while it waits
     Defect         \* "none", or the defect to put back (see Defects)
 
 Threads == Submitters \cup Runners \cup Timers \cup Pollers \cup Waiters
+               \cup Misusers
 
 \* The seed's D1-D4; the request kept after the end; the clock read outside
 \* the job mutex; the wakeup never sent (liveness); TTL eviction one tick
@@ -59,6 +69,7 @@ ASSUME
     /\ MaxTime \in Nat
     /\ RunnerOutcomes \subseteq {"DONE", "FAILED", "TIMEOUT"}
     /\ RunnerOutcomes # {}
+    /\ WaitDeadline \in BOOLEAN
     /\ Defect \in Defects
 
 NoThread == "nobody"   \* owner of a free mutex
@@ -73,6 +84,11 @@ Absent   == "ABSENT"   \* state of an id that was never inserted
 Transitions ==
     {<<Absent, "PENDING">>, <<"PENDING", "RUNNING">>}
         \cup ({"PENDING", "RUNNING"} \X Terminal)
+
+\* What a refused call can be recorded as (history refusals): TakeRequest
+\* refused with ErrTerminal or ErrRequestTaken, Start refused with
+\* ErrNotPending on a RUNNING job.
+Refusals == {"TakeTerminal", "TakeTaken", "StartRunning"}
 
 VARIABLES
     \* shared memory
@@ -96,6 +112,7 @@ VARIABLES
     tjob,         \* the job a thread works on
     dval,         \* a depth value a thread loaded
     tnow,         \* a clock value a thread read (clock_outside_lock)
+    tfinal,       \* the terminal state a terminator is writing
     view,         \* what a reader returned
     \* history, for the invariants only
     claimed,      \* ids a submitter has picked
@@ -104,23 +121,25 @@ VARIABLES
     outcome,      \* first terminal state per job
     runFrom,      \* states from which a job entered RUNNING
     takes,        \* successful TakeRequest calls per job
-    refused,      \* jobs whose TakeRequest returned ErrTerminal
+    refusals,     \* which kinds of refusal have happened (Refusals)
+    expired,      \* waiters whose context has ended
     evicted,      \* ids removed from the map
-    sweepOK       \* every eviction pass so far left what retention promises
+    sweepOK,      \* every eviction pass so far left what retention promises
+    callsOK       \* every call so far returned what the contract says
 
 shared  == <<depth, tableOwner, table, lru, queue, jobOwner, state, req, res,
              err, createdAt, startedAt, completedAt, done, now>>
-local   == <<pc, tjob, dval, tnow, view>>
-history == <<claimed, admitted, decs, outcome, runFrom, takes, refused,
-             evicted, sweepOK>>
+local   == <<pc, tjob, dval, tnow, tfinal, view>>
+history == <<claimed, admitted, decs, outcome, runFrom, takes, refusals,
+             expired, evicted, sweepOK, callsOK>>
 \* Written out flat: tla-checker does not see through a tuple of tuples.
 vars    == <<depth, tableOwner, table, lru, queue, jobOwner, state, req, res,
              err, createdAt, startedAt, completedAt, done, now, pc, tjob,
-             dval, tnow, view, claimed, admitted, decs, outcome, runFrom,
-             takes, refused, evicted, sweepOK>>
+             dval, tnow, tfinal, view, claimed, admitted, decs, outcome,
+             runFrom, takes, refusals, expired, evicted, sweepOK, callsOK>>
 
 -----------------------------------------------------------------------------
-(* Views: what Snapshot, Result and Wait hand back. *)
+(* Views: what Snapshot, Result and Wait hand back.                        *)
 
 NoView == [kind |-> "none", st |-> Absent, res |-> FALSE, err |-> FALSE,
            at |-> FALSE]
@@ -129,11 +148,28 @@ NoView == [kind |-> "none", st |-> Absent, res |-> FALSE, err |-> FALSE,
 SnapshotOf(j) == [kind |-> "snapshot", st |-> state[j], res |-> FALSE,
                   err |-> err[j], at |-> completedAt[j] # NoTime]
 
-Views == [kind : {"none", "snapshot", "result"}, st : States \cup {Absent},
-          res : BOOLEAN, err : BOOLEAN, at : BOOLEAN]
+\* kind: "snapshot" (Snapshot, or Wait with a nil error), "deadline" (Wait's
+\* snapshot returned with ctx.Err()), "result" (Result with no error).
+Views == [kind : {"none", "snapshot", "deadline", "result"},
+          st : States \cup {Absent}, res : BOOLEAN, err : BOOLEAN,
+          at : BOOLEAN]
 
 -----------------------------------------------------------------------------
-(* Retention: evictLocked(now), run by Submit under the table mutex. *)
+(* The API contract: what call c returns on job j in the state it finds,   *)
+(* stated apart from how the actions compute it (whether the request was   *)
+(* taken comes from the history takes, not from req).  c is "Start",       *)
+(* "TakeRequest" or "End" (Finish, Fail and Timeout).                      *)
+
+Contract(c, j) ==
+    IF j \notin table THEN "ErrNotFound"
+    ELSE IF c = "Start"
+         THEN (IF state[j] = "PENDING" THEN "ok" ELSE "ErrNotPending")
+    ELSE IF state[j] \in Terminal THEN "ErrTerminal"
+    ELSE IF c = "TakeRequest" /\ takes[j] > 0 THEN "ErrRequestTaken"
+    ELSE "ok"
+
+-----------------------------------------------------------------------------
+(* Retention: evictLocked(now), run by Submit under the table mutex.       *)
 
 \* expired(j, now, ttl): now - completedAt >= TTL.  ttl_early: one tick
 \* early.
@@ -143,7 +179,9 @@ Expired(j) ==
 
 \* Number of jobs at the front of the LRU list whose TTL has run out.  The
 \* list is in completion order, so they form a prefix.  Each test reads
-\* completedAt under the job's mutex, taken after the table mutex.
+\* completedAt without the job's mutex (completedLocked): a listed job is
+\* terminal, its final snapshot frozen, and it was listed under the table
+\* mutex after that snapshot was written.
 ExpiredPrefix ==
     CHOOSE n \in 0..Len(lru) :
         /\ \A i \in 1..n : Expired(lru[i])
@@ -187,10 +225,12 @@ Init ==
                  [] t \in Runners    -> "Start"
                  [] t \in Timers     -> "Timeout"
                  [] t \in Pollers    -> "Snapshot"
-                 [] t \in Waiters    -> "WaitCheck"]
+                 [] t \in Waiters    -> "WaitCheck"
+                 [] t \in Misusers   -> "MisuseStart"]
     /\ tjob = [t \in Threads |-> NoJob]
     /\ dval = [t \in Threads |-> 0]
     /\ tnow = [t \in Threads |-> 0]
+    /\ tfinal = [t \in Threads |-> Absent]
     /\ view = [t \in Threads |-> NoView]
     /\ claimed = {}
     /\ admitted = {}
@@ -198,15 +238,17 @@ Init ==
     /\ outcome = [j \in Jobs |-> Absent]
     /\ runFrom = {}
     /\ takes = [j \in Jobs |-> 0]
-    /\ refused = {}
+    /\ refusals = {}
+    /\ expired = {}
     /\ evicted = {}
     /\ sweepOK = TRUE
+    /\ callsOK = TRUE
 
 TableFree == tableOwner = NoThread
 JobFree(j) == j \notin table \/ jobOwner[j] = NoThread
 
 -----------------------------------------------------------------------------
-(* Submit(taskID, req) *)
+(* Submit(taskID, req)                                                     *)
 
 \* The id a Submit works on: the one it holds on a retry, else the next
 \* unused one in a fixed order.  Ids are interchangeable (Config.NewID
@@ -234,8 +276,9 @@ SubmitLoad(s) ==
                                  CASE Defect = "D2" -> "SubmitStore"
                                    [] Defect = "D3" -> "SubmitIncrement"
                                    [] OTHER         -> "SubmitCAS"]
-    /\ UNCHANGED <<shared, tnow, view, admitted, decs, outcome, runFrom,
-                   takes, refused, evicted, sweepOK>>
+    /\ UNCHANGED <<shared, tnow, tfinal, view, admitted, decs, outcome,
+                   runFrom, takes, refusals, expired, evicted, sweepOK,
+                   callsOK>>
 
 \* depth.CompareAndSwap(d, d+1): admitted, or back to SubmitLoad.
 SubmitCAS(s) ==
@@ -249,8 +292,8 @@ SubmitCAS(s) ==
     /\ dval' = [dval EXCEPT ![s] = 0]
     /\ UNCHANGED <<tableOwner, table, lru, queue, jobOwner, state, req, res,
                    err, createdAt, startedAt, completedAt, done, now, tjob,
-                   tnow, view, claimed, decs, outcome, runFrom, takes,
-                   refused, evicted, sweepOK>>
+                   tnow, tfinal, view, claimed, decs, outcome, runFrom,
+                   takes, refusals, expired, evicted, sweepOK, callsOK>>
 
 \* D2: the update is computed from the unsynchronised read: depth = d + 1.
 SubmitStore(s) ==
@@ -261,8 +304,8 @@ SubmitStore(s) ==
     /\ dval' = [dval EXCEPT ![s] = 0]
     /\ UNCHANGED <<tableOwner, table, lru, queue, jobOwner, state, req, res,
                    err, createdAt, startedAt, completedAt, done, now, tjob,
-                   tnow, view, claimed, decs, outcome, runFrom, takes,
-                   refused, evicted, sweepOK>>
+                   tnow, tfinal, view, claimed, decs, outcome, runFrom,
+                   takes, refusals, expired, evicted, sweepOK, callsOK>>
 
 \* D3: the queue-full check and the increment are two separate steps.
 SubmitIncrement(s) ==
@@ -273,15 +316,14 @@ SubmitIncrement(s) ==
     /\ dval' = [dval EXCEPT ![s] = 0]
     /\ UNCHANGED <<tableOwner, table, lru, queue, jobOwner, state, req, res,
                    err, createdAt, startedAt, completedAt, done, now, tjob,
-                   tnow, view, claimed, decs, outcome, runFrom, takes,
-                   refused, evicted, sweepOK>>
+                   tnow, tfinal, view, claimed, decs, outcome, runFrom,
+                   takes, refusals, expired, evicted, sweepOK, callsOK>>
 
 \* Under the table mutex: evictLocked(now), insert the job with createdAt,
 \* unlock.
 SubmitInsert(s) ==
     /\ pc[s] = "SubmitInsert"
     /\ TableFree
-    /\ \A i \in 1..ExpiredPrefix : jobOwner[lru[i]] = NoThread
     /\ LET j    == tjob[s]
            kept == EvictLocked
            gone == Range(lru) \ Range(kept)
@@ -297,8 +339,9 @@ SubmitInsert(s) ==
        /\ tjob' = [tjob EXCEPT ![s] = NoJob]
        /\ pc' = [pc EXCEPT ![s] = "SubmitLoad"]
     /\ UNCHANGED <<depth, tableOwner, jobOwner, res, err, startedAt,
-                   completedAt, done, now, dval, tnow, view, claimed,
-                   admitted, decs, outcome, runFrom, takes, refused>>
+                   completedAt, done, now, dval, tnow, tfinal, view, claimed,
+                   admitted, decs, outcome, runFrom, takes, refusals, expired,
+                   callsOK>>
 
 \* A submitter with no id left to submit stops.
 SubmitDone(s) ==
@@ -306,21 +349,68 @@ SubmitDone(s) ==
     /\ tjob[s] = NoJob
     /\ claimed = Jobs
     /\ pc' = [pc EXCEPT ![s] = "Done"]
-    /\ UNCHANGED <<shared, tjob, dval, tnow, view, history>>
+    /\ UNCHANGED <<shared, tjob, dval, tnow, tfinal, view, history>>
 
 -----------------------------------------------------------------------------
-(* The runner: Start(id), TakeRequest(id), then Finish, Fail or Timeout. *)
+(* Start(id) and TakeRequest(id), each one critical section of the job     *)
+(* mutex after the lookup.                                                 *)
 
-\* The runner receives an id from the work channel; Start looks it up and,
-\* under the job mutex, reads the clock into startedAt and moves the job
-\* from PENDING to RUNNING, and only from PENDING (a job that timed out
-\* while queued stays terminal).
+\* Start on job j by thread t: under the job mutex, read the clock (at)
+\* into startedAt and move the job from PENDING to RUNNING, and only from
+\* PENDING (a job that timed out while queued stays terminal); otherwise
+\* ErrNotPending.  Thread t goes on to okNext with job j, or, refused, to
+\* noNext with job noJob.
+StartJob(t, j, at, okNext, noNext, noJob) ==
+    /\ JobFree(j)
+    /\ LET out == IF j \notin table THEN "ErrNotFound"
+                  ELSE IF state[j] = "PENDING" THEN "ok"
+                  ELSE "ErrNotPending"
+       IN
+       /\ callsOK' = (callsOK /\ out = Contract("Start", j))
+       /\ refusals' = IF out = "ErrNotPending" /\ state[j] = "RUNNING"
+                         THEN refusals \cup {"StartRunning"} ELSE refusals
+       /\ IF out = "ok"
+             THEN /\ state' = [state EXCEPT ![j] = "RUNNING"]
+                  /\ startedAt' = [startedAt EXCEPT ![j] = at]
+                  /\ runFrom' = runFrom \cup {state[j]}
+                  /\ tjob' = [tjob EXCEPT ![t] = j]
+                  /\ pc' = [pc EXCEPT ![t] = okNext]
+             ELSE /\ tjob' = [tjob EXCEPT ![t] = noJob]
+                  /\ pc' = [pc EXCEPT ![t] = noNext]
+                  /\ UNCHANGED <<state, startedAt, runFrom>>
+
+\* TakeRequest on job j by thread t, under the job mutex: a terminal job ->
+\* ErrTerminal (its request was released by the terminal transition); a
+\* request already moved out -> ErrRequestTaken; otherwise move it out.
+\* Thread t goes on to next, whatever the outcome.
+TakeJob(t, j, next) ==
+    /\ JobFree(j)
+    /\ LET out == IF j \notin table THEN "ErrNotFound"
+                  ELSE IF state[j] \in Terminal THEN "ErrTerminal"
+                  ELSE IF ~req[j] THEN "ErrRequestTaken"
+                  ELSE "ok"
+       IN
+       /\ callsOK' = (callsOK /\ out = Contract("TakeRequest", j))
+       /\ refusals' =
+             CASE out = "ErrTerminal" -> refusals \cup {"TakeTerminal"}
+               [] out = "ErrRequestTaken" -> refusals \cup {"TakeTaken"}
+               [] OTHER -> refusals
+       /\ IF out = "ok"
+             THEN /\ req' = [req EXCEPT ![j] = FALSE]
+                  /\ takes' = [takes EXCEPT ![j] = @ + 1]
+             ELSE UNCHANGED <<req, takes>>
+    /\ pc' = [pc EXCEPT ![t] = next]
+
+-----------------------------------------------------------------------------
+(* The runner: Start(id), TakeRequest(id), then Finish, Fail or Timeout.   *)
+
+\* The runner receives an id from the work channel and calls Start; a job
+\* it cannot start it drops, and it receives the next id.
 \* clock_outside_lock: the lookup, then the clock read (StartClock), then
 \* the job's critical section (StartLock) are three steps, as in the Go
 \* code before the fix.
 Start(r) ==
     /\ pc[r] = "Start"
-    /\ TableFree
     /\ \E j \in queue :
           /\ queue' = queue \ {j}
           /\ IF Defect = "clock_outside_lock"
@@ -328,48 +418,31 @@ Start(r) ==
                            THEN /\ tjob' = [tjob EXCEPT ![r] = j]
                                 /\ pc' = [pc EXCEPT ![r] = "StartClock"]
                            ELSE UNCHANGED <<tjob, pc>>
-                     /\ UNCHANGED <<state, startedAt, runFrom>>
-                ELSE /\ JobFree(j)
-                     /\ IF j \in table /\ state[j] = "PENDING"
-                           THEN /\ state' = [state EXCEPT ![j] = "RUNNING"]
-                                /\ startedAt' = [startedAt EXCEPT ![j] = now]
-                                /\ runFrom' = runFrom \cup {state[j]}
-                                /\ tjob' = [tjob EXCEPT ![r] = j]
-                                /\ pc' = [pc EXCEPT ![r] = "TakeRequest"]
-                           ELSE UNCHANGED <<state, startedAt, runFrom, tjob,
-                                            pc>>
+                     /\ UNCHANGED <<state, startedAt, runFrom, refusals,
+                                    callsOK>>
+                ELSE StartJob(r, j, now, "TakeRequest", "Start", NoJob)
     /\ UNCHANGED <<depth, tableOwner, table, lru, jobOwner, req, res, err,
-                   createdAt, completedAt, done, now, dval, tnow, view,
-                   claimed, admitted, decs, outcome, takes, refused, evicted,
-                   sweepOK>>
+                   createdAt, completedAt, done, now, dval, tnow, tfinal,
+                   view, claimed, admitted, decs, outcome, takes, expired,
+                   evicted, sweepOK>>
 
 \* clock_outside_lock only: now := t.cfg.Now(), no lock held.
 StartClock(r) ==
     /\ pc[r] = "StartClock"
     /\ tnow' = [tnow EXCEPT ![r] = now]
     /\ pc' = [pc EXCEPT ![r] = "StartLock"]
-    /\ UNCHANGED <<shared, tjob, dval, view, history>>
+    /\ UNCHANGED <<shared, tjob, dval, tfinal, view, history>>
 
 \* clock_outside_lock only: under the job mutex, PENDING -> RUNNING with the
 \* startedAt read before the lock.
 StartLock(r) ==
-    LET j == tjob[r] IN
     /\ pc[r] = "StartLock"
-    /\ JobFree(j)
-    /\ IF j \in table /\ state[j] = "PENDING"
-          THEN /\ state' = [state EXCEPT ![j] = "RUNNING"]
-               /\ startedAt' = [startedAt EXCEPT ![j] = tnow[r]]
-               /\ runFrom' = runFrom \cup {state[j]}
-               /\ pc' = [pc EXCEPT ![r] = "TakeRequest"]
-               /\ UNCHANGED tjob
-          ELSE /\ pc' = [pc EXCEPT ![r] = "Start"]
-               /\ tjob' = [tjob EXCEPT ![r] = NoJob]
-               /\ UNCHANGED <<state, startedAt, runFrom>>
+    /\ StartJob(r, tjob[r], tnow[r], "TakeRequest", "Start", NoJob)
     /\ tnow' = [tnow EXCEPT ![r] = 0]
     /\ UNCHANGED <<depth, tableOwner, table, lru, queue, jobOwner, req, res,
-                   err, createdAt, completedAt, done, now, dval, view,
-                   claimed, admitted, decs, outcome, takes, refused, evicted,
-                   sweepOK>>
+                   err, createdAt, completedAt, done, now, dval, tfinal,
+                   view, claimed, admitted, decs, outcome, takes, expired,
+                   evicted, sweepOK>>
 
 \* Once every submitter has stopped and the channel is drained, the
 \* runner's loop ends.
@@ -378,62 +451,87 @@ RunnerDone(r) ==
     /\ queue = {}
     /\ \A s \in Submitters : pc[s] = "Done"
     /\ pc' = [pc EXCEPT ![r] = "Done"]
-    /\ UNCHANGED <<shared, tjob, dval, tnow, view, history>>
+    /\ UNCHANGED <<shared, tjob, dval, tnow, tfinal, view, history>>
 
-\* Under the job mutex: a terminal job -> ErrTerminal (its request was
-\* released by the terminal transition); a request already moved out ->
-\* ErrRequestTaken; otherwise move it out.
+\* The runner's TakeRequest; whatever it returns, the runner goes on to its
+\* terminal call.
 TakeRequest(r) ==
-    LET j == tjob[r] IN
     /\ pc[r] = "TakeRequest"
-    /\ TableFree
-    /\ JobFree(j)
-    /\ IF j \in table /\ state[j] \in Terminal
-          THEN /\ refused' = refused \cup {j}
-               /\ UNCHANGED <<req, takes>>
-          ELSE IF j \in table /\ req[j]
-          THEN /\ req' = [req EXCEPT ![j] = FALSE]
-               /\ takes' = [takes EXCEPT ![j] = @ + 1]
-               /\ UNCHANGED refused
-          ELSE UNCHANGED <<req, takes, refused>>
-    /\ pc' = [pc EXCEPT ![r] = "Terminate"]
+    /\ TakeJob(r, tjob[r], "Terminate")
     /\ UNCHANGED <<depth, tableOwner, table, lru, queue, jobOwner, state, res,
                    err, createdAt, startedAt, completedAt, done, now, tjob,
-                   dval, tnow, view, claimed, admitted, decs, outcome,
-                   runFrom, evicted, sweepOK>>
+                   dval, tnow, tfinal, view, claimed, admitted, decs,
+                   outcome, runFrom, expired, evicted, sweepOK>>
+
+-----------------------------------------------------------------------------
+(* The misuser: a second worker on a job it should leave alone (a message  *)
+(* delivered twice, a client retrying by hand).  It picks a job of the     *)
+(* map, calls Start and then TakeRequest, each of which it may also skip,  *)
+(* whatever they return, and then Finish: a second Start, a Start of a     *)
+(* RUNNING job, a second TakeRequest and a Finish of a job never started   *)
+(* are all among its runs.  Three calls at most, so the model stays        *)
+(* finite; its Finish always comes, so no job is left RUNNING by it.       *)
+
+MisuseStart(m) ==
+    /\ pc[m] = "MisuseStart"
+    /\ \E j \in table :
+          \/ StartJob(m, j, now, "MisuseTake", "MisuseTake", j)
+          \/ /\ tjob' = [tjob EXCEPT ![m] = j]
+             /\ pc' = [pc EXCEPT ![m] = "MisuseTake"]
+             /\ UNCHANGED <<state, startedAt, runFrom, refusals, callsOK>>
+    /\ UNCHANGED <<depth, tableOwner, table, lru, queue, jobOwner, req, res,
+                   err, createdAt, completedAt, done, now, dval, tnow, tfinal,
+                   view, claimed, admitted, decs, outcome, takes, expired,
+                   evicted, sweepOK>>
+
+MisuseTake(m) ==
+    /\ pc[m] = "MisuseTake"
+    /\ \/ TakeJob(m, tjob[m], "Terminate")
+       \/ /\ pc' = [pc EXCEPT ![m] = "Terminate"]
+          /\ UNCHANGED <<req, takes, refusals, callsOK>>
+    /\ UNCHANGED <<depth, tableOwner, table, lru, queue, jobOwner, state, res,
+                   err, createdAt, startedAt, completedAt, done, now, tjob,
+                   dval, tnow, tfinal, view, claimed, admitted, decs,
+                   outcome, runFrom, expired, evicted, sweepOK>>
+
+-----------------------------------------------------------------------------
+(* The terminal transition: Finish, Fail and Timeout.                      *)
 
 \* Where a thread goes once its terminal call returns.
 AfterTerminate(t) == IF t \in Runners THEN "Start" ELSE "Done"
 
 \* The terminal transition (Finish, Fail and Timeout share it), first step,
-\* taken holding the table mutex: look the id up, lock the job; a terminal
-\* job is left alone (ErrTerminal) and both mutexes are released;
-\* otherwise read the clock (at) into completedAt, write the payload,
-\* release the request (keep_request: keep it) and store the terminal
-\* state, keeping both mutexes for the second step.
-TerminatePublish(t, j, final, at) ==
+\* taken holding the table mutex: look the id up, lock the job; a job not
+\* found or terminal is left alone (ErrNotFound, ErrTerminal) and both
+\* mutexes are released; otherwise read the clock (at) into completedAt,
+\* write res or err and release the request (keep_request: keep it),
+\* keeping both mutexes: the state is stored in the second step.
+TerminateWrite(t, j, final, at) ==
     /\ JobFree(j)
-    /\ IF j \notin table \/ state[j] \in Terminal
-          THEN /\ tableOwner' = NoThread
-               /\ pc' = [pc EXCEPT ![t] = AfterTerminate(t)]
-               /\ tjob' = [tjob EXCEPT ![t] = NoJob]
-               /\ UNCHANGED <<jobOwner, state, req, res, err, completedAt,
-                              outcome>>
-          ELSE /\ tableOwner' = t
-               /\ jobOwner' = [jobOwner EXCEPT ![j] = t]
-               /\ res' = [res EXCEPT ![j] = (final = "DONE")]
-               /\ err' = [err EXCEPT ![j] = (final # "DONE")]
-               /\ completedAt' = [completedAt EXCEPT ![j] = at]
-               /\ req' = IF Defect = "keep_request" THEN req
-                                                   ELSE [req EXCEPT ![j] = FALSE]
-               /\ state' = [state EXCEPT ![j] = final]
-               /\ outcome' = [outcome EXCEPT ![j] = final]
-               /\ tjob' = [tjob EXCEPT ![t] = j]
-               /\ pc' = [pc EXCEPT ![t] = "TerminateRelease"]
+    /\ LET out == IF j \notin table THEN "ErrNotFound"
+                  ELSE IF state[j] \in Terminal THEN "ErrTerminal"
+                  ELSE "ok"
+       IN
+       /\ callsOK' = (callsOK /\ out = Contract("End", j))
+       /\ IF out # "ok"
+             THEN /\ tableOwner' = NoThread
+                  /\ pc' = [pc EXCEPT ![t] = AfterTerminate(t)]
+                  /\ tjob' = [tjob EXCEPT ![t] = NoJob]
+                  /\ UNCHANGED <<jobOwner, req, res, err, completedAt, tfinal>>
+             ELSE /\ tableOwner' = t
+                  /\ jobOwner' = [jobOwner EXCEPT ![j] = t]
+                  /\ res' = [res EXCEPT ![j] = (final = "DONE")]
+                  /\ err' = [err EXCEPT ![j] = (final # "DONE")]
+                  /\ completedAt' = [completedAt EXCEPT ![j] = at]
+                  /\ req' = IF Defect = "keep_request" THEN req
+                            ELSE [req EXCEPT ![j] = FALSE]
+                  /\ tfinal' = [tfinal EXCEPT ![t] = final]
+                  /\ tjob' = [tjob EXCEPT ![t] = j]
+                  /\ pc' = [pc EXCEPT ![t] = "TerminateRelease"]
     /\ tnow' = [tnow EXCEPT ![t] = 0]
-    /\ UNCHANGED <<depth, table, lru, queue, createdAt, startedAt, done, now,
-                   dval, view, claimed, admitted, decs, runFrom, takes,
-                   refused, evicted, sweepOK>>
+    /\ UNCHANGED <<depth, table, lru, queue, state, createdAt, startedAt, done,
+                   now, dval, view, claimed, admitted, decs, outcome, runFrom,
+                   takes, refusals, expired, evicted, sweepOK>>
 
 \* A thread's terminal call on its job is ready: the whole first step, the
 \* clock read under both mutexes; or, after TerminateClock
@@ -444,23 +542,24 @@ TerminateReady(t) ==
     \/ pc[t] = "TerminateLock"
 TerminateAt(t) == IF pc[t] = "TerminateLock" THEN tnow[t] ELSE now
 
-Finish(r) ==
-    /\ "DONE" \in RunnerOutcomes
-    /\ TerminateReady(r)
-    /\ TerminatePublish(r, tjob[r], "DONE", TerminateAt(r))
+\* A runner's Finish, or a misuser's.
+Finish(t) ==
+    /\ (t \in Misusers \/ "DONE" \in RunnerOutcomes)
+    /\ TerminateReady(t)
+    /\ TerminateWrite(t, tjob[t], "DONE", TerminateAt(t))
 Fail(r) ==
     /\ "FAILED" \in RunnerOutcomes
     /\ TerminateReady(r)
-    /\ TerminatePublish(r, tjob[r], "FAILED", TerminateAt(r))
+    /\ TerminateWrite(r, tjob[r], "FAILED", TerminateAt(r))
 \* A runner's own deadline, or a timer's deadline on any id.
 Timeout(t) ==
     \/ /\ (t \in Timers \/ "TIMEOUT" \in RunnerOutcomes)
        /\ TerminateReady(t)
-       /\ TerminatePublish(t, tjob[t], "TIMEOUT", TerminateAt(t))
+       /\ TerminateWrite(t, tjob[t], "TIMEOUT", TerminateAt(t))
     \/ /\ pc[t] = "Timeout"
        /\ Defect # "clock_outside_lock"
        /\ TableFree
-       /\ \E j \in Jobs : TerminatePublish(t, j, "TIMEOUT", now)
+       /\ \E j \in Jobs : TerminateWrite(t, j, "TIMEOUT", now)
 
 \* clock_outside_lock only: t.mu.Lock(), now := t.cfg.Now(), the lookup;
 \* the job mutex is taken in the next step.
@@ -474,15 +573,18 @@ TerminateClock(t) ==
           tjob' = [tjob EXCEPT ![t] = j]
     /\ pc' = [pc EXCEPT ![t] = "TerminateLock"]
     /\ UNCHANGED <<depth, table, lru, queue, jobOwner, state, req, res, err,
-                   createdAt, startedAt, completedAt, done, now, dval, view,
-                   history>>
+                   createdAt, startedAt, completedAt, done, now, dval, tfinal,
+                   view, history>>
 
-\* Second step of terminate: depth.Add(-1), close done if a waiter made it
-\* (no_wakeup: never), unlock the job, push the job onto the LRU list
-\* (retainLocked), unlock the table.
+\* Second step of terminate, still under both mutexes: state.Store(final)
+\* and depth.Add(-1) (terminateLocked), close done if a waiter made it
+\* (wakeLocked; no_wakeup: never), unlock the job, push the job onto the
+\* LRU list (retainLocked), unlock the table.
 TerminateRelease(t) ==
     LET j == tjob[t] IN
     /\ pc[t] = "TerminateRelease"
+    /\ state' = [state EXCEPT ![j] = tfinal[t]]
+    /\ outcome' = [outcome EXCEPT ![j] = tfinal[t]]
     /\ depth' = depth - 1
     /\ decs' = [decs EXCEPT ![j] = @ + 1]
     /\ done' = IF done[j] = "open" /\ Defect # "no_wakeup"
@@ -490,21 +592,24 @@ TerminateRelease(t) ==
     /\ jobOwner' = [jobOwner EXCEPT ![j] = NoThread]
     /\ lru' = Append(lru, j)
     /\ tableOwner' = NoThread
+    /\ tfinal' = [tfinal EXCEPT ![t] = Absent]
     /\ pc' = [pc EXCEPT ![t] = AfterTerminate(t)]
     /\ tjob' = [tjob EXCEPT ![t] = NoJob]
-    /\ UNCHANGED <<table, queue, state, req, res, err, createdAt, startedAt,
+    /\ UNCHANGED <<table, queue, req, res, err, createdAt, startedAt,
                    completedAt, now, dval, tnow, view, claimed, admitted,
-                   outcome, runFrom, takes, refused, evicted, sweepOK>>
+                   runFrom, takes, refusals, expired, evicted, sweepOK,
+                   callsOK>>
 
 -----------------------------------------------------------------------------
-(* Readers: Snapshot(id), Result(id), Wait(ctx, id). *)
+(* Readers: Snapshot(id), Result(id), Wait(ctx, id).                       *)
 
-\* Lookup, then copy state, err and timestamps under the job mutex.
+\* Lookup, then copy state, err and timestamps: without the job mutex if
+\* the state loaded is terminal (job.final: the state is stored after the
+\* final snapshot is written, which nothing writes again), under it if not.
 \* D1: the copy is made without the job mutex, the payload first and the
 \* state after it.
 Snapshot(p) ==
     /\ pc[p] = "Snapshot"
-    /\ TableFree
     /\ \E j \in Jobs :
           /\ tjob' = [tjob EXCEPT ![p] = j]
           /\ IF j \notin table
@@ -516,10 +621,10 @@ Snapshot(p) ==
                               [NoView EXCEPT !.err = err[j],
                                              !.at = completedAt[j] # NoTime]]
                      /\ pc' = [pc EXCEPT ![p] = "SnapshotState"]
-                ELSE /\ JobFree(j)
+                ELSE /\ (state[j] \in Terminal \/ JobFree(j))
                      /\ view' = [view EXCEPT ![p] = SnapshotOf(j)]
                      /\ pc' = [pc EXCEPT ![p] = "Result"]
-    /\ UNCHANGED <<shared, dval, tnow, history>>
+    /\ UNCHANGED <<shared, dval, tnow, tfinal, history>>
 
 \* D1 only: the state, loaded after the payload, still without the lock.
 SnapshotState(p) ==
@@ -527,83 +632,103 @@ SnapshotState(p) ==
     /\ view' = [view EXCEPT ![p] = [@ EXCEPT !.kind = "snapshot",
                                             !.st = state[tjob[p]]]]
     /\ pc' = [pc EXCEPT ![p] = "Result"]
-    /\ UNCHANGED <<shared, tjob, dval, tnow, history>>
+    /\ UNCHANGED <<shared, tjob, dval, tnow, tfinal, history>>
 
-\* Lookup; state.Load() is not DONE -> ErrNotDone; else res under the job
-\* mutex.  The state is absorbing, so the load and the read are one step.
+\* Lookup; then the snapshot (without the job mutex if terminal, as in
+\* Snapshot); not DONE -> ErrNotDone with the snapshot; else res.
 Result(p) ==
     LET j == tjob[p] IN
     /\ pc[p] = "Result"
-    /\ TableFree
-    /\ JobFree(j)
-    /\ view' = IF j \in table /\ state[j] = "DONE"
+    /\ (j \notin table \/ state[j] \in Terminal \/ jobOwner[j] = NoThread)
+    /\ view' = IF j \notin table THEN view
+               ELSE IF state[j] = "DONE"
                   THEN [view EXCEPT ![p] = [NoView EXCEPT !.kind = "result",
                                                           !.st = "DONE",
                                                           !.res = res[j]]]
-                  ELSE view
+                  ELSE [view EXCEPT ![p] = SnapshotOf(j)]
     /\ pc' = [pc EXCEPT ![p] = "Done"]
-    /\ UNCHANGED <<shared, tjob, dval, tnow, history>>
+    /\ UNCHANGED <<shared, tjob, dval, tnow, tfinal, history>>
 
-\* Lookup, then under the job mutex (register): a terminal job returns its
-\* snapshot; otherwise make done if it is nil and take it.  Unlocking ends
-\* the step: checking and blocking are two steps.
-\* D4: the check and the taking of done are two critical sections.
+\* Lookup; a terminal job returns its snapshot, without the job mutex
+\* (job.final); otherwise, under the job mutex (register), the check again
+\* and, if the job is still live, the waiter keeps the mutex for
+\* WaitRegister.  The check and the taking of done are two steps of one
+\* critical section, so a register that skipped the mutex would expose
+\* the gap between them.
+\* D4: the check unlocks, and WaitRegister is a second critical section.
 WaitCheck(w) ==
     /\ pc[w] = "WaitCheck"
-    /\ TableFree
     /\ \E j \in Jobs :
-          /\ JobFree(j)
           /\ tjob' = [tjob EXCEPT ![w] = j]
           /\ IF j \notin table
                 THEN /\ pc' = [pc EXCEPT ![w] = "Done"]
-                     /\ UNCHANGED <<view, done>>
+                     /\ UNCHANGED <<view, jobOwner>>
                 ELSE IF state[j] \in Terminal
                 THEN /\ view' = [view EXCEPT ![w] = SnapshotOf(j)]
                      /\ pc' = [pc EXCEPT ![w] = "Done"]
-                     /\ UNCHANGED done
-                ELSE IF Defect = "D4"
-                THEN /\ pc' = [pc EXCEPT ![w] = "WaitRegister"]
-                     /\ UNCHANGED <<view, done>>
-                ELSE /\ done' = IF done[j] = "nil"
-                                   THEN [done EXCEPT ![j] = "open"] ELSE done
-                     /\ pc' = [pc EXCEPT ![w] = "WaitBlock"]
+                     /\ UNCHANGED jobOwner
+                ELSE /\ jobOwner[j] = NoThread
+                     /\ jobOwner' = IF Defect = "D4" THEN jobOwner
+                                    ELSE [jobOwner EXCEPT ![j] = w]
+                     /\ pc' = [pc EXCEPT ![w] = "WaitRegister"]
                      /\ UNCHANGED view
-    /\ UNCHANGED <<depth, tableOwner, table, lru, queue, jobOwner, state, req,
-                   res, err, createdAt, startedAt, completedAt, now, dval,
-                   tnow, history>>
+    /\ UNCHANGED <<depth, tableOwner, table, lru, queue, state, req, res, err,
+                   createdAt, startedAt, completedAt, done, now, dval, tnow,
+                   tfinal, history>>
 
-\* D4 only: a second critical section takes done (waitChanLocked) without
-\* looking at the state again.
+\* waitChanLocked: make done if it is nil and take it, then unlock.
+\* D4: a second critical section, which takes the mutex again and does not
+\* look at the state again.
 WaitRegister(w) ==
     LET j == tjob[w] IN
     /\ pc[w] = "WaitRegister"
-    /\ jobOwner[j] = NoThread
+    /\ jobOwner[j] \in {w, NoThread}
     /\ done' = IF done[j] = "nil" THEN [done EXCEPT ![j] = "open"] ELSE done
+    /\ jobOwner' = [jobOwner EXCEPT ![j] = NoThread]
     /\ pc' = [pc EXCEPT ![w] = "WaitBlock"]
-    /\ UNCHANGED <<depth, tableOwner, table, lru, queue, jobOwner, state, req,
-                   res, err, createdAt, startedAt, completedAt, now, tjob,
-                   dval, tnow, view, history>>
+    /\ UNCHANGED <<depth, tableOwner, table, lru, queue, state, req, res, err,
+                   createdAt, startedAt, completedAt, now, tjob, dval, tnow,
+                   tfinal, view, history>>
 
 \* select { case <-done: ... }: the receive completes once done is closed.
-\* (ctx.Done() only ends the wait early and changes nothing in the table.)
 WaitBlock(w) ==
     /\ pc[w] = "WaitBlock"
     /\ done[tjob[w]] = "closed"
     /\ pc' = [pc EXCEPT ![w] = "WaitReturn"]
-    /\ UNCHANGED <<shared, tjob, dval, tnow, view, history>>
+    /\ UNCHANGED <<shared, tjob, dval, tnow, tfinal, view, history>>
 
-\* The final snapshot under the job mutex.  The waiter holds the job, so
+\* select { case <-ctx.Done(): ... } (WaitDeadline): the context ends while
+\* the waiter waits.  The select may take this case even if done is closed
+\* too: it picks at random among ready cases.  Not a step of the waiter's
+\* own, so not fair: a context need not end.
+WaitCancel(w) ==
+    /\ WaitDeadline
+    /\ pc[w] = "WaitBlock"
+    /\ expired' = expired \cup {w}
+    /\ pc' = [pc EXCEPT ![w] = "WaitExpired"]
+    /\ UNCHANGED <<shared, tjob, dval, tnow, tfinal, view, claimed, admitted,
+                   decs, outcome, runFrom, takes, refusals, evicted, sweepOK,
+                   callsOK>>
+
+\* The snapshot the wait returns.  After the wakeup, the final snapshot,
+\* read without the job mutex (the close follows the write of the final
+\* snapshot), with a nil error.  After the context ended, j.snapshot():
+\* without the mutex if the job is terminal, with a nil error; under it if
+\* not, with ctx.Err() (a "deadline" view).  The waiter holds the job, so
 \* eviction cannot lose the outcome.
 WaitReturn(w) ==
     LET j == tjob[w] IN
-    /\ pc[w] = "WaitReturn"
-    /\ jobOwner[j] = NoThread
-    /\ view' = [view EXCEPT ![w] = SnapshotOf(j)]
+    /\ pc[w] \in {"WaitReturn", "WaitExpired"}
+    /\ (pc[w] = "WaitReturn" \/ state[j] \in Terminal \/ jobOwner[j] = NoThread)
+    /\ view' = [view EXCEPT ![w] =
+                   IF pc[w] = "WaitExpired" /\ state[j] \notin Terminal
+                      THEN [SnapshotOf(j) EXCEPT !.kind = "deadline"]
+                      ELSE SnapshotOf(j)]
     /\ pc' = [pc EXCEPT ![w] = "Done"]
-    /\ UNCHANGED <<shared, tjob, dval, tnow, history>>
+    /\ UNCHANGED <<shared, tjob, dval, tnow, tfinal, history>>
 
 -----------------------------------------------------------------------------
-(* The environment *)
+(* The environment                                                         *)
 
 \* The injected clock moves on.
 Tick ==
@@ -618,7 +743,8 @@ Terminated ==
     /\ \A t \in Threads : pc[t] = "Done"
     /\ UNCHANGED vars
 
-\* The steps of one thread, by role (a runner is also a terminator).
+\* The steps of one thread, by role (a runner is also a terminator; a
+\* misuser's Finish is a terminal call too).
 Submitter(s) ==
     \/ SubmitLoad(s) \/ SubmitCAS(s) \/ SubmitStore(s) \/ SubmitIncrement(s)
     \/ SubmitInsert(s) \/ SubmitDone(s)
@@ -626,6 +752,9 @@ Runner(r) ==
     \/ Start(r) \/ StartClock(r) \/ StartLock(r) \/ RunnerDone(r)
     \/ TakeRequest(r) \/ Finish(r) \/ Fail(r)
 Terminator(t) == Timeout(t) \/ TerminateClock(t) \/ TerminateRelease(t)
+Misuser(m) ==
+    \/ MisuseStart(m) \/ MisuseTake(m) \/ Finish(m) \/ TerminateClock(m)
+    \/ TerminateRelease(m)
 Poller(p) == Snapshot(p) \/ SnapshotState(p) \/ Result(p)
 Waiter(w) == WaitCheck(w) \/ WaitRegister(w) \/ WaitBlock(w) \/ WaitReturn(w)
 
@@ -633,8 +762,9 @@ Next ==
     \/ \E s \in Submitters : Submitter(s)
     \/ \E r \in Runners : Runner(r)
     \/ \E t \in Runners \cup Timers : Terminator(t)
+    \/ \E m \in Misusers : Misuser(m)
     \/ \E p \in Pollers : Poller(p)
-    \/ \E w \in Waiters : Waiter(w)
+    \/ \E w \in Waiters : Waiter(w) \/ WaitCancel(w)
     \/ Tick
     \/ Terminated
 
@@ -644,14 +774,7 @@ Spec == Init /\ [][Next]_vars
 (* Invariants.  Each name is also a clause of the Go checkInvariants, or   *)
 (* of the tests that keep the history it needs.                            *)
 
-Terminators == Runners \cup Timers
-
 Time == {NoTime} \cup (0..MaxTime)
-
-\* A terminator that has published job j's terminal state and not yet
-\* released the job (depth not yet decremented, job not yet on the LRU).
-Releasing(j) ==
-    {t \in Terminators : pc[t] = "TerminateRelease" /\ tjob[t] = j}
 
 TypeInv ==
     /\ depth \in Int
@@ -672,9 +795,12 @@ TypeInv ==
     /\ tjob \in [Threads -> Jobs \cup {NoJob}]
     /\ dval \in [Threads -> Int]
     /\ tnow \in [Threads -> 0..MaxTime]
+    /\ tfinal \in [Threads -> Terminal \cup {Absent}]
     /\ view \in [Threads -> Views]
-    /\ refused \subseteq Jobs
+    /\ refusals \subseteq Refusals
+    /\ expired \subseteq Waiters
     /\ sweepOK \in BOOLEAN
+    /\ callsOK \in BOOLEAN
     /\ \A j \in table : state[j] \in States /\ createdAt[j] # NoTime
 
 \* Contract 4: a terminal state is absorbing.  outcome remembers the first
@@ -686,21 +812,29 @@ TerminalAbsorbingInv ==
 RunningFromPendingInv ==
     runFrom \subseteq {"PENDING"}
 
-\* Contract 2: the payload a job holds matches its state.  res is never
-\* cleared, so Result is repeatable until eviction.
+\* A terminator that has written job j's payload and not yet stored its
+\* state: it holds the job mutex, so no reader that takes it sees the gap.
+Writing(j) ==
+    \E t \in Threads : pc[t] = "TerminateRelease" /\ tjob[t] = j
+
+\* Contract 2: the payload of a job matches its state, except inside the
+\* terminal transition's critical section (Writing): what a reader holding
+\* the mutex sees.  res is never cleared, so Result is repeatable until
+\* eviction.
 PayloadConsistencyInv ==
     \A j \in table :
-        /\ (state[j] \in Terminal) = (completedAt[j] # NoTime)
-        /\ (state[j] = "RUNNING") => (startedAt[j] # NoTime)
-        /\ (state[j] \in {"FAILED", "TIMEOUT"}) = err[j]
-        /\ (state[j] = "DONE") = res[j]
+        ~Writing(j) =>
+            /\ (state[j] \in Terminal) = (completedAt[j] # NoTime)
+            /\ (state[j] = "RUNNING") => (startedAt[j] # NoTime)
+            /\ (state[j] \in {"FAILED", "TIMEOUT"}) = err[j]
+            /\ (state[j] = "DONE") = res[j]
 
 \* Contract 2 (D1): every view a reader returns is one the job really had:
 \* no half-done transition, a DONE result carries the result.
 ConsistentReadInv ==
     \A t \in Threads :
         LET v == view[t] IN
-        /\ v.kind = "snapshot" =>
+        /\ v.kind \in {"snapshot", "deadline"} =>
               (/\ v.st \in States
                /\ (v.st \in Terminal) = v.at
                /\ (v.st \in {"FAILED", "TIMEOUT"}) = v.err)
@@ -711,13 +845,12 @@ DepthBoundInv ==
     0 <= depth /\ depth <= MaxQueue
 
 \* Contracts 3 and 4 (D2): depth counts the admitted jobs not yet
-\* decremented; those are the non-terminal jobs, the jobs of submitters
-\* between CAS and insert, and the jobs of terminators between their two
-\* steps.
+\* decremented, and those are not terminal: the state is stored in the
+\* step that decrements.
 DepthInv ==
     LET live == {j \in admitted : decs[j] = 0} IN
     /\ depth = Cardinality(live)
-    /\ \A j \in live : state[j] \notin Terminal \/ Releasing(j) # {}
+    /\ \A j \in live : state[j] \notin Terminal
 
 \* Contract 4: the decrement happens once per job, and only for a job that
 \* was admitted and is terminal.
@@ -726,32 +859,35 @@ DecrementOnceInv ==
         /\ decs[j] <= 1
         /\ decs[j] = 1 => (j \in admitted /\ state[j] \in Terminal)
 
-\* Contract 5: no thread asks for the table mutex while it holds a job
-\* mutex, and a job mutex is held across steps only under the table mutex.
+\* Contract 5: a thread holds a job mutex across steps only in the terminal
+\* transition, between its two steps and under the table mutex, or in
+\* Wait, between the check and the registration; neither asks for the
+\* table mutex before it unlocks the job, so none ever asks for the table
+\* mutex while it holds a job mutex.
 LockOrderInv ==
-    /\ \A t \in Threads :
-          pc[t] \in {"SubmitInsert", "Start", "TakeRequest", "Terminate",
-                     "Timeout", "Snapshot", "Result", "WaitCheck"}
-             => \A j \in Jobs : jobOwner[j] # t
-    /\ \A j \in Jobs : jobOwner[j] # NoThread => tableOwner = jobOwner[j]
+    \A j \in Jobs :
+        jobOwner[j] # NoThread =>
+            \/ /\ pc[jobOwner[j]] = "TerminateRelease"
+               /\ tableOwner = jobOwner[j]
+            \/ pc[jobOwner[j]] = "WaitRegister"
 
-\* Contract 2 (D4): a waiter blocked on a terminal job has a wakeup on its
-\* way: done is closed, or the terminator has not yet left its critical
-\* section.  Likewise, a done channel is closed exactly when its job is
-\* terminal and released.
+\* Contract 2 (D4): a waiter blocked on a terminal job has been woken: done
+\* is closed.  Likewise, a done channel is closed exactly when its job is
+\* terminal.
 NoLostWakeupInv ==
     /\ \A w \in Waiters :
           (pc[w] = "WaitBlock" /\ state[tjob[w]] \in Terminal)
-              => (done[tjob[w]] = "closed" \/ Releasing(tjob[w]) # {})
+              => done[tjob[w]] = "closed"
     /\ \A j \in Jobs :
-          done[j] # "nil" =>
-              ((done[j] = "closed")
-                  = (state[j] \in Terminal /\ Releasing(j) = {}))
+          done[j] # "nil" => ((done[j] = "closed") = (state[j] \in Terminal))
 
-\* Wait returns only a terminal snapshot.
+\* Wait returns a terminal snapshot with a nil error, or, only once its
+\* context has ended, a non-terminal one with ctx.Err().
 WaitTerminalInv ==
     \A w \in Waiters :
-        view[w].kind # "none" => view[w].st \in Terminal
+        view[w].kind # "none" =>
+            /\ (view[w].kind = "deadline") = (view[w].st \notin Terminal)
+            /\ (view[w].kind = "deadline") => (w \in expired)
 
 \* Retention: non-terminal jobs are never evicted.
 NoEvictNonTerminalInv ==
@@ -759,14 +895,13 @@ NoEvictNonTerminalInv ==
     /\ table \cap evicted = {}
 
 \* Retention: the LRU list holds each terminal job of the map once, in
-\* completion order, as soon as its terminator has released it.
+\* completion order, from the step that stores its terminal state.
 RetentionListInv ==
     /\ \A i, k \in DOMAIN lru : (i < k) =>
           (/\ lru[i] # lru[k]
            /\ completedAt[lru[i]] <= completedAt[lru[k]])
     /\ Range(lru) \subseteq table
-    /\ \A j \in table :
-          (j \in Range(lru)) = (state[j] \in Terminal /\ Releasing(j) = {})
+    /\ \A j \in table : (j \in Range(lru)) = (state[j] \in Terminal)
 
 \* Retention (ttl_early): a job is evicted before its TTL has run out only
 \* by the LRU bound.  Every job on the list completed after every evicted
@@ -789,13 +924,13 @@ SweepBoundInv ==
 RetentionBoundInv ==
     Len(lru) <= MaxCompleted + MaxQueue
 
-\* TakeRequest moves the request out at most once, and only of a job that
-\* is not terminal.
+\* TakeRequest moves the request out at most once, and a live job holds it
+\* until then (outside the terminal transition, which releases it).
 RequestOnceInv ==
     \A j \in Jobs :
         /\ takes[j] <= 1
         /\ (takes[j] = 1) => ~req[j]
-        /\ (j \in table /\ state[j] \in {"PENDING", "RUNNING"})
+        /\ (j \in table /\ state[j] \in {"PENDING", "RUNNING"} /\ ~Writing(j))
               => (req[j] = (takes[j] = 0))
 
 \* The terminal transition releases the request: a terminal job holds
@@ -812,12 +947,31 @@ TimestampOrderInv ==
         /\ (startedAt[j] # NoTime /\ completedAt[j] # NoTime)
               => (startedAt[j] <= completedAt[j])
 
+\* Every Start, TakeRequest, Finish, Fail and Timeout so far returned what
+\* Contract gives for the state it found: ErrNotPending only off PENDING,
+\* ErrRequestTaken only on a live job whose request a TakeRequest took,
+\* ErrTerminal only on a terminal job (history callsOK).
+ErrorContractInv ==
+    callsOK
+
 \* Reachability witnesses, not properties: each fails exactly when what it
 \* denies happens, so its must-fail configuration shows that it is
 \* reachable.
 \* TakeRequest is refused with ErrTerminal.
 NoTakeRefusedWitness ==
-    refused = {}
+    "TakeTerminal" \notin refusals
+
+\* TakeRequest is refused with ErrRequestTaken.
+NoRequestTakenWitness ==
+    "TakeTaken" \notin refusals
+
+\* Start is refused with ErrNotPending on a RUNNING job.
+NoStartRunningWitness ==
+    "StartRunning" \notin refusals
+
+\* Wait returns a non-terminal snapshot with ctx.Err().
+NoWaitDeadlineWitness ==
+    \A w \in Waiters : view[w].kind # "deadline"
 
 \* A waiter is blocked on (or returning from) a job that retention has
 \* evicted meanwhile.
@@ -826,7 +980,7 @@ NoWaitAcrossEvictionWitness ==
         ~(pc[w] \in {"WaitBlock", "WaitReturn"} /\ tjob[w] \in evicted)
 
 -----------------------------------------------------------------------------
-(* Properties for TLC (tla-checker does not report action properties). *)
+(* Properties for TLC (tla-checker does not report action properties).     *)
 
 \* Contract 4 as an action property: every change of state is a transition
 \* of the state machine.

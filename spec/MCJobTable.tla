@@ -13,12 +13,13 @@ EXTENDS JobTable, TLC
 Symmetry ==
     Permutations(Submitters) \cup Permutations(Runners)
         \cup Permutations(Timers) \cup Permutations(Pollers)
-        \cup Permutations(Waiters)
+        \cup Permutations(Waiters) \cup Permutations(Misusers)
 
 \* Weak fairness per thread, on that thread's own steps: a thread whose next
 \* step stays enabled takes it.  (Fairness of Next as a whole would let one
 \* thread run forever while another starves.)  The clock is not fair: time
-\* need not pass for anything to finish.
+\* need not pass for anything to finish, and a waiter's context need not
+\* end (WaitCancel is not a step of Waiter(w)).
 FairSpec ==
     /\ Spec
     /\ \A s \in Submitters : WF_vars(Submitter(s))
@@ -26,6 +27,7 @@ FairSpec ==
     /\ \A t \in Timers : WF_vars(Terminator(t))
     /\ \A p \in Pollers : WF_vars(Poller(p))
     /\ \A w \in Waiters : WF_vars(Waiter(w))
+    /\ \A m \in Misusers : WF_vars(Misuser(m))
 
 \* Every admitted job reaches a terminal state.
 JobsTerminateProp ==
@@ -34,5 +36,11 @@ JobsTerminateProp ==
 \* Every waiter that blocked returns.
 WaitReturnsProp ==
     \A w \in Waiters : pc[w] = "WaitBlock" ~> pc[w] = "Done"
+
+\* Every call returns and every worker loop ends: the whole run terminates.
+\* A thread that repeats a step that changes nothing (a livelock) is no
+\* deadlock, and only this property sees it.
+TerminationProp ==
+    <>(\A t \in Threads : pc[t] = "Done")
 
 =============================================================================
