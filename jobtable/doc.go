@@ -51,7 +51,13 @@
 //     terminal checks.
 //  2. One mutex per job guards its payload, error and completion time and
 //     its wakeup; every transition writes them, publishes the state and
-//     wakes waiters in one critical section, so a wakeup cannot be lost.
+//     wakes waiters in one critical section. A waiter checks the state and
+//     takes the wakeup channel (closed once, never re-made) in one critical
+//     section under the same mutex, so it either sees the terminal state or
+//     holds a channel that the transition will close: a completion at any
+//     moment before or during a wait is seen, and a wakeup cannot be lost
+//     (the seed's D4 published the state under one lock and notified under
+//     another, and a waiter between the two slept through the completion).
 //     The terminal transition writes the job's final snapshot first, then
 //     stores the terminal state, then closes the wakeup channel, and
 //     nothing writes a terminal job again: a reader that loaded the

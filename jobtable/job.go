@@ -48,8 +48,7 @@ import (
 //   - state is Failed or TimedOut <=> view.Err != nil.
 //   - done, once created, is closed exactly when state is terminal; it is
 //     closed in the same critical section that publishes the terminal
-//     state, after view is final, so no waiter can miss it (D4) and a
-//     woken waiter reads the final snapshot.
+//     state, after view is final (contract item 2 of the package doc).
 type job[Req, Res any] struct {
 	state atomic.Int32 // a State
 	// reqReleased is guarded by mu; it sits here to share state's word.

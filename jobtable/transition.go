@@ -61,12 +61,9 @@ func (t *Table[Req, Res]) Timeout(id string, err error) (Snapshot, error) {
 // finds the job without the table lock, then holds the table lock to
 // retain it, and the job lock around the transition itself (table, then
 // job). A job evicted between the lookup and the table lock is terminal,
-// so the transition refuses it and it is not retained again. Inside the job's critical
-// section it reads the clock, writes the payload, drops the request,
-// publishes the state, decrements depth and wakes every waiter: a reader
-// holding the job lock never sees a half-done transition (D1) and a waiter
-// can never miss the wakeup (D4). The state machine makes a second terminal
-// call a no-op, so depth decreases exactly once per job [4].
+// so the transition refuses it and it is not retained again. The job's
+// critical section is terminateJob. The state machine makes a second
+// terminal call a no-op, so depth decreases exactly once per job [4].
 //
 // It returns the snapshot taken in that critical section, so a caller can
 // report the outcome even if a Submit evicts the job as soon as the table
@@ -94,9 +91,9 @@ func (t *Table[Req, Res]) terminate(id string, to State, res Res, err error) (Sn
 
 // terminateJob is the terminal transition's critical section: under j.mu it
 // reads the clock, writes the payload, drops the request, publishes the
-// state, decrements depth and wakes the waiters. A waiter checks the state and
-// takes the wakeup channel under the same lock, so it either sees the
-// terminal state or is woken: a wakeup cannot be lost (D4). It reports
+// state, decrements depth and wakes the waiters: one critical section, so
+// a reader holding the job lock never sees half a transition (D1) and no
+// wakeup is lost (D4; the package doc, contract item 2, says why). It reports
 // false, changing nothing, for a job that is already terminal, so depth
 // falls exactly once per job. Either way it returns the job's snapshot as
 // it left the critical section.

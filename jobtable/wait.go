@@ -7,13 +7,9 @@ import "context"
 // ctx.Err() when ctx ended first; for an unknown id it returns ErrNotFound
 // at once.
 //
-// Wait never polls. Under the job's lock it either sees a terminal state or
-// takes the job's wakeup channel; the terminal transition closes that
-// channel under the same lock, so a completion at any moment before or
-// during the wait is seen (D4). The transition writes the job's final
-// snapshot before it closes the channel, so the woken waiter reads that
-// snapshot without taking the lock again: the close orders the read after
-// the write, and nothing writes a terminal job's snapshot again. Wait
+// Wait never polls, cannot miss a completion at any moment before or during
+// the wait, and reads the final snapshot without the lock once woken: the
+// package doc, contract item 2, says why. Wait
 // holds the job itself, not its id, so if retention evicts the job during
 // the wait it still returns the job's final snapshot: the outcome is never
 // lost to eviction.
@@ -62,11 +58,9 @@ func (t *Table[Req, Res]) Wait(ctx context.Context, id string) (Snapshot, error)
 }
 
 // register checks j's state and, unless it is terminal, takes j's wakeup
-// channel, both in one critical section under j.mu. The terminal transition
-// publishes the state and closes the channel in one critical section under
-// the same lock, so either register sees the terminal state or the channel
-// it returns will be closed: the wakeup cannot be lost (D4). It returns a
-// nil channel for a terminal job.
+// channel, both in one critical section under j.mu, so that either it sees
+// the terminal state or the channel it returns will be closed (D4; contract
+// item 2 of the package doc). It returns a nil channel for a terminal job.
 //
 // Spec actions: WaitCheck, then WaitRegister with the job lock still held.
 func (j *job[Req, Res]) register() (Snapshot, <-chan struct{}) {
