@@ -1,0 +1,93 @@
+package ledger
+
+import (
+	"context"
+	"errors"
+
+	"github.com/jobledger/jobledger/jobtable"
+)
+
+// Ledger is the job ledger's contract (see the package doc). Every method
+// is safe for concurrent use and takes a context first; only Wait blocks
+// for other callers, but a durable store's calls wait for their commit and
+// return the context's error if it ends first, with the outcome unknown.
+//
+// Errors: the sentinels below, compared with errors.Is, each meaning what
+// its doc says and that nothing changed; ErrClosed after Close; the
+// context's error from Wait when ctx ended before the job did. Any other
+// error is a failure of the store itself (I/O, a corrupt file): the outcome
+// of the call is unknown, and the caller must not assume either way.
+type Ledger[Req, Res any] interface {
+	// Submit admits a job carrying req and returns its id, or
+	// ErrQueueFull. It evicts expired terminal jobs first (retention).
+	Submit(ctx context.Context, taskID string, req Req) (string, error)
+	// TakeRequest hands out the job's request, once, while the job is not
+	// terminal: ErrRequestTaken afterwards, ErrTerminal once it ended.
+	TakeRequest(ctx context.Context, id string) (Req, error)
+	// Start moves a PENDING job to RUNNING, or returns ErrNotPending.
+	Start(ctx context.Context, id string) (Snapshot, error)
+	// Finish, Fail and Timeout end a job that is not terminal as DONE
+	// with res, FAILED with cause, or TIMEOUT with cause; on a terminal job
+	// they return ErrTerminal with its snapshot.
+	Finish(ctx context.Context, id string, res Res) (Snapshot, error)
+	Fail(ctx context.Context, id string, cause error) (Snapshot, error)
+	Timeout(ctx context.Context, id string, cause error) (Snapshot, error)
+	// State is the job's state alone: the cheapest poll.
+	State(ctx context.Context, id string) (State, error)
+	// Snapshot is a consistent view of the job.
+	Snapshot(ctx context.Context, id string) (Snapshot, error)
+	// Wait blocks until the job is terminal (nil error) or ctx ends
+	// (ctx.Err(), with the latest snapshot).
+	Wait(ctx context.Context, id string) (Snapshot, error)
+	// Result returns a DONE job's result, repeatably until eviction;
+	// ErrNotDone, with the snapshot, for a job in another state.
+	Result(ctx context.Context, id string) (Res, Snapshot, error)
+	// Recovered lists the jobs that were PENDING when the store was
+	// opened, left by an earlier process, oldest first: the caller runs
+	// them (their deadlines still count from CreatedAt). A store opened
+	// empty, and every memory store, has none.
+	Recovered(ctx context.Context) ([]Snapshot, error)
+	// Stats is a cheap view for metrics.
+	Stats() Stats
+	// CheckInvariants reports every invariant of the contract the store
+	// violates, joined, or nil. It is for tests, stress runs and fuzzing;
+	// it is exact only while no call is in flight.
+	CheckInvariants() error
+	// Close releases the store. Calls after Close return ErrClosed; Close
+	// does not wait for blocked Waits, which return when their context
+	// ends.
+	Close() error
+}
+
+// The store-neutral types of the contract. They are package jobtable's, so
+// that the in-memory store, which imports only the standard library, needs
+// no conversion.
+type (
+	Snapshot = jobtable.Snapshot
+	State    = jobtable.State
+	Stats    = jobtable.Stats
+	Config   = jobtable.Config
+)
+
+// The job states.
+const (
+	Pending  = jobtable.Pending
+	Running  = jobtable.Running
+	Done     = jobtable.Done
+	Failed   = jobtable.Failed
+	TimedOut = jobtable.TimedOut
+)
+
+// The contract's sentinel errors; every store returns these values, so
+// errors.Is compares them across stores.
+var (
+	ErrQueueFull     = jobtable.ErrQueueFull
+	ErrNotFound      = jobtable.ErrNotFound
+	ErrNotPending    = jobtable.ErrNotPending
+	ErrTerminal      = jobtable.ErrTerminal
+	ErrNotDone       = jobtable.ErrNotDone
+	ErrRequestTaken  = jobtable.ErrRequestTaken
+	ErrInvalidConfig = jobtable.ErrInvalidConfig
+	// ErrClosed is returned by every call after Close.
+	ErrClosed = errors.New("ledger: closed")
+)
