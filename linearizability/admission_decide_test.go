@@ -10,8 +10,6 @@ import (
 
 	"github.com/anishathalye/porcupine"
 	"github.com/stretchr/testify/require"
-
-	"github.com/jobledger/jobledger/jobtable"
 )
 
 // The sweep (admission_decide.go) against porcupine, the reference: on
@@ -187,7 +185,7 @@ func endOf(id string, call, ret int64) porcupine.Operation {
 }
 
 func sawPending(id string, call, ret int64) porcupine.Operation {
-	return porcupine.Operation{Input: Input{Kind: Snapshot, ID: id}, Output: Output{Outcome: OK, State: jobtable.Pending}, Call: call, Return: ret}
+	return porcupine.Operation{Input: Input{Kind: Snapshot, ID: id}, Output: Output{Outcome: OK, State: StatePending}, Call: call, Return: ret}
 }
 
 // TestAdmissionSweepCases pins the cases the proof turns on, each checked

@@ -7,8 +7,6 @@ import (
 	"slices"
 
 	"github.com/anishathalye/porcupine"
-
-	"github.com/jobledger/jobledger/jobtable"
 )
 
 // Generators of admission projections for the differential test
@@ -183,7 +181,7 @@ func genHTTPHistory(r *rand.Rand) ([]porcupine.Operation, int) {
 		default:
 			j := live[r.IntN(len(live))]
 			kind := []Kind{Snapshot, Wait, Result}[r.IntN(3)]
-			out := Output{Outcome: OK, State: jobtable.Pending}
+			out := Output{Outcome: OK, State: StatePending}
 			switch kind {
 			case Wait:
 				out.Outcome = Deadline
@@ -251,7 +249,7 @@ func mutateHTTPHistory(r *rand.Rand, h []porcupine.Operation) []porcupine.Operat
 		}
 		if id != "" {
 			call := j.Call + int64(r.IntN(12)-2)
-			h = append(h, porcupine.Operation{ClientId: 200, Input: Input{Kind: Snapshot, ID: id}, Output: Output{Outcome: OK, State: jobtable.Running, Started: true}, Call: call, Return: call + int64(r.IntN(4))})
+			h = append(h, porcupine.Operation{ClientId: 200, Input: Input{Kind: Snapshot, ID: id}, Output: Output{Outcome: OK, State: StateRunning, Started: true}, Call: call, Return: call + int64(r.IntN(4))})
 		}
 	case 6: // an extra 429 or 202
 		call := op.Call + int64(r.IntN(7)-3)
@@ -273,7 +271,7 @@ func mutateHTTPHistory(r *rand.Rand, h []porcupine.Operation) []porcupine.Operat
 		}
 	case 8: // a read that saw its job ended: never live
 		if sawLive(in, out) && r.IntN(3) == 0 {
-			out.State = jobtable.Done
+			out.State = StateDone
 			op.Output = out
 		}
 	}
@@ -350,7 +348,7 @@ func randomHistory(r *rand.Rand, http bool) []porcupine.Operation {
 			add(Input{Kind: End, ID: id}, Output{Outcome: OK})
 		}
 		for range r.IntN(3) {
-			add(Input{Kind: Snapshot, ID: id}, Output{Outcome: OK, State: jobtable.Running, Started: true})
+			add(Input{Kind: Snapshot, ID: id}, Output{Outcome: OK, State: StateRunning, Started: true})
 		}
 	}
 	for range r.IntN(4) {

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/anishathalye/porcupine"
-	"github.com/jobledger/jobledger/jobtable"
 )
 
 // A history file holds one operation per line as a JSON object:
@@ -21,7 +20,7 @@ import (
 // comments, except "# max_queue: N", which sets the bound the admission
 // model checks against, and "# level: http", which marks a history
 // recorded through the HTTP API (checked by CheckHTTP). Kinds and outcomes are spelled as their String
-// methods spell them, states as jobtable.State does.
+// methods spell them, states by their wire names (State.String).
 
 // HistoryFile is a history read from or written to a file.
 type HistoryFile struct {
@@ -111,7 +110,7 @@ func (fo fileOp) operation() (porcupine.Operation, error) {
 		TaskID: fo.Out.Task, Err: fo.Out.Err, Started: fo.Out.Started, Completed: fo.Out.Completed,
 	}
 	if fo.Out.State != "" {
-		s, ok := jobtable.ParseState(fo.Out.State)
+		s, ok := ParseState(fo.Out.State)
 		if !ok {
 			return porcupine.Operation{}, fmt.Errorf("unknown state %q", fo.Out.State)
 		}

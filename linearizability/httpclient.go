@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/jobledger/jobledger/client"
-	"github.com/jobledger/jobledger/jobtable"
 )
 
 // HTTPClient records the operations one client issues through the HTTP API,
@@ -139,7 +138,7 @@ func refusal(err error) (Output, error) {
 }
 
 func withState(out Output, state string) (Output, error) {
-	st, ok := jobtable.ParseState(state)
+	st, ok := ParseState(state)
 	if !ok {
 		return Output{}, fmt.Errorf("unknown state %q", state)
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobledger/jobledger/client"
-	"github.com/jobledger/jobledger/jobtable"
 	"github.com/jobledger/jobledger/linearizability"
 )
 
@@ -38,21 +37,21 @@ func TestHTTPClientRecords(t *testing.T) {
 		{"submit 200", 200, `{"job_id":"j","state":"PENDING"}`, recordSubmit, pending},
 		{"submit 503", 503, `{"status":503,"detail":"server shutting down"}`, recordSubmit, pending},
 		{"submit 202 without id", 202, `{"state":"PENDING"}`, recordSubmit, pending},
-		{"snapshot 200", 200, running, recordSnapshot, linearizability.Output{Outcome: linearizability.OK, State: jobtable.Running, TaskID: "t", Started: true}},
+		{"snapshot 200", 200, running, recordSnapshot, linearizability.Output{Outcome: linearizability.OK, State: linearizability.StateRunning, TaskID: "t", Started: true}},
 		{"snapshot 404", 404, `{"detail":"no such job"}`, recordSnapshot, linearizability.Output{Outcome: linearizability.NotFound}},
 		{"snapshot 409", 409, `{"state":"DONE"}`, recordSnapshot, pending},
 		{"snapshot unknown state", 200, `{"state":"LOST"}`, recordSnapshot, pending},
 		{"snapshot not JSON", 200, `<html>`, recordSnapshot, pending},
-		{"wait terminal", 200, failed, recordWait, linearizability.Output{Outcome: linearizability.OK, State: jobtable.Failed, TaskID: "t", Err: "canceled", Completed: true}},
-		{"wait timed out", 200, running, recordWait, linearizability.Output{Outcome: linearizability.Deadline, State: jobtable.Running, TaskID: "t", Started: true}},
-		{"result 200", 200, `{"task_id":"t","state":"DONE","result":{ "n" : 1 }}`, recordResult, linearizability.Output{Outcome: linearizability.OK, State: jobtable.Done, TaskID: "t", Value: `{"n":1}`}},
-		{"result 409", 409, `{"status":409,"state":"RUNNING"}`, recordResult, linearizability.Output{Outcome: linearizability.NotDone, State: jobtable.Running}},
+		{"wait terminal", 200, failed, recordWait, linearizability.Output{Outcome: linearizability.OK, State: linearizability.StateFailed, TaskID: "t", Err: "canceled", Completed: true}},
+		{"wait timed out", 200, running, recordWait, linearizability.Output{Outcome: linearizability.Deadline, State: linearizability.StateRunning, TaskID: "t", Started: true}},
+		{"result 200", 200, `{"task_id":"t","state":"DONE","result":{ "n" : 1 }}`, recordResult, linearizability.Output{Outcome: linearizability.OK, State: linearizability.StateDone, TaskID: "t", Value: `{"n":1}`}},
+		{"result 409", 409, `{"status":409,"state":"RUNNING"}`, recordResult, linearizability.Output{Outcome: linearizability.NotDone, State: linearizability.StateRunning}},
 		{"result 409 without state", 409, `{"status":409}`, recordResult, pending},
 		{"result 409 not a problem", 409, `conflict`, recordResult, pending},
 		{"result 404", 404, ``, recordResult, linearizability.Output{Outcome: linearizability.NotFound}},
 		{"result 500", 500, ``, recordResult, pending},
-		{"cancel 200", 200, failed, recordCancel, linearizability.Output{Outcome: linearizability.OK, State: jobtable.Failed, TaskID: "t", Err: "canceled", Completed: true}},
-		{"cancel 409", 409, `{"state":"DONE"}`, recordCancel, linearizability.Output{Outcome: linearizability.Terminal, State: jobtable.Done}},
+		{"cancel 200", 200, failed, recordCancel, linearizability.Output{Outcome: linearizability.OK, State: linearizability.StateFailed, TaskID: "t", Err: "canceled", Completed: true}},
+		{"cancel 409", 409, `{"state":"DONE"}`, recordCancel, linearizability.Output{Outcome: linearizability.Terminal, State: linearizability.StateDone}},
 		{"cancel 429", 429, ``, recordCancel, pending},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/anishathalye/porcupine"
-	"github.com/jobledger/jobledger/jobtable"
 )
 
 // CancelError is the error a job cancelled through the HTTP API carries
@@ -21,7 +20,7 @@ const CancelError = "canceled"
 type httpJobState struct {
 	Submitted bool
 	Gone      bool // a 404 was seen: permanent, ids are never reused
-	State     jobtable.State
+	State     State
 	// Started is a lower bound: a view with started_at, or RUNNING, was
 	// seen. A terminal state reached from PENDING may or may not be
 	// started.
@@ -84,7 +83,7 @@ func stepHTTPJob(r rules, s httpJobState, in Input, out Output) (bool, httpJobSt
 		if !r.holds(httpSubmitOnce, !s.Submitted) || !r.holds(httpOutcomeKnown, out.Outcome == OK) {
 			return false, s
 		}
-		return true, httpJobState{Submitted: true, State: jobtable.Pending, TaskID: in.TaskID, Req: in.Value}
+		return true, httpJobState{Submitted: true, State: StatePending, TaskID: in.TaskID, Req: in.Value}
 	}
 	if out.Outcome == Unknown {
 		return true, s
@@ -119,14 +118,14 @@ func stepHTTPJob(r rules, s httpJobState, in Input, out Output) (bool, httpJobSt
 	case Result:
 		switch out.Outcome {
 		case OK:
-			if !r.holds(httpResultOnlyWhenDone, out.State == jobtable.Done) ||
+			if !r.holds(httpResultOnlyWhenDone, out.State == StateDone) ||
 				!r.holds(httpEchoResult, out.Value == s.Req) ||
 				!r.holds(httpReadTaskID, out.TaskID == s.TaskID) {
 				return false, s
 			}
 			return observeState(r, s, out.State)
 		case NotDone:
-			if !r.holds(httpNotDoneOnlyIfNotDone, out.State != jobtable.Done) {
+			if !r.holds(httpNotDoneOnlyIfNotDone, out.State != StateDone) {
 				return false, s
 			}
 			return observeState(r, s, out.State)
@@ -137,12 +136,12 @@ func stepHTTPJob(r rules, s httpJobState, in Input, out Output) (bool, httpJobSt
 			// The cancel's Fail found the job not terminal: from PENDING it
 			// may have started unseen first, from RUNNING it had.
 			if !r.holds(httpCancelOnlyLive, !s.State.Terminal()) ||
-				!r.holds(httpCancelShowsCanceled, out.State == jobtable.Failed && out.Err == CancelError && out.Completed) ||
+				!r.holds(httpCancelShowsCanceled, out.State == StateFailed && out.Err == CancelError && out.Completed) ||
 				!r.holds(httpReadTaskID, out.TaskID == s.TaskID) ||
 				!r.holds(httpStartedStays, !s.Started || out.Started) {
 				return false, s
 			}
-			s.State, s.Err, s.Started, s.Final = jobtable.Failed, out.Err, out.Started, true
+			s.State, s.Err, s.Started, s.Final = StateFailed, out.Err, out.Started, true
 			return true, s
 		case Terminal:
 			if !r.holds(httpCancelRefusedOnlyIfTerminal, out.State.Terminal()) {
@@ -160,8 +159,8 @@ func observeView(r rules, s httpJobState, out Output) (bool, httpJobState) {
 	st := out.State
 	if !r.holds(httpReadTaskID, out.TaskID == s.TaskID) ||
 		!r.holds(httpCompletedIffTerminal, out.Completed == st.Terminal()) ||
-		!r.holds(httpErrOnlyOnFailure, out.Err == "" || st == jobtable.Failed || st == jobtable.TimedOut) ||
-		!r.holds(httpStartedMatchesState, !(st == jobtable.Pending && out.Started || st == jobtable.Running && !out.Started)) ||
+		!r.holds(httpErrOnlyOnFailure, out.Err == "" || st == StateFailed || st == StateTimedOut) ||
+		!r.holds(httpStartedMatchesState, !(st == StatePending && out.Started || st == StateRunning && !out.Started)) ||
 		!r.holds(httpStartedStays, !s.Started || out.Started) {
 		return false, s
 	}
@@ -170,7 +169,7 @@ func observeView(r rules, s httpJobState, out Output) (bool, httpJobState) {
 			!r.holds(httpFinalViewFixed, !s.Final || out.Err == s.Err && out.Started == s.Started) {
 			return false, s
 		}
-	} else if !r.holds(httpStateMachine, st != jobtable.Pending || s.State == jobtable.Pending) {
+	} else if !r.holds(httpStateMachine, st != StatePending || s.State == StatePending) {
 		return false, s
 	}
 	s.State, s.Started, s.Err, s.Final = st, out.Started, out.Err, st.Terminal()
@@ -178,15 +177,15 @@ func observeView(r rules, s httpJobState, out Output) (bool, httpJobState) {
 }
 
 // observeState applies a view that shows only the state (a result, a 409).
-func observeState(r rules, s httpJobState, st jobtable.State) (bool, httpJobState) {
+func observeState(r rules, s httpJobState, st State) (bool, httpJobState) {
 	if s.State.Terminal() {
 		return r.holds(httpTerminalAbsorbing, st == s.State), s
 	}
-	if !r.holds(httpStateMachine, st != jobtable.Pending || s.State == jobtable.Pending) {
+	if !r.holds(httpStateMachine, st != StatePending || s.State == StatePending) {
 		return false, s
 	}
 	s.State = st
-	if st == jobtable.Running {
+	if st == StateRunning {
 		s.Started = true
 	}
 	return true, s

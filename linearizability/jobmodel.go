@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/anishathalye/porcupine"
-	"github.com/jobledger/jobledger/jobtable"
 )
 
 // jobState is the sequential state of one job: what the ledger holds for
@@ -18,7 +17,7 @@ type jobState struct {
 	// Gone is set when an operation found no job: legal only once the job
 	// is terminal (eviction), and permanent, since ids are never reused.
 	Gone    bool
-	State   jobtable.State
+	State   State
 	Started bool
 	Taken   bool
 	TaskID  string
@@ -79,7 +78,7 @@ func stepJob(r rules, s jobState, in Input, out Output) (bool, jobState) {
 		if !r.holds(jobSubmitOnce, !s.Submitted) || !r.holds(jobOutcomeKnown, out.Outcome == OK) {
 			return false, s
 		}
-		return true, jobState{Submitted: true, State: jobtable.Pending, TaskID: in.TaskID, Req: in.Value}
+		return true, jobState{Submitted: true, State: StatePending, TaskID: in.TaskID, Req: in.Value}
 	}
 	if out.Outcome == Unknown {
 		return true, unknownEffect(s, in)
@@ -118,13 +117,13 @@ func stepJob(r rules, s jobState, in Input, out Output) (bool, jobState) {
 	case Start:
 		switch out.Outcome {
 		case OK:
-			if !r.holds(jobRunningFromPending, s.State == jobtable.Pending) {
+			if !r.holds(jobRunningFromPending, s.State == StatePending) {
 				return false, s
 			}
-			s.State, s.Started = jobtable.Running, true
+			s.State, s.Started = StateRunning, true
 			return true, s
 		case NotPending:
-			return r.holds(jobNotPendingOnlyIfNotPending, s.State != jobtable.Pending), s
+			return r.holds(jobNotPendingOnlyIfNotPending, s.State != StatePending), s
 		}
 	case Finish, Fail, Timeout:
 		switch out.Outcome {
@@ -150,10 +149,10 @@ func stepJob(r rules, s jobState, in Input, out Output) (bool, jobState) {
 	case Result:
 		switch out.Outcome {
 		case OK:
-			return r.holds(jobResultOnlyWhenDone, s.State == jobtable.Done) &&
+			return r.holds(jobResultOnlyWhenDone, s.State == StateDone) &&
 				r.holds(jobResultIsWinners, out.Value == s.Res) && viewMatches(r, s, out), s
 		case NotDone:
-			return r.holds(jobNotDoneOnlyIfNotDone, s.State != jobtable.Done) && viewMatches(r, s, out), s
+			return r.holds(jobNotDoneOnlyIfNotDone, s.State != StateDone) && viewMatches(r, s, out), s
 		}
 	}
 	return r.holds(jobOutcomeKnown, false), s
@@ -179,8 +178,8 @@ func unknownEffect(s jobState, in Input) jobState {
 	switch {
 	case in.Kind == TakeRequest && !s.State.Terminal():
 		s.Taken = true
-	case in.Kind == Start && s.State == jobtable.Pending:
-		s.State, s.Started = jobtable.Running, true
+	case in.Kind == Start && s.State == StatePending:
+		s.State, s.Started = StateRunning, true
 	case in.Kind.Terminal() && !s.State.Terminal():
 		s = terminate(s, in)
 	}

@@ -3,8 +3,6 @@ package linearizability
 import (
 	"fmt"
 	"strings"
-
-	"github.com/jobledger/jobledger/jobtable"
 )
 
 // Kind names a ledger operation.
@@ -57,14 +55,14 @@ func (k Kind) String() string {
 func (k Kind) Terminal() bool { return k == Finish || k == Fail || k == Timeout }
 
 // terminalState is the state a winning terminal call of kind k ends in.
-func (k Kind) terminalState() jobtable.State {
+func (k Kind) terminalState() State {
 	switch k {
 	case Finish:
-		return jobtable.Done
+		return StateDone
 	case Fail:
-		return jobtable.Failed
+		return StateFailed
 	default:
-		return jobtable.TimedOut
+		return StateTimedOut
 	}
 }
 
@@ -131,23 +129,11 @@ type Output struct {
 	// returned.
 	Value string
 
-	State     jobtable.State
+	State     State
 	TaskID    string
 	Err       string // the snapshot's error message; empty when nil
 	Started   bool   // the snapshot's StartedAt is set
 	Completed bool   // the snapshot's CompletedAt is set
-}
-
-// view returns o with the fields of snap filled in.
-func (o Output) view(snap jobtable.Snapshot) Output {
-	o.State = snap.State
-	o.TaskID = snap.TaskID
-	if snap.Err != nil {
-		o.Err = snap.Err.Error()
-	}
-	o.Started = !snap.StartedAt.IsZero()
-	o.Completed = !snap.CompletedAt.IsZero()
-	return o
 }
 
 // hasView reports whether an operation of kind k that returned o carries a

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"sync"
@@ -227,9 +228,32 @@ func (c *Client) Wait(ctx context.Context, id string) (jobtable.Snapshot, error)
 func outputWithView(k Kind, err error, snap jobtable.Snapshot) Output {
 	out := Output{Outcome: outcomeOf(k, err)}
 	if hasView(k, out.Outcome) {
-		out = out.view(snap)
+		out = view(out, snap)
 	}
 	return out
+}
+
+// view returns out with the fields of snap filled in.
+func view(out Output, snap jobtable.Snapshot) Output {
+	out.State = stateOf(snap.State)
+	out.TaskID = snap.TaskID
+	if snap.Err != nil {
+		out.Err = snap.Err.Error()
+	}
+	out.Started = !snap.StartedAt.IsZero()
+	out.Completed = !snap.CompletedAt.IsZero()
+	return out
+}
+
+// stateOf is the history's State for a state of the table: the one with
+// the same wire name. Every state of the table has one, so a miss is a
+// programming error.
+func stateOf(s jobtable.State) State {
+	st, ok := ParseState(s.String())
+	if !ok {
+		panic(fmt.Sprintf("linearizability: the table's state %v has no history state", s))
+	}
+	return st
 }
 
 // outcomeOf classifies err for an operation of kind k. Only Wait reports
