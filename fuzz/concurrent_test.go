@@ -14,6 +14,7 @@ import (
 	"github.com/jobledger/jobledger/internal/fakeclock"
 	"github.com/jobledger/jobledger/jobtable"
 	"github.com/jobledger/jobledger/linearizability"
+	"github.com/jobledger/jobledger/stress"
 )
 
 // Operations of a concurrent worker's script, the low nibble of each
@@ -153,8 +154,8 @@ func runConcurrent(t *testing.T, spec concSpec) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ledger := linearizability.TableLedger{T: table}
-	rec := linearizability.NewRecorder()
+	ledger := stress.TableLedger{T: table}
+	rec := stress.NewRecorder()
 	bg := context.Background()
 
 	pre := rec.Client(ledger)
@@ -308,7 +309,7 @@ func runConcurrent(t *testing.T, spec concSpec) {
 func slotID(slot int) string { return "j" + strconv.Itoa(slot+1) }
 
 // runConcOp runs one worker step through the recording client c.
-func runConcOp(c *linearizability.Client, clock *fakeclock.Clock, op concOp, tag string) {
+func runConcOp(c *stress.Client, clock *fakeclock.Clock, op concOp, tag string) {
 	bg, id := context.Background(), slotID(op.slot)
 	switch op.kind {
 	case concSubmit:
@@ -333,7 +334,7 @@ func runConcOp(c *linearizability.Client, clock *fakeclock.Clock, op concOp, tag
 }
 
 // describeHistory renders the recorded history in call order.
-func describeHistory(rec *linearizability.Recorder) string {
+func describeHistory(rec *stress.Recorder) string {
 	var b strings.Builder
 	for _, op := range rec.History() {
 		in, out := op.Input.(linearizability.Input), op.Output.(linearizability.Output)

@@ -1,4 +1,4 @@
-package linearizability
+package linearizability_test
 
 import (
 	"context"
@@ -7,6 +7,9 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+
+	"github.com/jobledger/jobledger/linearizability"
+	"github.com/jobledger/jobledger/stress"
 )
 
 // The lengths of the runs BenchmarkAdmission records. The figures of
@@ -38,14 +41,14 @@ func BenchmarkAdmission(b *testing.B) {
 	} {
 		b.Run(lv.name+"-"+lv.dur.String(), func(b *testing.B) {
 			proj, maxQueue, recorded := recordProjection(b, lv.http, lv.dur)
-			model := AdmissionModel(maxQueue)
+			model := linearizability.AdmissionModel(maxQueue)
 			if lv.http {
-				model = HTTPAdmissionModel(maxQueue)
+				model = linearizability.HTTPAdmissionModel(maxQueue)
 			}
 			b.Logf("%v recorded in %v: %d operations in the admission projection", lv.dur, recorded.Round(time.Millisecond), len(proj))
 			b.Run("sweep", func(b *testing.B) {
 				for b.Loop() {
-					if v := decideAdmission(proj, maxQueue, lv.http); !v.Linearizable {
+					if v := linearizability.DecideAdmission(proj, maxQueue, lv.http); !v.Linearizable {
 						b.Fatalf("not linearizable: %s %s %s", v.Unsupported, v.Where, v.Message)
 					}
 				}
@@ -81,19 +84,19 @@ func reportCheck(b *testing.B, recorded time.Duration, ops int) {
 func recordProjection(b *testing.B, http bool, d time.Duration) ([]porcupine.Operation, int, time.Duration) {
 	b.Helper()
 	if http {
-		cfg := DefaultHTTPStressConfig()
+		cfg := stress.DefaultHTTPConfig()
 		cfg.Duration, cfg.MaxOps, cfg.Progress = d, 1<<40, nil
-		res, err := RunHTTPStress(context.Background(), cfg)
+		res, err := stress.RunHTTP(context.Background(), cfg)
 		if err != nil || len(res.Violations) > 0 {
 			b.Fatal(err, res.Violations)
 		}
-		return httpAdmissionProjection(res.History), cfg.MaxQueue, res.Elapsed
+		return linearizability.HTTPAdmissionProjection(res.History), cfg.MaxQueue, res.Elapsed
 	}
-	cfg := DefaultStressConfig()
+	cfg := stress.DefaultConfig()
 	cfg.Duration, cfg.MaxOps, cfg.Progress = d, 1<<40, nil
-	res, err := RunStress(context.Background(), cfg)
+	res, err := stress.Run(context.Background(), cfg)
 	if err != nil || len(res.Violations) > 0 {
 		b.Fatal(err, res.Violations)
 	}
-	return admissionProjection(res.History), cfg.MaxQueue, res.Elapsed
+	return linearizability.AdmissionProjection(res.History), cfg.MaxQueue, res.Elapsed
 }

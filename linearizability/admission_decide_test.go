@@ -105,35 +105,6 @@ func TestAdmissionSweepAgreesWithPorcupine(t *testing.T) {
 	}
 }
 
-// TestAdmissionSweepOnRecordedHistories compares the two on the projections
-// of short real stress runs, at the table and through HTTP, cut into pieces
-// small enough for porcupine.
-func TestAdmissionSweepOnRecordedHistories(t *testing.T) {
-	cfg := DefaultStressConfig()
-	cfg.Duration, cfg.MaxOps, cfg.MaxQueue, cfg.Progress = 100*time.Millisecond, 3000, 2, nil
-	res, err := RunStress(t.Context(), cfg)
-	require.NoError(t, err)
-	hcfg := DefaultHTTPStressConfig()
-	hcfg.Duration, hcfg.MaxOps, hcfg.MaxQueue, hcfg.Progress = 100*time.Millisecond, 1500, 2, nil
-	hres, err := RunHTTPStress(t.Context(), hcfg)
-	require.NoError(t, err)
-
-	var c diffCounts
-	for _, run := range []struct {
-		proj []porcupine.Operation
-		http bool
-	}{
-		{admissionProjection(res.History), false},
-		{httpAdmissionProjection(hres.History), true},
-	} {
-		require.True(t, decideAdmission(run.proj, 2, run.http).Linearizable)
-		for _, piece := range prefixes(run.proj, 30) {
-			differential(t, &c, piece, 2, run.http)
-		}
-	}
-	t.Log(c)
-}
-
 // prefixes returns the prefixes of proj, in call order, of 1 to n
 // operations: histories that start at the initial state, as the models
 // do, and end anywhere.
@@ -233,30 +204,6 @@ func TestAdmissionSweepCases(t *testing.T) {
 			require.Equal(t, tc.ok, v.Linearizable, "sweep: %s", v.Message)
 		})
 	}
-}
-
-// TestAdmissionSweepWindow: a violation in a long history is drawn on a
-// small window around it, which porcupine rejects on its own.
-func TestAdmissionSweepWindow(t *testing.T) {
-	cfg := DefaultStressConfig()
-	cfg.Duration, cfg.MaxOps, cfg.MaxQueue, cfg.Progress = 200*time.Millisecond, 20_000, 2, nil
-	res, err := RunStress(t.Context(), cfg)
-	require.NoError(t, err)
-	proj := admissionProjection(res.History)
-	sortByCall(proj)
-	require.Greater(t, len(proj), 1000)
-	// Three submits accepted at one instant in the middle, at bound 2.
-	mid := proj[len(proj)/2].Call
-	for range 3 {
-		proj = append(proj, porcupine.Operation{Input: Input{Kind: Submit}, Output: Output{Outcome: OK, ID: "extra"}, Call: mid, Return: mid})
-	}
-	v := decideAdmission(proj, cfg.MaxQueue, false)
-	require.False(t, v.Linearizable)
-	require.Less(t, len(v.Window), 3*windowOps, v.Message)
-	require.Equal(t, porcupine.Illegal, porcupine.CheckOperationsTimeout(AdmissionModel(cfg.MaxQueue), v.Window, 10*time.Second))
-	require.LessOrEqual(t, v.Window[0].Call, mid)
-	require.Contains(t, v.Message, fmt.Sprintf("survives time %d ", mid))
-	t.Logf("%d operations; window %s of %d operations: %s", len(proj), v.Where, len(v.Window), v.Message)
 }
 
 // TestCheckFallsBackToPorcupine: a projection the sweep does not cover (an

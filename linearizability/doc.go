@@ -1,9 +1,13 @@
-// Package linearizability records concurrent histories of a job ledger and
-// checks them with porcupine against two sequential models.
+// Package linearizability checks concurrent histories of a job ledger with
+// porcupine against sequential models. It is the checker only: package
+// stress records the histories (through the in-process table or the HTTP
+// API), and this package depends on no ledger. Its operations, outcomes
+// and job states (Input, Output, State) are its own.
 //
 // A history is a list of porcupine operations, each with a call and a return
-// time taken from one monotonic Clock, the client that issued it, its Input
-// and its Output. Two models judge it:
+// time, the client that issued it, its Input and its Output; an operation
+// that never returned is pending forever (Return = Pending). Two models
+// judge it:
 //
 //   - JobModel, partitioned by job id: the state machine of one job
 //     (absorbing terminal states, Start only from PENDING, exactly one
@@ -20,24 +24,19 @@
 //
 // # Usage
 //
-//	res, err := linearizability.RunStress(ctx, linearizability.DefaultStressConfig())
+//	res, err := stress.Run(ctx, stress.DefaultConfig())
 //	rep := linearizability.Check(res.History, linearizability.CheckConfig{MaxQueue: res.Config.MaxQueue})
 //	if rep.Verdict != linearizability.Linearizable { ... rep.Visualization ... }
 //
-// The recorder is written against the Ledger interface: see TableLedger
-// for the in-process adapter.
-//
 // # The HTTP level
 //
-// RunHTTPStress starts a server (jobapi, echo model) on 127.0.0.1 and
-// records what real HTTP clients see through its API (Recorder.HTTPClient,
-// which sends each request through package client); CheckHTTP checks that
-// history against HTTPJobModel and HTTPAdmissionModel. The runner's steps
+// A history recorded through the HTTP API (stress.RunHTTP) is checked by
+// CheckHTTP against HTTPJobModel and HTTPAdmissionModel. The runner's steps
 // and eviction happen inside the server, unseen, so these models let them
 // happen between observed operations, only along the state machine;
 // docs/verification.md lists what this level can and cannot see.
 //
-//	res, err := linearizability.RunHTTPStress(ctx, linearizability.DefaultHTTPStressConfig())
+//	res, err := stress.RunHTTP(ctx, stress.DefaultHTTPConfig())
 //	rep := linearizability.CheckHTTP(res.History, linearizability.CheckConfig{MaxQueue: res.Config.MaxQueue})
 //
 // # Histories on disk

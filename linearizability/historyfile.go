@@ -163,7 +163,7 @@ func WriteHistory(w io.Writer, hf HistoryFile) error {
 			r := op.Return
 			fo.Return = &r
 		}
-		if hasView(in.Kind, out.Outcome) {
+		if HasView(in.Kind, out.Outcome) {
 			fo.Out.State = out.State.String()
 		}
 		b, err := json.Marshal(fo)

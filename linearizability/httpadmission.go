@@ -117,7 +117,7 @@ func sawEnded(in Input, out Output) bool {
 	case in.Kind == Cancel:
 		return out.Outcome == OK || out.Outcome == Terminal
 	case in.Kind == Snapshot || in.Kind == Wait || in.Kind == Result:
-		return hasView(in.Kind, out.Outcome) && out.State.Terminal()
+		return HasView(in.Kind, out.Outcome) && out.State.Terminal()
 	}
 	return false
 }
@@ -126,7 +126,7 @@ func sawEnded(in Input, out Output) bool {
 func sawLive(in Input, out Output) bool {
 	switch in.Kind {
 	case Snapshot, Wait, Result:
-		return hasView(in.Kind, out.Outcome) && !out.State.Terminal()
+		return HasView(in.Kind, out.Outcome) && !out.State.Terminal()
 	}
 	return false
 }

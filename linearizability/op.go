@@ -1,9 +1,18 @@
 package linearizability
 
 import (
+	"cmp"
 	"fmt"
+	"math"
+	"slices"
 	"strings"
+
+	"github.com/anishathalye/porcupine"
 )
+
+// Pending is the Return time of an operation that never returned: porcupine
+// reads [Call, Pending] as "took effect at any time after Call, or never".
+const Pending = math.MaxInt64
 
 // Kind names a ledger operation.
 type Kind uint8
@@ -136,9 +145,9 @@ type Output struct {
 	Completed bool   // the snapshot's CompletedAt is set
 }
 
-// hasView reports whether an operation of kind k that returned o carries a
-// snapshot.
-func hasView(k Kind, o Outcome) bool {
+// HasView reports whether an operation of kind k that returned o carries a
+// snapshot: whether its Output's view fields are set.
+func HasView(k Kind, o Outcome) bool {
 	switch k {
 	case Snapshot:
 		return o == OK
@@ -178,7 +187,7 @@ func Describe(in Input, out Output) string {
 	case in.Kind == TakeRequest && out.Outcome == OK:
 		fmt.Fprintf(&b, " %q", out.Value)
 	}
-	if hasView(in.Kind, out.Outcome) {
+	if HasView(in.Kind, out.Outcome) {
 		fmt.Fprintf(&b, " %s", out.State)
 		if in.Kind == Result && out.Outcome == OK {
 			fmt.Fprintf(&b, " %q", out.Value)
@@ -202,4 +211,9 @@ func short(id string) string {
 		return id[:10]
 	}
 	return id
+}
+
+// sortByCall orders ops by call time, keeping the order of equal calls.
+func sortByCall(ops []porcupine.Operation) {
+	slices.SortStableFunc(ops, func(a, b porcupine.Operation) int { return cmp.Compare(a.Call, b.Call) })
 }

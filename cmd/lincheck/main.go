@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/jobledger/jobledger/linearizability"
+	"github.com/jobledger/jobledger/stress"
 )
 
 // Exit codes.
@@ -41,7 +42,7 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	def := linearizability.DefaultStressConfig()
+	def := stress.DefaultConfig()
 	fs := flag.NewFlagSet("lincheck", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	level := fs.String("level", "table", "what to drive: table (in process) or http (a server on loopback)")
@@ -64,7 +65,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("out", "", "directory for the HTML visualization of a violation (default: the temp dir)")
 	historyPath := fs.String("history", "", "write the last run's history to this file")
 	quiet := fs.Bool("q", false, "no progress lines")
-	hdef := linearizability.DefaultHTTPStressConfig()
+	hdef := stress.DefaultHTTPConfig()
 	maxSleep := fs.Duration("max-sleep", hdef.MaxSleep, "http: longest echo sleep of a job")
 	jobTimeout := fs.Duration("job-timeout", hdef.JobTimeout, "http: the server's async_timeout")
 	if err := fs.Parse(args); err != nil {
@@ -97,7 +98,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	cfg.MaxQueue, cfg.MaxCompleted, cfg.JobTTL = *maxQueue, *maxCompleted, *ttl
 	cfg.WaitTimeout, cfg.Grace = *waitTimeout, *grace
 	if !*quiet {
-		cfg.Progress = func(p linearizability.Progress) {
+		cfg.Progress = func(p stress.Progress) {
 			fmt.Fprintf(stdout, "  %6v  ops %7d  accepted %6d  rejected %7d\n", p.Elapsed, p.Ops, p.Accepted, p.Rejected)
 		}
 	}
@@ -111,7 +112,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		var c int
 		if *level == "http" {
 			hcfg := hdef
-			hcfg.StressConfig = cfg
+			hcfg.Config = cfg
 			hcfg.MaxSleep, hcfg.JobTimeout = *maxSleep, *jobTimeout
 			c = runHTTP(ctx, hcfg, *checkTimeout, *out, *historyPath, stdout, stderr)
 		} else {
@@ -134,10 +135,10 @@ func worse(a, b int) int {
 	return a
 }
 
-func runOnce(ctx context.Context, cfg linearizability.StressConfig, level string, checkTimeout time.Duration, outDir, historyPath string, stdout, stderr io.Writer) int {
+func runOnce(ctx context.Context, cfg stress.Config, level string, checkTimeout time.Duration, outDir, historyPath string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "lincheck: level=%s seed=%d %v: %d submitters, %d runners, %d pollers, %d waiters, max-queue %d, max-completed %d, ttl %v\n",
 		level, cfg.Seed, cfg.Duration, cfg.Submitters, cfg.Runners, cfg.Pollers, cfg.Waiters, cfg.MaxQueue, cfg.MaxCompleted, cfg.JobTTL)
-	res, err := linearizability.RunStress(ctx, cfg)
+	res, err := stress.Run(ctx, cfg)
 	if err != nil {
 		fmt.Fprintln(stderr, "lincheck:", err)
 		return exitSetup
@@ -158,7 +159,7 @@ func runOnce(ctx context.Context, cfg linearizability.StressConfig, level string
 	return verdict(rep, res.Violations, stdout)
 }
 
-func writeHistory(path string, maxQueue int, res *linearizability.StressResult) error {
+func writeHistory(path string, maxQueue int, res *stress.Result) error {
 	return writeFile(path, linearizability.HistoryFile{MaxQueue: maxQueue, Ops: res.History})
 }
 
@@ -175,10 +176,10 @@ func writeFile(path string, hf linearizability.HistoryFile) error {
 }
 
 // runHTTP is runOnce for -level=http.
-func runHTTP(ctx context.Context, cfg linearizability.HTTPStressConfig, checkTimeout time.Duration, outDir, historyPath string, stdout, stderr io.Writer) int {
+func runHTTP(ctx context.Context, cfg stress.HTTPConfig, checkTimeout time.Duration, outDir, historyPath string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "lincheck: level=http seed=%d %v: %d submitters, %d server workers, %d pollers, %d waiters, max-queue %d, max-completed %d, ttl %v, echo sleep <= %v, job timeout %v\n",
 		cfg.Seed, cfg.Duration, cfg.Submitters, cfg.Runners, cfg.Pollers, cfg.Waiters, cfg.MaxQueue, cfg.MaxCompleted, cfg.JobTTL, cfg.MaxSleep, cfg.JobTimeout)
-	res, err := linearizability.RunHTTPStress(ctx, cfg)
+	res, err := stress.RunHTTP(ctx, cfg)
 	if err != nil {
 		fmt.Fprintln(stderr, "lincheck:", err)
 		return exitSetup

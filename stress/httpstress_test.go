@@ -1,4 +1,4 @@
-package linearizability_test
+package stress_test
 
 import (
 	"context"
@@ -8,12 +8,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobledger/jobledger/linearizability"
+	"github.com/jobledger/jobledger/stress"
 )
 
 // shortHTTPStress is the HTTP level's default shape, shortened for the test
 // suite: 300 ms or 20,000 operations, whichever comes first.
-func shortHTTPStress() linearizability.HTTPStressConfig {
-	cfg := linearizability.DefaultHTTPStressConfig()
+func shortHTTPStress() stress.HTTPConfig {
+	cfg := stress.DefaultHTTPConfig()
 	cfg.Duration = 300 * time.Millisecond
 	cfg.MaxOps = 20_000
 	cfg.MaxQueue = 2
@@ -23,7 +24,7 @@ func shortHTTPStress() linearizability.HTTPStressConfig {
 
 func TestHTTPStressLinearizable(t *testing.T) {
 	cfg := shortHTTPStress()
-	res, err := linearizability.RunHTTPStress(context.Background(), cfg)
+	res, err := stress.RunHTTP(context.Background(), cfg)
 	require.NoError(t, err)
 	require.Empty(t, res.Violations)
 	require.Positive(t, res.Accepted)
@@ -39,6 +40,6 @@ func TestHTTPStressLinearizable(t *testing.T) {
 func TestHTTPStressRejectsBadConfig(t *testing.T) {
 	cfg := shortHTTPStress()
 	cfg.WaitTimeout = 0
-	_, err := linearizability.RunHTTPStress(context.Background(), cfg)
+	_, err := stress.RunHTTP(context.Background(), cfg)
 	require.Error(t, err)
 }

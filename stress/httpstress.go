@@ -1,4 +1,4 @@
-package linearizability
+package stress
 
 import (
 	"context"
@@ -14,15 +14,16 @@ import (
 
 	"github.com/jobledger/jobledger/client"
 	"github.com/jobledger/jobledger/jobapi"
+	"github.com/jobledger/jobledger/linearizability"
 )
 
-// HTTPStressConfig shapes a stress through the HTTP API. The embedded
-// StressConfig gives the clients, the bounds of the run and the ledger's
-// configuration; Runners is the server's worker count, since the runner
-// steps happen inside the server. WaitTimeout is the timeout of a bounded
-// wait (whole milliseconds), Grace bounds the final drain.
-type HTTPStressConfig struct {
-	StressConfig
+// HTTPConfig shapes a stress through the HTTP API. The embedded Config
+// gives the clients, the bounds of the run and the ledger's configuration;
+// Runners is the server's worker count, since the runner steps happen
+// inside the server. WaitTimeout is the timeout of a bounded wait (whole
+// milliseconds), Grace bounds the final drain.
+type HTTPConfig struct {
+	Config
 	// MaxSleep bounds the echo model's sleep_ms, drawn per job from
 	// [0, MaxSleep], so that jobs stay PENDING and RUNNING for a while.
 	MaxSleep time.Duration
@@ -37,16 +38,16 @@ type HTTPStressConfig struct {
 	_ struct{}
 }
 
-// DefaultHTTPStressConfig returns the HTTP level's default shape: 4
-// submitters, 2 server workers, 3 pollers and 2 waiters for 3 s, echo jobs
-// sleeping up to 3 ms, MaxQueue 4, MaxCompleted 16, JobTTL 5 ms.
-func DefaultHTTPStressConfig() HTTPStressConfig {
-	sc := DefaultStressConfig()
+// DefaultHTTPConfig returns the HTTP level's default shape: 4 submitters,
+// 2 server workers, 3 pollers and 2 waiters for 3 s, echo jobs sleeping up
+// to 3 ms, MaxQueue 4, MaxCompleted 16, JobTTL 5 ms.
+func DefaultHTTPConfig() HTTPConfig {
+	sc := DefaultConfig()
 	sc.MaxOps = 200_000
 	sc.JobTTL = 5 * time.Millisecond
 	sc.WaitTimeout = 5 * time.Millisecond
-	return HTTPStressConfig{
-		StressConfig:   sc,
+	return HTTPConfig{
+		Config:         sc,
 		MaxSleep:       3 * time.Millisecond,
 		JobTimeout:     50 * time.Millisecond,
 		SlowEvery:      25,
@@ -54,8 +55,8 @@ func DefaultHTTPStressConfig() HTTPStressConfig {
 	}
 }
 
-func (c HTTPStressConfig) validate() error {
-	if err := c.StressConfig.validate(); err != nil {
+func (c HTTPConfig) validate() error {
+	if err := c.Config.validate(); err != nil {
 		return err
 	}
 	switch {
@@ -67,10 +68,10 @@ func (c HTTPStressConfig) validate() error {
 	return nil
 }
 
-// HTTPStressResult is what an HTTP stress recorded and found.
-type HTTPStressResult struct {
-	Config HTTPStressConfig
-	StressRecord
+// HTTPResult is what an HTTP stress recorded and found.
+type HTTPResult struct {
+	Config HTTPConfig
+	Record
 
 	// Lost counts operations recorded pending forever (transport errors,
 	// unexpected statuses).
@@ -79,14 +80,14 @@ type HTTPStressResult struct {
 	Depth, Retained int
 }
 
-// RunHTTPStress starts a server (echo model) on 127.0.0.1, drives it through
-// its HTTP API with recording clients, then drains: every admitted job is
+// RunHTTP starts a server (echo model) on 127.0.0.1, drives it through its
+// HTTP API with recording clients, then drains: every admitted job is
 // waited on until it is seen terminal or gone. At the end it checks what
 // the API shows: every admitted job seen ended, the queue depth of
 // GET /metrics back to zero, the server's counters agreeing with the
-// replies (jobs admitted, rejected and completed), ids unique. It returns an
-// error only for a bad configuration or a server that cannot start.
-func RunHTTPStress(ctx context.Context, cfg HTTPStressConfig) (*HTTPStressResult, error) {
+// replies (jobs admitted, rejected and completed), ids unique. It returns
+// an error only for a bad configuration or a server that cannot start.
+func RunHTTP(ctx context.Context, cfg HTTPConfig) (*HTTPResult, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
@@ -142,13 +143,13 @@ func RunHTTPStress(ctx context.Context, cfg HTTPStressConfig) (*HTTPStressResult
 // httpWorkload is the shared state of one HTTP stress's clients.
 type httpWorkload struct {
 	*stressRun
-	cfg  HTTPStressConfig // its StressConfig is stressRun's
+	cfg  HTTPConfig // its Config is stressRun's
 	api  *client.Client
 	lost atomic.Int64
 }
 
-func runHTTPWorkload(ctx context.Context, cfg HTTPStressConfig, api *client.Client) *HTTPStressResult {
-	w := &httpWorkload{stressRun: newStressRun(cfg.StressConfig, NewRecorder()), cfg: cfg, api: api}
+func runHTTPWorkload(ctx context.Context, cfg HTTPConfig, api *client.Client) *HTTPResult {
+	w := &httpWorkload{stressRun: newStressRun(cfg.Config, NewRecorder()), cfg: cfg, api: api}
 	runCtx, stopRun := context.WithTimeout(ctx, cfg.Duration)
 	defer stopRun()
 	bg := context.Background()
@@ -194,7 +195,7 @@ func runHTTPWorkload(ctx context.Context, cfg HTTPStressConfig, api *client.Clie
 	}
 	drain.Wait()
 
-	res := &HTTPStressResult{Config: cfg, StressRecord: w.record(), Lost: w.lost.Load()}
+	res := &HTTPResult{Config: cfg, Record: w.record(), Lost: w.lost.Load()}
 	if u := unended.Load(); u > 0 {
 		res.Violations = append(res.Violations, fmt.Sprintf("%d admitted job(s) not seen ended within %v of the run's end", u, cfg.Grace))
 	}
@@ -221,7 +222,7 @@ func (w *httpWorkload) drainOne(ctx context.Context, c *HTTPClient, id string, d
 			w.lost.Add(1)
 			continue
 		}
-		if out.Outcome == NotFound || out.State.Terminal() {
+		if out.Outcome == linearizability.NotFound || out.State.Terminal() {
 			return true
 		}
 	}
@@ -245,7 +246,7 @@ func (w *httpWorkload) submitter(ctx context.Context, c *HTTPClient, r *rand.Ran
 		switch {
 		case err != nil:
 			w.lost.Add(1)
-		case outcome == OK:
+		case outcome == linearizability.OK:
 			w.accepted.Add(1)
 			w.remember(id)
 		default:
@@ -302,7 +303,7 @@ func (w *httpWorkload) waiter(ctx context.Context, c *HTTPClient, r *rand.Rand) 
 
 // readMetrics reads GET /metrics once every job has been seen ended, and
 // checks the queue depth and the server's counters against the replies.
-func (res *HTTPStressResult) readMetrics(api *client.Client) {
+func (res *HTTPResult) readMetrics(api *client.Client) {
 	m, err := api.Metrics(context.Background())
 	if err != nil {
 		res.Violations = append(res.Violations, "GET /metrics: "+err.Error())

@@ -1,4 +1,4 @@
-package linearizability
+package stress
 
 import (
 	"math/rand/v2"

@@ -1,4 +1,4 @@
-package linearizability
+package stress
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jobledger/jobledger/client"
+	"github.com/jobledger/jobledger/linearizability"
 )
 
 // HTTPClient records the operations one client issues through the HTTP API,
@@ -34,27 +35,27 @@ func (h *HTTPClient) ID() int { return h.c.ID() }
 
 // Submit records POST /jobs with the given task id and params (a compact
 // JSON object).
-func (h *HTTPClient) Submit(ctx context.Context, taskID, params string) (string, Outcome, error) {
+func (h *HTTPClient) Submit(ctx context.Context, taskID, params string) (string, linearizability.Outcome, error) {
 	body, err := json.Marshal(client.Request{TaskID: taskID, Params: json.RawMessage(params)})
 	if err != nil {
-		return "", Unknown, err
+		return "", linearizability.Unknown, err
 	}
-	i := h.c.begin(Input{Kind: Submit, TaskID: taskID, Value: params})
+	i := h.c.begin(linearizability.Input{Kind: linearizability.Submit, TaskID: taskID, Value: params})
 	acc, err := h.api.SubmitJSON(ctx, body)
-	var out Output
+	var out linearizability.Output
 	switch {
 	case err == nil:
-		out = Output{Outcome: OK, ID: acc.JobID}
+		out = linearizability.Output{Outcome: linearizability.OK, ID: acc.JobID}
 	case errors.Is(err, client.ErrQueueFull):
-		out.Outcome, err = QueueFull, nil
+		out.Outcome, err = linearizability.QueueFull, nil
 	}
 	h.c.end(i, out)
 	return out.ID, out.Outcome, err
 }
 
 // Snapshot records GET /jobs/{id}.
-func (h *HTTPClient) Snapshot(ctx context.Context, id string) (Output, error) {
-	i := h.c.begin(Input{Kind: Snapshot, ID: id})
+func (h *HTTPClient) Snapshot(ctx context.Context, id string) (linearizability.Output, error) {
+	i := h.c.begin(linearizability.Input{Kind: linearizability.Snapshot, ID: id})
 	snap, err := h.api.Snapshot(ctx, id)
 	out, err := snapshotOutput(snap, err)
 	h.c.end(i, out)
@@ -65,24 +66,24 @@ func (h *HTTPClient) Snapshot(ctx context.Context, id string) (Output, error) {
 // the server's own timeout, which started no earlier than the call: it is
 // recorded as a read between call+timeout and the return, with outcome
 // Deadline.
-func (h *HTTPClient) Wait(ctx context.Context, id string, timeout time.Duration) (Output, error) {
-	i := h.c.begin(Input{Kind: Wait, ID: id})
+func (h *HTTPClient) Wait(ctx context.Context, id string, timeout time.Duration) (linearizability.Output, error) {
+	i := h.c.begin(linearizability.Input{Kind: linearizability.Wait, ID: id})
 	call := h.c.callOf(i)
 	snap, err := h.api.Wait(ctx, id, timeout)
 	out, err := snapshotOutput(snap, err)
-	if out.Outcome == OK && !out.State.Terminal() {
-		out.Outcome = Deadline
+	if out.Outcome == linearizability.OK && !out.State.Terminal() {
+		out.Outcome = linearizability.Deadline
 	}
 	h.c.end(i, out)
-	if out.Outcome == Deadline {
+	if out.Outcome == linearizability.Deadline {
 		h.c.narrow(i, call+int64(timeout))
 	}
 	return out, err
 }
 
 // Cancel records POST /jobs/{id}/cancel.
-func (h *HTTPClient) Cancel(ctx context.Context, id string) (Output, error) {
-	i := h.c.begin(Input{Kind: Cancel, ID: id})
+func (h *HTTPClient) Cancel(ctx context.Context, id string) (linearizability.Output, error) {
+	i := h.c.begin(linearizability.Input{Kind: linearizability.Cancel, ID: id})
 	snap, err := h.api.Cancel(ctx, id)
 	out, err := snapshotOutput(snap, err)
 	h.c.end(i, out)
@@ -90,20 +91,20 @@ func (h *HTTPClient) Cancel(ctx context.Context, id string) (Output, error) {
 }
 
 // Result records GET /jobs/{id}/result. The result is kept compacted.
-func (h *HTTPClient) Result(ctx context.Context, id string) (Output, error) {
-	i := h.c.begin(Input{Kind: Result, ID: id})
+func (h *HTTPClient) Result(ctx context.Context, id string) (linearizability.Output, error) {
+	i := h.c.begin(linearizability.Input{Kind: linearizability.Result, ID: id})
 	res, err := h.api.Result(ctx, id)
-	var out Output
+	var out linearizability.Output
 	if err != nil {
 		out, err = refusal(err)
 	} else {
 		var buf bytes.Buffer
 		if err = json.Compact(&buf, res.Result); err == nil {
-			out, err = withState(Output{Outcome: OK, TaskID: res.TaskID, Value: buf.String()}, string(res.State))
+			out, err = withState(linearizability.Output{Outcome: linearizability.OK, TaskID: res.TaskID, Value: buf.String()}, string(res.State))
 		}
 	}
 	if err != nil {
-		out = Output{}
+		out = linearizability.Output{}
 	}
 	h.c.end(i, out)
 	return out, err
@@ -111,12 +112,12 @@ func (h *HTTPClient) Result(ctx context.Context, id string) (Output, error) {
 
 // snapshotOutput reads a reply whose 200 body is a job (snapshot, wait,
 // cancel); err, when not nil, is the client's error for the call.
-func snapshotOutput(s client.Snapshot, err error) (Output, error) {
+func snapshotOutput(s client.Snapshot, err error) (linearizability.Output, error) {
 	if err != nil {
 		return refusal(err)
 	}
-	return withState(Output{
-		Outcome: OK, TaskID: s.TaskID, Err: s.Error,
+	return withState(linearizability.Output{
+		Outcome: linearizability.OK, TaskID: s.TaskID, Err: s.Error,
 		Started: !s.StartedAt.IsZero(), Completed: !s.CompletedAt.IsZero(),
 	}, string(s.State))
 }
@@ -124,23 +125,23 @@ func snapshotOutput(s client.Snapshot, err error) (Output, error) {
 // refusal maps the client's error for a job's route to its outcome: 404
 // NotFound; a 409 NotDone (result) or Terminal (cancel), with the state its
 // problem names. Anything else is Unknown, and returned as the error.
-func refusal(err error) (Output, error) {
+func refusal(err error) (linearizability.Output, error) {
 	var e *client.Error
 	switch {
 	case errors.Is(err, client.ErrNotFound):
-		return Output{Outcome: NotFound}, nil
+		return linearizability.Output{Outcome: linearizability.NotFound}, nil
 	case errors.Is(err, client.ErrNotDone) && errors.As(err, &e):
-		return withState(Output{Outcome: NotDone}, string(e.State))
+		return withState(linearizability.Output{Outcome: linearizability.NotDone}, string(e.State))
 	case errors.Is(err, client.ErrTerminal) && errors.As(err, &e):
-		return withState(Output{Outcome: Terminal}, string(e.State))
+		return withState(linearizability.Output{Outcome: linearizability.Terminal}, string(e.State))
 	}
-	return Output{}, err
+	return linearizability.Output{}, err
 }
 
-func withState(out Output, state string) (Output, error) {
-	st, ok := ParseState(state)
+func withState(out linearizability.Output, state string) (linearizability.Output, error) {
+	st, ok := linearizability.ParseState(state)
 	if !ok {
-		return Output{}, fmt.Errorf("unknown state %q", state)
+		return linearizability.Output{}, fmt.Errorf("unknown state %q", state)
 	}
 	out.State = st
 	return out, nil

@@ -1,22 +1,17 @@
-package linearizability
+package stress
 
 import (
 	"cmp"
 	"context"
 	"errors"
-	"fmt"
-	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
 
 	"github.com/anishathalye/porcupine"
 	"github.com/jobledger/jobledger/jobtable"
+	"github.com/jobledger/jobledger/linearizability"
 )
-
-// Pending is the Return time of an operation that never returned: porcupine
-// reads [Call, Pending] as "took effect at any time after Call, or never".
-const Pending = math.MaxInt64
 
 // Recorder collects one history from many clients. Every operation is
 // stamped by one Clock.
@@ -60,7 +55,7 @@ func (r *Recorder) History() []porcupine.Operation {
 		h = append(h, c.ops...)
 		c.mu.Unlock()
 	}
-	sortByCall(h)
+	slices.SortStableFunc(h, func(a, b porcupine.Operation) int { return cmp.Compare(a.Call, b.Call) })
 	return h
 }
 
@@ -80,15 +75,15 @@ func (c *Client) ID() int { return c.id }
 
 // begin appends an operation that has not returned: pending forever until
 // end says otherwise. The call stamp is taken last, just before the call.
-func (c *Client) begin(in Input) int {
+func (c *Client) begin(in linearizability.Input) int {
 	c.count.Add(1)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.ops = append(c.ops, porcupine.Operation{
 		ClientId: c.id,
 		Input:    in,
-		Output:   Output{Outcome: Unknown},
-		Return:   Pending,
+		Output:   linearizability.Output{Outcome: linearizability.Unknown},
+		Return:   linearizability.Pending,
 	})
 	i := len(c.ops) - 1
 	c.ops[i].Call = c.clock.Now()
@@ -97,11 +92,11 @@ func (c *Client) begin(in Input) int {
 
 // end records the return of operation i. The return stamp is taken first,
 // just after the call. An Unknown outcome stays pending forever.
-func (c *Client) end(i int, out Output) {
+func (c *Client) end(i int, out linearizability.Output) {
 	ret := c.clock.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if out.Outcome == Unknown {
+	if out.Outcome == linearizability.Unknown {
 		return
 	}
 	c.ops[i].Output = out
@@ -128,9 +123,9 @@ func (c *Client) narrow(i int, at int64) {
 
 // Submit records l.Submit.
 func (c *Client) Submit(ctx context.Context, taskID, req string) (string, error) {
-	i := c.begin(Input{Kind: Submit, TaskID: taskID, Value: req})
+	i := c.begin(linearizability.Input{Kind: linearizability.Submit, TaskID: taskID, Value: req})
 	id, err := c.ledger.Submit(ctx, taskID, req)
-	out := Output{Outcome: outcomeOf(Submit, err)}
+	out := linearizability.Output{Outcome: outcomeOf(linearizability.Submit, err)}
 	if err == nil {
 		out.ID = id
 	}
@@ -140,9 +135,9 @@ func (c *Client) Submit(ctx context.Context, taskID, req string) (string, error)
 
 // TakeRequest records l.TakeRequest.
 func (c *Client) TakeRequest(ctx context.Context, id string) (string, error) {
-	i := c.begin(Input{Kind: TakeRequest, ID: id})
+	i := c.begin(linearizability.Input{Kind: linearizability.TakeRequest, ID: id})
 	req, err := c.ledger.TakeRequest(ctx, id)
-	out := Output{Outcome: outcomeOf(TakeRequest, err)}
+	out := linearizability.Output{Outcome: outcomeOf(linearizability.TakeRequest, err)}
 	if err == nil {
 		out.Value = req
 	}
@@ -152,49 +147,49 @@ func (c *Client) TakeRequest(ctx context.Context, id string) (string, error) {
 
 // Start records l.Start.
 func (c *Client) Start(ctx context.Context, id string) error {
-	i := c.begin(Input{Kind: Start, ID: id})
+	i := c.begin(linearizability.Input{Kind: linearizability.Start, ID: id})
 	err := c.ledger.Start(ctx, id)
-	c.end(i, Output{Outcome: outcomeOf(Start, err)})
+	c.end(i, linearizability.Output{Outcome: outcomeOf(linearizability.Start, err)})
 	return err
 }
 
 // Finish records l.Finish.
 func (c *Client) Finish(ctx context.Context, id, res string) error {
-	i := c.begin(Input{Kind: Finish, ID: id, Value: res})
+	i := c.begin(linearizability.Input{Kind: linearizability.Finish, ID: id, Value: res})
 	err := c.ledger.Finish(ctx, id, res)
-	c.end(i, Output{Outcome: outcomeOf(Finish, err)})
+	c.end(i, linearizability.Output{Outcome: outcomeOf(linearizability.Finish, err)})
 	return err
 }
 
 // Fail records l.Fail.
 func (c *Client) Fail(ctx context.Context, id, msg string) error {
-	i := c.begin(Input{Kind: Fail, ID: id, Value: msg})
+	i := c.begin(linearizability.Input{Kind: linearizability.Fail, ID: id, Value: msg})
 	err := c.ledger.Fail(ctx, id, msg)
-	c.end(i, Output{Outcome: outcomeOf(Fail, err)})
+	c.end(i, linearizability.Output{Outcome: outcomeOf(linearizability.Fail, err)})
 	return err
 }
 
 // Timeout records l.Timeout.
 func (c *Client) Timeout(ctx context.Context, id, msg string) error {
-	i := c.begin(Input{Kind: Timeout, ID: id, Value: msg})
+	i := c.begin(linearizability.Input{Kind: linearizability.Timeout, ID: id, Value: msg})
 	err := c.ledger.Timeout(ctx, id, msg)
-	c.end(i, Output{Outcome: outcomeOf(Timeout, err)})
+	c.end(i, linearizability.Output{Outcome: outcomeOf(linearizability.Timeout, err)})
 	return err
 }
 
 // Snapshot records l.Snapshot.
 func (c *Client) Snapshot(ctx context.Context, id string) (jobtable.Snapshot, error) {
-	i := c.begin(Input{Kind: Snapshot, ID: id})
+	i := c.begin(linearizability.Input{Kind: linearizability.Snapshot, ID: id})
 	snap, err := c.ledger.Snapshot(ctx, id)
-	c.end(i, outputWithView(Snapshot, err, snap))
+	c.end(i, outputWithView(linearizability.Snapshot, err, snap))
 	return snap, err
 }
 
 // Result records l.Result.
 func (c *Client) Result(ctx context.Context, id string) (string, jobtable.Snapshot, error) {
-	i := c.begin(Input{Kind: Result, ID: id})
+	i := c.begin(linearizability.Input{Kind: linearizability.Result, ID: id})
 	res, snap, err := c.ledger.Result(ctx, id)
-	out := outputWithView(Result, err, snap)
+	out := outputWithView(linearizability.Result, err, snap)
 	if err == nil {
 		out.Value = res
 	}
@@ -211,63 +206,14 @@ func (c *Client) Result(ctx context.Context, id string) (string, jobtable.Snapsh
 // ended, which makes a lost wakeup (the job ended, the waiter never heard
 // and reported the stale state) illegal rather than a lucky early read.
 func (c *Client) Wait(ctx context.Context, id string) (jobtable.Snapshot, error) {
-	i := c.begin(Input{Kind: Wait, ID: id})
+	i := c.begin(linearizability.Input{Kind: linearizability.Wait, ID: id})
 	snap, err := c.ledger.Wait(ctx, id)
-	out := outputWithView(Wait, err, snap)
+	out := outputWithView(linearizability.Wait, err, snap)
 	c.end(i, out)
-	if out.Outcome == Deadline && !snap.State.Terminal() && errors.Is(err, context.DeadlineExceeded) {
+	if out.Outcome == linearizability.Deadline && !snap.State.Terminal() && errors.Is(err, context.DeadlineExceeded) {
 		if d, ok := ctx.Deadline(); ok {
 			c.narrow(i, c.clock.At(d))
 		}
 	}
 	return snap, err
-}
-
-// outputWithView classifies err and, where the outcome carries a snapshot,
-// fills the view fields from snap.
-func outputWithView(k Kind, err error, snap jobtable.Snapshot) Output {
-	out := Output{Outcome: outcomeOf(k, err)}
-	if hasView(k, out.Outcome) {
-		out = view(out, snap)
-	}
-	return out
-}
-
-// view returns out with the fields of snap filled in.
-func view(out Output, snap jobtable.Snapshot) Output {
-	out.State = stateOf(snap.State)
-	out.TaskID = snap.TaskID
-	if snap.Err != nil {
-		out.Err = snap.Err.Error()
-	}
-	out.Started = !snap.StartedAt.IsZero()
-	out.Completed = !snap.CompletedAt.IsZero()
-	return out
-}
-
-// stateOf is the history's State for a state of the table: the one with
-// the same wire name. Every state of the table has one, so a miss is a
-// programming error.
-func stateOf(s jobtable.State) State {
-	st, ok := ParseState(s.String())
-	if !ok {
-		panic(fmt.Sprintf("linearizability: the table's state %v has no history state", s))
-	}
-	return st
-}
-
-// outcomeOf classifies err for an operation of kind k. Only Wait reports
-// its caller's deadline as an outcome; for any other operation a context
-// error means the call was abandoned and its effect is unknown.
-func outcomeOf(k Kind, err error) Outcome {
-	o := classify(err)
-	if o == Deadline && k != Wait {
-		return Unknown
-	}
-	return o
-}
-
-// sortByCall orders ops by call time, keeping the order of equal calls.
-func sortByCall(ops []porcupine.Operation) {
-	slices.SortStableFunc(ops, func(a, b porcupine.Operation) int { return cmp.Compare(a.Call, b.Call) })
 }

@@ -1,4 +1,4 @@
-package linearizability
+package stress
 
 import (
 	"context"
@@ -16,11 +16,11 @@ import (
 // common part of their results, and the run's bookkeeping live here; each
 // driver keeps only its workers and its end-of-run checks.
 
-// StressConfig shapes a stress run. DefaultStressConfig gives the seed's
-// shape: 4 submitters, 2 runners, 3 pollers and 2 waiters for about 3 s,
-// against a queue small enough that admission is contested and retention
-// small enough that eviction happens during the run.
-type StressConfig struct {
+// Config shapes a stress run. DefaultConfig gives the seed's shape: 4
+// submitters, 2 runners, 3 pollers and 2 waiters for about 3 s, against a
+// queue small enough that admission is contested and retention small
+// enough that eviction happens during the run.
+type Config struct {
 	Submitters, Runners, Pollers, Waiters int
 
 	// Duration bounds the run; MaxOps bounds the history (the run stops
@@ -63,9 +63,9 @@ type Progress struct {
 	Accepted, Rejected int64
 }
 
-// DefaultStressConfig returns the seed's shape.
-func DefaultStressConfig() StressConfig {
-	return StressConfig{
+// DefaultConfig returns the seed's shape.
+func DefaultConfig() Config {
+	return Config{
 		Submitters: 4, Runners: 2, Pollers: 3, Waiters: 2,
 		Duration: 3 * time.Second, MaxOps: 400_000,
 		MaxQueue: 4, MaxCompleted: 16, JobTTL: time.Millisecond,
@@ -74,7 +74,7 @@ func DefaultStressConfig() StressConfig {
 	}
 }
 
-func (c StressConfig) validate() error {
+func (c Config) validate() error {
 	switch {
 	case c.Submitters < 1 || c.Runners < 1 || c.Pollers < 0 || c.Waiters < 0:
 		return errors.New("stress: need at least one submitter and one runner")
@@ -86,9 +86,9 @@ func (c StressConfig) validate() error {
 	return nil
 }
 
-// StressRecord is what every stress run recorded and found, whatever it
-// drove. StressResult and HTTPStressResult embed it.
-type StressRecord struct {
+// Record is what every stress run recorded and found, whatever it drove.
+// Result and HTTPResult embed it.
+type Record struct {
 	History []porcupine.Operation
 	Elapsed time.Duration
 
@@ -102,7 +102,7 @@ type StressRecord struct {
 // saw, and the ids they were given. The counters and recentIDs are safe
 // for concurrent use; the other fields are set once.
 type stressRun struct {
-	cfg   StressConfig
+	cfg   Config
 	rec   *Recorder
 	start time.Time
 
@@ -111,7 +111,7 @@ type stressRun struct {
 	recentIDs // the admitted ids
 }
 
-func newStressRun(cfg StressConfig, rec *Recorder) *stressRun {
+func newStressRun(cfg Config, rec *Recorder) *stressRun {
 	return &stressRun{cfg: cfg, rec: rec, start: time.Now()}
 }
 
@@ -159,8 +159,8 @@ func (r *stressRun) report(ctx context.Context, done <-chan struct{}) {
 
 // record returns what the run recorded so far: the history, the time since
 // it started, and the counts.
-func (r *stressRun) record() StressRecord {
-	return StressRecord{
+func (r *stressRun) record() Record {
+	return Record{
 		History:  r.rec.History(),
 		Elapsed:  time.Since(r.start),
 		Accepted: r.accepted.Load(),

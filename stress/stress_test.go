@@ -1,4 +1,4 @@
-package linearizability_test
+package stress_test
 
 import (
 	"context"
@@ -10,12 +10,13 @@ import (
 
 	"github.com/jobledger/jobledger/jobtable"
 	"github.com/jobledger/jobledger/linearizability"
+	"github.com/jobledger/jobledger/stress"
 )
 
 // shortStress is the seed's shape, shortened for the test suite: the run
 // ends after 300 ms or 40,000 operations, whichever comes first.
-func shortStress() linearizability.StressConfig {
-	cfg := linearizability.DefaultStressConfig()
+func shortStress() stress.Config {
+	cfg := stress.DefaultConfig()
 	cfg.Duration = 300 * time.Millisecond
 	cfg.MaxOps = 40_000
 	cfg.MaxQueue = 2
@@ -25,7 +26,7 @@ func shortStress() linearizability.StressConfig {
 
 func TestStressLinearizable(t *testing.T) {
 	cfg := shortStress()
-	res, err := linearizability.RunStress(context.Background(), cfg)
+	res, err := stress.Run(context.Background(), cfg)
 	require.NoError(t, err)
 	require.Empty(t, res.Violations)
 	require.Positive(t, res.Accepted)
@@ -41,7 +42,7 @@ func TestStressLinearizable(t *testing.T) {
 func TestStressRejectsBadConfig(t *testing.T) {
 	cfg := shortStress()
 	cfg.Runners = 0
-	_, err := linearizability.RunStress(context.Background(), cfg)
+	_, err := stress.Run(context.Background(), cfg)
 	require.Error(t, err)
 }
 
@@ -50,7 +51,7 @@ func TestStressRejectsBadConfig(t *testing.T) {
 
 // startAnyway reports Start as successful whatever the table said (a Start
 // after the end is accepted).
-type startAnyway struct{ linearizability.Ledger }
+type startAnyway struct{ stress.Ledger }
 
 func (l startAnyway) Start(ctx context.Context, id string) error {
 	l.Ledger.Start(ctx, id)
@@ -58,7 +59,7 @@ func (l startAnyway) Start(ctx context.Context, id string) error {
 }
 
 // spuriousFull rejects a submit the table never saw, below the bound.
-type spuriousFull struct{ linearizability.Ledger }
+type spuriousFull struct{ stress.Ledger }
 
 func (l spuriousFull) Submit(context.Context, string, string) (string, error) {
 	return "", jobtable.ErrQueueFull
@@ -66,7 +67,7 @@ func (l spuriousFull) Submit(context.Context, string, string) (string, error) {
 
 // deafWaiter never hears the job end: it blocks until its context ends and
 // reports the state it saw when it started, as a lost wakeup would.
-type deafWaiter struct{ linearizability.Ledger }
+type deafWaiter struct{ stress.Ledger }
 
 func (l deafWaiter) Wait(ctx context.Context, id string) (jobtable.Snapshot, error) {
 	snap, err := l.Ledger.Snapshot(ctx, id)
@@ -80,23 +81,23 @@ func (l deafWaiter) Wait(ctx context.Context, id string) (jobtable.Snapshot, err
 func TestStressCatchesFaults(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
-		wrap       func(linearizability.Ledger) linearizability.Ledger
+		wrap       func(stress.Ledger) stress.Ledger
 		model      string // the model that must reject the history; "" when none must
 		invariants bool   // whether a stress invariant must fail
 	}{
-		{"start after end", func(l linearizability.Ledger) linearizability.Ledger { return startAnyway{l} }, "job", false},
-		{"rejected below the bound", func(l linearizability.Ledger) linearizability.Ledger { return spuriousFull{l} }, "admission", false},
+		{"start after end", func(l stress.Ledger) stress.Ledger { return startAnyway{l} }, "job", false},
+		{"rejected below the bound", func(l stress.Ledger) stress.Ledger { return spuriousFull{l} }, "admission", false},
 		// A waiter stuck in an unbounded Wait is caught by the stress
 		// invariants every time; a bounded Wait that reports stale state
 		// is caught by the job model when the run has one.
-		{"lost wakeup", func(l linearizability.Ledger) linearizability.Ledger { return deafWaiter{l} }, "", true},
+		{"lost wakeup", func(l stress.Ledger) stress.Ledger { return deafWaiter{l} }, "", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := shortStress()
 			cfg.MaxOps = 10_000
 			cfg.Grace = 50 * time.Millisecond // the fault never returns by itself
 			cfg.Wrap = tc.wrap
-			res, err := linearizability.RunStress(context.Background(), cfg)
+			res, err := stress.Run(context.Background(), cfg)
 			require.NoError(t, err)
 			if tc.invariants {
 				require.NotEmpty(t, res.Violations)
@@ -117,7 +118,7 @@ func TestStressCatchesFaults(t *testing.T) {
 // TestRecorderKeepsPending: an operation that has not returned, or whose
 // outcome is unknown, is recorded pending forever, never dropped.
 func TestRecorderKeepsPending(t *testing.T) {
-	rec := linearizability.NewRecorder()
+	rec := stress.NewRecorder()
 	l := &blocking{release: make(chan struct{}), called: make(chan struct{})}
 	c := rec.Client(l)
 	done := make(chan struct{})
@@ -151,7 +152,7 @@ func TestRecorderKeepsPending(t *testing.T) {
 // blocking is a Ledger whose Finish blocks until release and whose Submit
 // fails with an error that says nothing about the ledger.
 type blocking struct {
-	linearizability.Ledger
+	stress.Ledger
 	release, called chan struct{}
 }
 
@@ -171,8 +172,8 @@ func (b *blocking) Submit(ctx context.Context, taskID, req string) (string, erro
 func TestWaitDeadlineRecordedAsRead(t *testing.T) {
 	tab, err := jobtable.New[string, string](jobtable.Config{MaxQueue: 1})
 	require.NoError(t, err)
-	rec := linearizability.NewRecorder()
-	c := rec.Client(linearizability.TableLedger{T: tab})
+	rec := stress.NewRecorder()
+	c := rec.Client(stress.TableLedger{T: tab})
 	id, err := c.Submit(context.Background(), "t1", "r1")
 	require.NoError(t, err)
 
@@ -193,7 +194,7 @@ func TestWaitDeadlineRecordedAsRead(t *testing.T) {
 }
 
 func TestClockStrictlyIncreasing(t *testing.T) {
-	c := linearizability.NewClock()
+	c := stress.NewClock()
 	const workers, n = 4, 1000
 	stamps := make(chan []int64, workers)
 	for range workers {

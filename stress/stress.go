@@ -1,4 +1,4 @@
-package linearizability
+package stress
 
 import (
 	"context"
@@ -11,25 +11,25 @@ import (
 
 	"github.com/anishathalye/porcupine"
 	"github.com/jobledger/jobledger/jobtable"
+	"github.com/jobledger/jobledger/linearizability"
 )
 
-// StressResult is what a stress run of the table recorded and found.
-type StressResult struct {
-	Config StressConfig
-	StressRecord
+// Result is what a stress run of the table recorded and found.
+type Result struct {
+	Config Config
+	Record
 
 	Stats jobtable.Stats // the table at the end
 	// StuckWaiters counts waiters still blocked when Grace ran out.
 	StuckWaiters int
 }
 
-// RunStress drives a fresh table with the configured workers, records
-// every operation, and checks the stress invariants at the end: depth back
-// to zero, every accepted job terminated exactly once, ids unique, no
-// waiter left blocked, and the table's own invariant checker clean. It
-// returns an error only for a bad configuration; violations are in the
-// result.
-func RunStress(ctx context.Context, cfg StressConfig) (*StressResult, error) {
+// Run drives a fresh table with the configured workers, records every
+// operation, and checks the stress invariants at the end: depth back to
+// zero, every accepted job terminated exactly once, ids unique, no waiter
+// left blocked, and the table's own invariant checker clean. It returns an
+// error only for a bad configuration; violations are in the result.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
@@ -58,7 +58,7 @@ func RunStress(ctx context.Context, cfg StressConfig) (*StressResult, error) {
 // runWorkload runs the workers against l and checks what the history alone
 // can tell: ids unique, each accepted job terminated exactly once, no
 // waiter stuck.
-func runWorkload(ctx context.Context, cfg StressConfig, rec *Recorder, l Ledger) *StressResult {
+func runWorkload(ctx context.Context, cfg Config, rec *Recorder, l Ledger) *Result {
 	w := &workload{
 		stressRun: newStressRun(cfg, rec),
 		jobs:      make(chan string, 1024),
@@ -116,7 +116,7 @@ func runWorkload(ctx context.Context, cfg StressConfig, rec *Recorder, l Ledger)
 	}
 	grace.Stop()
 
-	res := &StressResult{Config: cfg, StressRecord: w.record(), StuckWaiters: stuck}
+	res := &Result{Config: cfg, Record: w.record(), StuckWaiters: stuck}
 	if stuck > 0 {
 		res.Violations = append(res.Violations, fmt.Sprintf("%d waiter(s) still blocked %v after every job ended (lost wakeup)", stuck, cfg.Grace))
 	}
@@ -131,11 +131,11 @@ func historyInvariants(h []porcupine.Operation) []string {
 	accepted := make(map[string]int)
 	wins := make(map[string]int)
 	for _, op := range h {
-		in, out := op.Input.(Input), op.Output.(Output)
+		in, out := op.Input.(linearizability.Input), op.Output.(linearizability.Output)
 		switch {
-		case in.Kind == Submit && out.Outcome == OK:
+		case in.Kind == linearizability.Submit && out.Outcome == linearizability.OK:
 			accepted[out.ID]++
-		case in.Kind.Terminal() && out.Outcome == OK:
+		case in.Kind.Terminal() && out.Outcome == linearizability.OK:
 			wins[in.ID]++
 		}
 	}

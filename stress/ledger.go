@@ -1,4 +1,4 @@
-package linearizability
+package stress
 
 import (
 	"context"
@@ -74,28 +74,4 @@ func (l TableLedger) Wait(ctx context.Context, id string) (jobtable.Snapshot, er
 
 func (l TableLedger) Result(_ context.Context, id string) (string, jobtable.Snapshot, error) {
 	return l.T.Result(id)
-}
-
-// classify maps an error from a Ledger to an Outcome; Unknown when the
-// error says nothing about the ledger.
-func classify(err error) Outcome {
-	switch {
-	case err == nil:
-		return OK
-	case errors.Is(err, jobtable.ErrQueueFull):
-		return QueueFull
-	case errors.Is(err, jobtable.ErrNotFound):
-		return NotFound
-	case errors.Is(err, jobtable.ErrNotPending):
-		return NotPending
-	case errors.Is(err, jobtable.ErrTerminal):
-		return Terminal
-	case errors.Is(err, jobtable.ErrNotDone):
-		return NotDone
-	case errors.Is(err, jobtable.ErrRequestTaken):
-		return RequestTaken
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
-		return Deadline
-	}
-	return Unknown
 }

@@ -1,4 +1,4 @@
-package linearizability_test
+package stress_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/jobledger/jobledger/client"
 	"github.com/jobledger/jobledger/linearizability"
+	"github.com/jobledger/jobledger/stress"
 )
 
 // TestHTTPClientRecords pins what the recording HTTP client writes into the
@@ -29,7 +30,7 @@ func TestHTTPClientRecords(t *testing.T) {
 		name   string
 		status int
 		body   string
-		call   func(*linearizability.HTTPClient) error
+		call   func(*stress.HTTPClient) error
 		want   linearizability.Output // the zero Output: pending forever
 	}{
 		{"submit 202", 202, `{"job_id":"j","state":"PENDING"}`, recordSubmit, linearizability.Output{Outcome: linearizability.OK, ID: "j"}},
@@ -60,7 +61,7 @@ func TestHTTPClientRecords(t *testing.T) {
 				io.WriteString(w, tc.body) //nolint:errcheck
 			}))
 			defer ts.Close()
-			rec := linearizability.NewRecorder()
+			rec := stress.NewRecorder()
 			err := tc.call(rec.HTTPClient(newAPI(t, ts)))
 			h := rec.History()
 			require.Len(t, h, 1)
@@ -83,7 +84,7 @@ func TestHTTPClientTransportError(t *testing.T) {
 	ts := httptest.NewServer(http.NotFoundHandler())
 	api := newAPI(t, ts)
 	ts.Close()
-	rec := linearizability.NewRecorder()
+	rec := stress.NewRecorder()
 	_, _, err := rec.HTTPClient(api).Submit(context.Background(), "t", `{}`)
 	require.Error(t, err)
 	h := rec.History()
@@ -100,7 +101,7 @@ func TestHTTPClientNarrowsWait(t *testing.T) {
 		io.WriteString(w, `{"state":"PENDING"}`) //nolint:errcheck
 	}))
 	defer ts.Close()
-	rec := linearizability.NewRecorder()
+	rec := stress.NewRecorder()
 	before := rec.Clock().Now()
 	_, err := rec.HTTPClient(newAPI(t, ts)).Wait(context.Background(), "j", 10*time.Millisecond)
 	require.NoError(t, err)
@@ -117,24 +118,24 @@ func newAPI(t *testing.T, ts *httptest.Server) *client.Client {
 	return api
 }
 
-func recordSubmit(h *linearizability.HTTPClient) error {
+func recordSubmit(h *stress.HTTPClient) error {
 	_, _, err := h.Submit(context.Background(), "t", `{"n":1}`)
 	return err
 }
 
-func recordSnapshot(h *linearizability.HTTPClient) error {
+func recordSnapshot(h *stress.HTTPClient) error {
 	_, err := h.Snapshot(context.Background(), "j")
 	return err
 }
-func recordWait(h *linearizability.HTTPClient) error {
+func recordWait(h *stress.HTTPClient) error {
 	_, err := h.Wait(context.Background(), "j", time.Millisecond)
 	return err
 }
-func recordResult(h *linearizability.HTTPClient) error {
+func recordResult(h *stress.HTTPClient) error {
 	_, err := h.Result(context.Background(), "j")
 	return err
 }
-func recordCancel(h *linearizability.HTTPClient) error {
+func recordCancel(h *stress.HTTPClient) error {
 	_, err := h.Cancel(context.Background(), "j")
 	return err
 }

@@ -1,0 +1,36 @@
+// Package stress records concurrent histories of the job ledger for package
+// linearizability to check: the drivers of the linearizability gates.
+//
+// A Recorder collects one history from many clients. Every operation is
+// stamped by one Clock, strictly increasing across goroutines, and an
+// operation whose effect nobody saw (it never returned, or its transport
+// failed) is kept pending forever, never dropped. The history is made of
+// linearizability's Input and Output, so it goes to linearizability.Check
+// (or CheckHTTP) and linearizability.WriteHistory as it is.
+//
+// # Usage
+//
+//	res, err := stress.Run(ctx, stress.DefaultConfig())
+//	rep := linearizability.Check(res.History, linearizability.CheckConfig{MaxQueue: res.Config.MaxQueue})
+//	if len(res.Violations) > 0 || rep.Verdict != linearizability.Linearizable { ... }
+//
+// Run drives a fresh in-process table with submitters, runners, pollers and
+// waiters, and checks the stress invariants at the end (depth back to zero,
+// each accepted job ended exactly once, no waiter left blocked, the table's
+// own invariants). The recorder is written against the Ledger interface;
+// TableLedger is the in-process adapter, and a test wraps it (Config.Wrap)
+// to inject a fault.
+//
+// # The HTTP level
+//
+// RunHTTP starts a server (jobapi, echo model) on 127.0.0.1 and records what
+// real HTTP clients see through its API (Recorder.HTTPClient, which sends
+// each request through package client); linearizability.CheckHTTP checks
+// that history.
+//
+//	res, err := stress.RunHTTP(ctx, stress.DefaultHTTPConfig())
+//	rep := linearizability.CheckHTTP(res.History, linearizability.CheckConfig{MaxQueue: res.Config.MaxQueue})
+//
+// docs/verification.md describes both drivers, their end-of-run checks and
+// the gates that run them.
+package stress
