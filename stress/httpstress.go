@@ -14,7 +14,6 @@ import (
 
 	"github.com/jobledger/jobledger/client"
 	"github.com/jobledger/jobledger/jobapi"
-	"github.com/jobledger/jobledger/linearizability"
 )
 
 // HTTPConfig shapes a stress through the HTTP API. The embedded Config
@@ -140,14 +139,6 @@ func RunHTTP(ctx context.Context, cfg HTTPConfig) (*HTTPResult, error) {
 	return res, nil
 }
 
-// httpWorkload is the shared state of one HTTP stress's clients.
-type httpWorkload struct {
-	*stressRun
-	cfg  HTTPConfig // its Config is stressRun's
-	api  *client.Client
-	lost atomic.Int64
-}
-
 func runHTTPWorkload(ctx context.Context, cfg HTTPConfig, api *client.Client) *HTTPResult {
 	w := &httpWorkload{stressRun: newStressRun(cfg.Config, NewRecorder()), cfg: cfg, api: api}
 	runCtx, stopRun := context.WithTimeout(ctx, cfg.Duration)
@@ -211,94 +202,6 @@ func runHTTPWorkload(ctx context.Context, cfg HTTPConfig, api *client.Client) *H
 		res.Violations = append(res.Violations, fmt.Sprintf("%d job id(s) returned by more than one POST /jobs", dup))
 	}
 	return res
-}
-
-// drainOne waits on id until it is seen terminal or gone, or deadline
-// passes; it reports whether the job was seen ended.
-func (w *httpWorkload) drainOne(ctx context.Context, c *HTTPClient, id string, deadline time.Time) bool {
-	for time.Now().Before(deadline) {
-		out, err := c.Wait(ctx, id, min(time.Until(deadline), time.Second).Truncate(time.Millisecond)+time.Millisecond)
-		if err != nil {
-			w.lost.Add(1)
-			continue
-		}
-		if out.Outcome == linearizability.NotFound || out.State.Terminal() {
-			return true
-		}
-	}
-	return false
-}
-
-// params returns the echo params of the n-th job of client c: a number that
-// makes the result unique, and a sleep.
-func (w *httpWorkload) params(c, n int, r *rand.Rand) string {
-	sleep := r.Int64N(w.cfg.MaxSleep.Milliseconds() + 1)
-	if w.cfg.SlowEvery > 0 && r.IntN(w.cfg.SlowEvery) == 0 {
-		sleep = 2 * w.cfg.JobTimeout.Milliseconds()
-	}
-	return fmt.Sprintf(`{"n":"%d-%d","sleep_ms":%d}`, c, n, sleep)
-}
-
-func (w *httpWorkload) submitter(ctx context.Context, c *HTTPClient, r *rand.Rand) {
-	bg := context.Background()
-	for n := 0; w.more(ctx); n++ {
-		id, outcome, err := c.Submit(bg, fmt.Sprintf("task-%d-%d", c.ID(), n), w.params(c.ID(), n, r))
-		switch {
-		case err != nil:
-			w.lost.Add(1)
-		case outcome == linearizability.OK:
-			w.accepted.Add(1)
-			w.remember(id)
-		default:
-			w.rejected.Add(1)
-			time.Sleep(100 * time.Microsecond) // leave the cores to the jobs
-		}
-	}
-}
-
-// poller reads recent jobs and now and then cancels one, racing the
-// server's own terminal transition.
-func (w *httpWorkload) poller(ctx context.Context, c *HTTPClient, r *rand.Rand) {
-	bg := context.Background()
-	for w.more(ctx) {
-		id := w.pick(r, r.IntN(2) == 0)
-		if id == "" {
-			time.Sleep(100 * time.Microsecond)
-			continue
-		}
-		var err error
-		switch k := r.IntN(20); {
-		case k < 10:
-			_, err = c.Snapshot(bg, id)
-		case k < 18:
-			_, err = c.Result(bg, id)
-		default:
-			_, err = c.Cancel(bg, id)
-		}
-		if err != nil {
-			w.lost.Add(1)
-		}
-	}
-}
-
-// waiter waits on the newest job, mostly with WaitTimeout, now and then
-// until it ends.
-func (w *httpWorkload) waiter(ctx context.Context, c *HTTPClient, r *rand.Rand) {
-	bg := context.Background()
-	for w.more(ctx) {
-		id := w.pick(r, r.IntN(4) != 0)
-		if id == "" {
-			time.Sleep(100 * time.Microsecond)
-			continue
-		}
-		timeout := w.cfg.WaitTimeout.Truncate(time.Millisecond)
-		if r.IntN(4) == 0 {
-			timeout = w.cfg.Grace.Truncate(time.Millisecond)
-		}
-		if _, err := c.Wait(bg, id, timeout); err != nil {
-			w.lost.Add(1)
-		}
-	}
 }
 
 // readMetrics reads GET /metrics once every job has been seen ended, and

@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/anishathalye/porcupine"
@@ -161,101 +159,4 @@ func historyInvariants(h []porcupine.Operation) []string {
 		v = append(v, fmt.Sprintf("%d job(s) terminated more than once", many))
 	}
 	return v
-}
-
-// workload is the shared state of one stress run's workers.
-type workload struct {
-	*stressRun
-	jobs   chan string  // accepted ids, for the runners
-	inWait atomic.Int64 // waiters inside an unbounded Wait
-}
-
-func (w *workload) submitter(ctx context.Context, c *Client) {
-	bg := context.Background()
-	for n := 0; w.more(ctx); n++ {
-		id, err := c.Submit(bg, fmt.Sprintf("task-%d-%d", c.ID(), n), fmt.Sprintf("req-%d-%d", c.ID(), n))
-		if err != nil {
-			w.rejected.Add(1)
-			runtime.Gosched()
-			continue
-		}
-		w.accepted.Add(1)
-		w.remember(id)
-		w.jobs <- id
-	}
-}
-
-// runner plays the worker pool: it takes each accepted job's request,
-// starts it and ends it, and now and then repeats a call that must fail
-// (a second TakeRequest, a second terminal call, a Start after the end). It
-// runs until the queue of accepted jobs is closed and drained.
-func (w *workload) runner(c *Client, r *rand.Rand) {
-	bg := context.Background()
-	for id := range w.jobs {
-		c.TakeRequest(bg, id)
-		if r.IntN(4) == 0 {
-			c.TakeRequest(bg, id)
-		}
-		c.Start(bg, id)
-		runtime.Gosched() // let readers see RUNNING
-		switch k := r.IntN(10); {
-		case k < 7:
-			c.Finish(bg, id, "res-"+id)
-		case k < 9:
-			c.Fail(bg, id, "failed-"+id)
-		default:
-			c.Timeout(bg, id, "deadline-"+id)
-		}
-		if r.IntN(4) == 0 {
-			c.Timeout(bg, id, "late-"+id)
-		}
-		if r.IntN(8) == 0 {
-			c.Start(bg, id)
-		}
-	}
-}
-
-// poller reads recent jobs, and now and then cancels one (a Timeout that
-// races the runners' terminal calls).
-func (w *workload) poller(ctx context.Context, c *Client, r *rand.Rand) {
-	bg := context.Background()
-	for w.more(ctx) {
-		id := w.pick(r, false)
-		if id == "" {
-			runtime.Gosched()
-			continue
-		}
-		switch k := r.IntN(20); {
-		case k < 10:
-			c.Snapshot(bg, id)
-		case k < 19:
-			c.Result(bg, id)
-		default:
-			c.Timeout(bg, id, "cancelled-"+id)
-		}
-		runtime.Gosched() // leave the cores to submitters and runners
-	}
-}
-
-// waiter waits on the newest job, alternately with a short deadline of its
-// own and with none (stopped only by waitCtx, which ends when Grace runs
-// out at the end of the run).
-func (w *workload) waiter(ctx, waitCtx context.Context, c *Client, r *rand.Rand) {
-	for n := 0; w.more(ctx); n++ {
-		id := w.pick(r, r.IntN(4) != 0)
-		if id == "" {
-			runtime.Gosched()
-			continue
-		}
-		if n%2 == 0 {
-			w.inWait.Add(1)
-			c.Wait(waitCtx, id)
-			w.inWait.Add(-1)
-			continue
-		}
-		wctx, cancel := context.WithTimeout(waitCtx, w.cfg.WaitTimeout)
-		c.Wait(wctx, id)
-		cancel()
-		runtime.Gosched()
-	}
 }

@@ -10,11 +10,12 @@ import (
 	"github.com/anishathalye/porcupine"
 )
 
-// What the two stress drivers share: the table's (stress.go), which drives
-// a jobtable in process, and the HTTP API's (httpstress.go), which drives a
-// server through package client. Their configuration, its validation, the
-// common part of their results, and the run's bookkeeping live here; each
-// driver keeps only its workers and its end-of-run checks.
+// What the two stress drivers share: the table's (stress.go, its workers in
+// workers.go), which drives a jobtable in process, and the HTTP API's
+// (httpstress.go, its clients in httpworkers.go), which drives a server
+// through package client. Their configuration, its validation, the common
+// part of their results, and the run's bookkeeping live here; each driver
+// keeps only its workers and its end-of-run checks.
 
 // Config shapes a stress run. DefaultConfig gives the seed's shape: 4
 // submitters, 2 runners, 3 pollers and 2 waiters for about 3 s, against a
