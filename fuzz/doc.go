@@ -13,8 +13,8 @@
 //     taking part. The schedule releases each step through a channel, so
 //     the input steers the interleaving. It then checks the table's
 //     invariants, that every waiter returned once its job ended, and the
-//     linearizability of the recorded history against the porcupine models
-//     of package linearizability.
+//     linearizability of the history recorded by package stress against the
+//     porcupine models of package linearizability.
 //   - FuzzHTTP sends hostile method, path, query and body bytes to the
 //     jobapi handler and checks status codes, bodies and the admission
 //     bound, and the server's invariants after the request and again once
