@@ -650,6 +650,13 @@ RetentionListInv ==
 WakeCommittedInv ==
     \A w \in Waiters : (wpc[w] = "woken") => (wview[w] = FinalOf(db, wjob[w]))
 
+\* A waiter blocks only on a job with a committed row: what it read was
+\* live and committed, and a live row stays until the waiter is woken.
+WaitCommittedInv ==
+    \A w \in Waiters :
+        (wpc[w] = "blocked") =>
+            (db.st[wjob[w]] # Absent \/ db.gone[wjob[w]] # Absent)
+
 \* No lost wakeup: a waiter blocked on a job whose committed state is
 \* terminal will be woken by the batch that committed it, not yet
 \* published.
