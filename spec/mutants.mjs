@@ -17,7 +17,7 @@
 // may refute (a must-fail configuration fails with or without the
 // mutation).
 
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { here, loadConfigs } from './manifest.mjs';
 
@@ -70,8 +70,12 @@ if (only.length > 0 && selected.length !== only.length) {
   process.exit(2);
 }
 
+// Every module of spec/: an edit names its file (JobTable.tla unless it
+// says otherwise), and a configuration's module is the manifest's.
 const originals = {};
-for (const f of ['JobTable.tla', 'MCJobTable.tla']) originals[f] = readFileSync(join(here, f), 'utf8');
+for (const f of readdirSync(here).filter((f) => f.endsWith('.tla')).sort()) {
+  originals[f] = readFileSync(join(here, f), 'utf8');
+}
 const cfgText = (cfg) => readFileSync(join(here, cfg), 'utf8');
 
 let run;
@@ -84,7 +88,8 @@ if (useTlc) {
   };
 } else {
   const { tlaCheck } = await import('./tlachecker.mjs');
-  // tla-checker reads one module: everything CI checks is in JobTable.tla.
+  // tla-checker reads one module: every CI configuration's module is
+  // self-contained (JobTable.tla, DurableLedger.tla).
   run = (files, spec, cfg) => tlaCheck(files[spec], cfgText(cfg));
 }
 
