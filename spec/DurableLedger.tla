@@ -205,8 +205,8 @@ Recovered(t) ==
 -----------------------------------------------------------------------------
 (* Answering callers.  Each caller has at most one operation in flight.    *)
 
-\* The batch entry of operation op's caller, if any: the answers are
-\* delivered by job and caller, since a caller waits for one answer.
+\* The entries of batch b that answer caller who ("runner", "timer") of
+\* job j: at most one, since a caller waits for one answer at a time.
 EntryOf(b, j, who) == {e \in b : e.op.job = j /\ e.op.by = who}
 
 \* What a runner does after answer e: run the job after a Start that
