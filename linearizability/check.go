@@ -50,6 +50,12 @@ type CheckConfig struct {
 	// grow exponentially with a segment, and a loaded run has one segment,
 	// so this is for small histories and for comparison.
 	AdmissionPorcupine bool
+	// Retained says that the server's retention evicted nothing while the
+	// history was recorded (its TTL and MaxCompleted above the run), so
+	// that every submitted job must stay readable: CheckHTTP then checks
+	// HTTPJobModelRetained, to which a 404 for a submitted job is a lost
+	// job. The crash test sets it, across restarts.
+	Retained bool
 
 	_ struct{}
 }
@@ -97,7 +103,11 @@ func Check(history []porcupine.Operation, cfg CheckConfig) Report {
 // HTTPJobModel (partitioned by job) and HTTPAdmissionModel (global), the
 // same way as Check.
 func CheckHTTP(history []porcupine.Operation, cfg CheckConfig) Report {
-	return check(history, cfg, HTTPJobModel, HTTPAdmissionModel(cfg.MaxQueue), httpAdmissionProjection, true)
+	job := HTTPJobModel
+	if cfg.Retained {
+		job = HTTPJobModelRetained
+	}
+	return check(history, cfg, job, HTTPAdmissionModel(cfg.MaxQueue), httpAdmissionProjection, true)
 }
 
 func check(history []porcupine.Operation, cfg CheckConfig, job, adm porcupine.Model, project func([]porcupine.Operation) []porcupine.Operation, http bool) Report {

@@ -23,15 +23,20 @@ type clause struct {
 type clauseID uint8
 
 // rules is the set of a model's clauses in force. The zero value is every
-// clause; off holds a bit per clause removed.
-type rules struct{ off uint64 }
+// clause; off holds a bit per clause removed. retained says that the
+// history was recorded with retention that evicts nothing (see
+// CheckConfig.Retained), which puts the clauses that assume it in force.
+type rules struct {
+	off      uint64
+	retained bool
+}
 
 // holds reports whether clause c allows an operation: legal says whether
 // the operation keeps the rule, and a removed clause allows everything.
 func (r rules) holds(c clauseID, legal bool) bool { return legal || r.off&(1<<c) != 0 }
 
 // without returns the rules in force with clause c removed.
-func (r rules) without(c clauseID) rules { return rules{r.off | 1<<c} }
+func (r rules) without(c clauseID) rules { return rules{off: r.off | 1<<c, retained: r.retained} }
 
 // The clauses of JobModel, in the order its Step tests them.
 const (
@@ -110,6 +115,7 @@ const (
 	httpSubmitOnce clauseID = iota
 	httpNoJobBeforeSubmit
 	httpGoneForGood
+	httpNoLostJob
 	httpReadTaskID
 	httpCompletedIffTerminal
 	httpErrOnlyOnFailure
@@ -133,6 +139,7 @@ var httpJobClauses = [...]clause{
 	httpSubmitOnce:                  {"SubmitOnce", "", "a 202 creates a job once per id"},
 	httpNoJobBeforeSubmit:           {"NoJobBeforeSubmit", "", "a reply shows a job only after its 202"},
 	httpGoneForGood:                 {"GoneForGood", "", "a 404 is for good: ids are never reused"},
+	httpNoLostJob:                   {"NoLostJob", "AckedDurableInv", "where retention evicts nothing (a crash test), a submitted job never answers 404: restarts lose no acknowledged job"},
 	httpReadTaskID:                  {"ReadTaskID", "ConsistentReadInv", "a view, a result or a cancel's 200 shows the job's task id"},
 	httpCompletedIffTerminal:        {"CompletedIffTerminal", "PayloadConsistencyInv", "a view has completed_at exactly when terminal"},
 	httpErrOnlyOnFailure:            {"ErrOnlyOnFailure", "PayloadConsistencyInv", "a view has an error only when FAILED or TIMEOUT"},

@@ -29,7 +29,7 @@ func modelsUnderTest() []modelUnderTest {
 	cfg := func(hf HistoryFile) CheckConfig {
 		// The admission model under test is porcupine's: the sweep has no
 		// clauses to remove. TestHistories checks the sweep on every history.
-		return CheckConfig{MaxQueue: hf.MaxQueue, NoVisualize: true, AdmissionPorcupine: true}
+		return CheckConfig{MaxQueue: hf.MaxQueue, Retained: hf.Retained, NoVisualize: true, AdmissionPorcupine: true}
 	}
 	return []modelUnderTest{
 		{"JobModel", false, jobClauses[:], func(hf HistoryFile, r rules) Report {
@@ -39,10 +39,11 @@ func modelsUnderTest() []modelUnderTest {
 			return check(hf.Ops, cfg(hf), JobModel, admissionModel(hf.MaxQueue, r), admissionProjection, false)
 		}},
 		{"HTTPJobModel", true, httpJobClauses[:], func(hf HistoryFile, r rules) Report {
+			r.retained = hf.Retained
 			return check(hf.Ops, cfg(hf), httpJobModel(r), HTTPAdmissionModel(hf.MaxQueue), httpAdmissionProjection, true)
 		}},
 		{"HTTPAdmissionModel", true, httpAdmissionClauses[:], func(hf HistoryFile, r rules) Report {
-			return check(hf.Ops, cfg(hf), HTTPJobModel, httpAdmissionModel(hf.MaxQueue, r), httpAdmissionProjection, true)
+			return check(hf.Ops, cfg(hf), httpJobModel(rules{retained: hf.Retained}), httpAdmissionModel(hf.MaxQueue, r), httpAdmissionProjection, true)
 		}},
 	}
 }
@@ -108,12 +109,16 @@ func TestModelClausesPinned(t *testing.T) {
 // TestModelClausesDocumented: every clause is listed in the Linearizability
 // section of docs/verification.md under its name, each clause has a name of
 // its own within its model, and each invariant or property it cites is
-// defined in spec/JobTable.tla.
+// defined in spec/JobTable.tla or spec/DurableLedger.tla.
 func TestModelClausesDocumented(t *testing.T) {
 	doc, err := os.ReadFile(filepath.Join("..", "docs", "verification.md"))
 	require.NoError(t, err)
-	spec, err := os.ReadFile(filepath.Join("..", "spec", "JobTable.tla"))
-	require.NoError(t, err)
+	var spec []byte
+	for _, name := range []string{"JobTable.tla", "DurableLedger.tla"} {
+		b, err := os.ReadFile(filepath.Join("..", "spec", name))
+		require.NoError(t, err)
+		spec = append(spec, b...)
+	}
 	section := string(doc)
 	if i := strings.Index(section, "\n## Linearizability"); i >= 0 {
 		section = section[i:]

@@ -18,8 +18,9 @@ import (
 //
 // "return" left out means pending forever. Lines starting with # are
 // comments, except "# max_queue: N", which sets the bound the admission
-// model checks against, and "# level: http", which marks a history
-// recorded through the HTTP API (checked by CheckHTTP). Kinds and outcomes are spelled as their String
+// model checks against, "# level: http", which marks a history
+// recorded through the HTTP API (checked by CheckHTTP), and "# retained:
+// true", which says that retention evicted nothing (CheckConfig.Retained). Kinds and outcomes are spelled as their String
 // methods spell them, states by their wire names (State.String).
 
 // HistoryFile is a history read from or written to a file.
@@ -28,7 +29,9 @@ type HistoryFile struct {
 	// Level is "http" for a history recorded through the HTTP API, empty
 	// for the table level.
 	Level string
-	Ops   []porcupine.Operation
+	// Retained is CheckConfig.Retained for this history.
+	Retained bool
+	Ops      []porcupine.Operation
 }
 
 type fileOp struct {
@@ -78,6 +81,13 @@ func ReadHistory(r io.Reader) (HistoryFile, error) {
 			}
 			if v, ok := strings.CutPrefix(strings.TrimSpace(c), "level:"); ok {
 				hf.Level = strings.TrimSpace(v)
+			}
+			if v, ok := strings.CutPrefix(strings.TrimSpace(c), "retained:"); ok {
+				b, err := strconv.ParseBool(strings.TrimSpace(v))
+				if err != nil {
+					return hf, fmt.Errorf("line %d: retained: %w", n, err)
+				}
+				hf.Retained = b
 			}
 			continue
 		}
@@ -147,6 +157,9 @@ func WriteHistory(w io.Writer, hf HistoryFile) error {
 	fmt.Fprintf(bw, "# max_queue: %d\n", hf.MaxQueue)
 	if hf.Level != "" {
 		fmt.Fprintf(bw, "# level: %s\n", hf.Level)
+	}
+	if hf.Retained {
+		fmt.Fprintf(bw, "# retained: true\n")
 	}
 	for _, op := range hf.Ops {
 		in, out := op.Input.(Input), op.Output.(Output)

@@ -55,10 +55,16 @@ type httpJobState struct {
 //   - A wait returns a terminal view, or a non-terminal one only on its own
 //     timeout; the recorder then places the read after that timeout.
 //   - 404 is legal for any submitted job (it may have ended unseen and been
-//     evicted), and from then on the job is gone for good.
+//     evicted), and from then on the job is gone for good; but where the
+//     run's retention evicts nothing (CheckConfig.Retained, as the crash
+//     test runs), a 404 for a submitted job is a lost job, illegal.
 //   - An operation whose reply was lost changes nothing the clients can
 //     rely on: the unseen steps already allow any effect it could have had.
 var HTTPJobModel = httpJobModel(rules{})
+
+// HTTPJobModelRetained is HTTPJobModel for a history in which retention
+// evicts nothing: a 404 for a submitted job is illegal (NoLostJob).
+var HTTPJobModelRetained = httpJobModel(rules{retained: true})
 
 // httpJobModel is HTTPJobModel with the clauses r in force.
 func httpJobModel(r rules) porcupine.Model {
@@ -90,6 +96,9 @@ func stepHTTPJob(r rules, s httpJobState, in Input, out Output) (bool, httpJobSt
 	}
 	if out.Outcome == NotFound {
 		if s.Submitted {
+			if !r.holds(httpNoLostJob, !r.retained) {
+				return false, s
+			}
 			s.Gone = true
 		}
 		return true, s
