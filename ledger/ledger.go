@@ -69,6 +69,12 @@ type (
 	Config   = jobtable.Config
 )
 
+// Defaults a store fills in for zero Config fields, as jobtable does.
+const (
+	DefaultJobTTL       = jobtable.DefaultJobTTL
+	DefaultMaxCompleted = jobtable.DefaultMaxCompleted
+)
+
 // The job states.
 const (
 	Pending  = jobtable.Pending
