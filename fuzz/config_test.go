@@ -75,6 +75,8 @@ func configInRange(c jobapi.Config) error {
 		return errors.New("async_max_queue above MaxInt32")
 	case c.Model != "fingerprint" && c.Model != "echo":
 		return errors.New("model unknown")
+	case c.Store != "memory":
+		return errors.New("store unknown")
 	}
 	return nil
 }
@@ -101,6 +103,10 @@ var configSeeds = []string{
 	`{"max_wait":9223372036855}`,
 	`{"model":"gpt"}`,
 	`{"model":null}`,
+	`{"store":"memory"}`,
+	`{"store":"memory:x"}`,
+	`{"store":"sqlite:"}`,
+	`{"store":":"}`,
 	`{"async_enabled":"yes"}`,
 	`{"async_timeout":0}`,
 	`{"async_timeout":1e3}`,

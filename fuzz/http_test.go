@@ -216,6 +216,9 @@ func shutdown(t *testing.T, srv *jobapi.Server, clock *stillClock) {
 	if n := clock.pending(); n != 0 {
 		t.Errorf("once drained, %d deadline timers never stopped", n)
 	}
+	if err := srv.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
 }
 
 // problemReply is the problem+json body.

@@ -27,6 +27,7 @@ const (
 	DefaultAsyncMaxQueue     = 16
 	DefaultAsyncJobTTL       = 10 * time.Minute
 	DefaultAsyncMaxCompleted = 1024
+	DefaultStore             = "memory"
 )
 
 // maxMillis is the largest millisecond count a time.Duration holds.
@@ -84,6 +85,10 @@ type Config struct {
 	// AsyncMaxCompleted bounds the finished jobs retained (JSON
 	// "async_max_completed").
 	AsyncMaxCompleted int
+	// Store names the store that keeps the jobs (JSON "store"): "memory",
+	// the default, whose jobs are lost when the process ends. New opens it
+	// unless Options.Ledger gives a store (store.go).
+	Store string
 }
 
 // DefaultConfig returns the configuration that `go run ./cmd/jobserver`
@@ -104,6 +109,7 @@ func DefaultConfig() Config {
 		AsyncMaxQueue:     DefaultAsyncMaxQueue,
 		AsyncJobTTL:       DefaultAsyncJobTTL,
 		AsyncMaxCompleted: DefaultAsyncMaxCompleted,
+		Store:             DefaultStore,
 	}
 }
 
@@ -124,6 +130,7 @@ type fileConfig struct {
 	AsyncMaxQueue     *int    `json:"async_max_queue"`
 	AsyncJobTTL       *int64  `json:"async_job_ttl"`
 	AsyncMaxCompleted *int    `json:"async_max_completed"`
+	Store             *string `json:"store"`
 }
 
 // ParseConfig reads a JSON config object: the keys of docs/http.md, each
@@ -169,6 +176,7 @@ func (f fileConfig) apply(cfg *Config) error {
 	}
 	set(&cfg.Listen, f.Listen)
 	set(&cfg.Model, f.Model)
+	set(&cfg.Store, f.Store)
 	if f.Workers != nil {
 		cfg.Workers = *f.Workers
 	}
@@ -255,6 +263,9 @@ func (c Config) Validate() error {
 	}
 	if _, ok := builtinModels[c.Model]; !ok {
 		return bad("model", "%q is not one of %s", c.Model, modelNames())
+	}
+	if _, _, err := parseStore(c.Store); err != nil {
+		return bad("store", "%v", err)
 	}
 	return nil
 }

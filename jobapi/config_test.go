@@ -25,13 +25,14 @@ func TestParseConfigKeys(t *testing.T) {
 		"async_enabled": false, "async_timeout": 1500, "async_max_queue": -1,
 		"async_job_ttl": 60000, "async_max_completed": 7, "listen": "127.0.0.1:0",
 		"workers": 3, "max_body_bytes": 1024, "max_pixels": 4096, "max_wait": 0, "model": "echo",
-		"read_timeout": 2000, "write_timeout": 0, "idle_timeout": 4000}`))
+		"read_timeout": 2000, "write_timeout": 0, "idle_timeout": 4000, "store": "memory"}`))
 	require.NoError(t, err)
 	want := jobapi.Config{
 		Listen: "127.0.0.1:0", Workers: 3, MaxBodyBytes: 1024, MaxPixels: 4096, MaxWait: 0, Model: "echo",
 		AsyncEnabled: false, AsyncTimeout: 1500 * time.Millisecond, AsyncMaxQueue: -1,
 		AsyncJobTTL: time.Minute, AsyncMaxCompleted: 7,
 		ReadTimeout: 2 * time.Second, WriteTimeout: 0, IdleTimeout: 4 * time.Second,
+		Store: "memory",
 	}
 	require.Equal(t, want, cfg)
 }
@@ -55,6 +56,10 @@ func TestParseConfigRefuses(t *testing.T) {
 		{"queue over int32", `{"async_max_queue": 4294967296}`, "async_max_queue"},
 		{"bad listen", `{"listen": "nowhere"}`, "listen"},
 		{"bad model", `{"model": "gpt"}`, "model"},
+		{"unknown store", `{"store": "redis:6379"}`, `store: "redis:6379" is not one of the accepted forms: memory`},
+		{"empty store", `{"store": ""}`, `store: "" is not one of the accepted forms: memory`},
+		{"memory with a path", `{"store": "memory:jobs.db"}`, `store: "memory:jobs.db": memory takes no path`},
+		{"store not a string", `{"store": 1}`, "store"},
 		{"trailing", `{} {}`, "after the JSON object"},
 		{"not JSON", `{"workers":`, "invalid config"},
 	} {

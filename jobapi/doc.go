@@ -1,10 +1,11 @@
 // Package jobapi is the HTTP job API of jobledger: an http.Handler that
 // accepts jobs, runs them on a bounded worker pool shared by the synchronous
-// and asynchronous paths, records them in a jobtable.Table, and serves their
-// state, results and metrics.
+// and asynchronous paths, records them in a store that keeps the ledger's
+// contract (package ledger: in memory by default, Config.Store), and serves
+// their state, results and metrics.
 //
 // The split follows the ledger's design: this package owns execution
-// (parsing, workers, deadlines, the model) and the wire; the table owns
+// (parsing, workers, deadlines, the model) and the wire; the store owns
 // bookkeeping (admission, the state machine, retention, wait/notify).
 //
 // # Usage
@@ -19,12 +20,13 @@
 //	...
 //	srv.Shutdown(ctx)       // refuse new jobs, let running ones finish, end the rest
 //	httpSrv.Shutdown(drain) // then stop serving reads
+//	srv.Close()             // and close the store
 //
 // # Execution
 //
 // Synchronous (POST /infer): take the body's share of a byte budget of
 // Workers x MaxBodyBytes (503 before reading the body when it is spent),
-// parse, wait for a worker, run the model, serialise. Asynchronous (POST /jobs): parse, Submit to the table, answer
+// parse, wait for a worker, run the model, serialise. Asynchronous (POST /jobs): parse, Submit to the store, answer
 // 202 at once, then a goroutine waits for a worker, takes the request,
 // starts the job, runs the model and records Finish, Fail or Timeout.
 //
@@ -33,4 +35,7 @@
 // model's context is cancelled. A model that returns an error ends FAILED
 // with it; a model that panics ends FAILED ("model panicked: ...") and the
 // server keeps serving. docs/http.md is the wire contract.
+//
+// A call the store fails, with an error that is none of the
+// contract's answers, is answered 503 with Retry-After and logged.
 package jobapi

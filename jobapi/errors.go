@@ -25,6 +25,12 @@ var (
 	// ErrModelPanic wraps the value of a model that panicked. On the wire it
 	// reads "model panicked: <value>".
 	ErrModelPanic = errors.New("jobapi: model panicked")
+	// ErrStoreFailed is the cause of a job the server ended because its
+	// store failed a write for it (taking its request, starting it, or
+	// recording its outcome), and of a job recovered whose request an
+	// earlier process had already taken. On the wire it reads "job store
+	// failure".
+	ErrStoreFailed = errors.New("jobapi: job store failure")
 )
 
 // jobError is an error recorded in the ledger: its message is what clients

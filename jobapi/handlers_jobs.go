@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/jobledger/jobledger/jobtable"
+	"github.com/jobledger/jobledger/ledger"
 )
 
 // postJob is POST /jobs: take the body's share of the byte budget, parse,
@@ -28,11 +28,13 @@ func (s *Server) postJob(w http.ResponseWriter, r *http.Request) {
 	id, err := s.admit(req)
 	s.submitBytes.Release(charge) // admitted, the request is bounded by the queue
 	switch {
-	case errors.Is(err, jobtable.ErrQueueFull):
+	case errors.Is(err, ledger.ErrQueueFull):
 		w.Header().Set("Retry-After", "1")
 		writeProblem(w, http.StatusTooManyRequests, detailQueueFull, nil)
-	case err != nil:
+	case errors.Is(err, ErrShuttingDown):
 		writeProblem(w, http.StatusServiceUnavailable, detailShuttingDown, nil)
+	case err != nil:
+		s.storeFailed(w, r, err)
 	default:
 		// A relative reference (RFC 9110 §10.2.2), resolved against the
 		// request's own URL: /jobs gives /jobs/{id}, and /api/jobs, the URL
@@ -40,24 +42,27 @@ func (s *Server) postJob(w http.ResponseWriter, r *http.Request) {
 		// http.StripPrefix or a proxy), gives /api/jobs/{id}. The server
 		// never sees the prefix, so an absolute path could not be right.
 		w.Header().Set("Location", "jobs/"+id)
-		writeJSON(w, http.StatusAccepted, acceptedBody{JobID: id, State: jobtable.Pending.String()})
+		writeJSON(w, http.StatusAccepted, acceptedBody{JobID: id, State: ledger.Pending.String()})
 	}
 }
 
 // getJob is GET /jobs/{id}.
 func (s *Server) getJob(w http.ResponseWriter, r *http.Request) {
-	snap, err := s.table.Snapshot(r.PathValue("id"))
-	if err != nil {
+	snap, err := s.store.Snapshot(r.Context(), r.PathValue("id"))
+	switch {
+	case errors.Is(err, ledger.ErrNotFound):
 		writeProblem(w, http.StatusNotFound, detailNoJob, nil)
-		return
+	case err != nil:
+		s.storeFailed(w, r, err)
+	default:
+		writeSnapshot(w, http.StatusOK, newSnapshotBody(snap))
 	}
-	writeSnapshot(w, http.StatusOK, newSnapshotBody(snap))
 }
 
 // waitJob is GET /jobs/{id}/wait?timeout=N: the snapshot once the job is
-// terminal or N milliseconds (at most max_wait) have passed. The ledger's
-// Wait holds the job, so a job evicted during the wait still yields its
-// final snapshot.
+// terminal or N milliseconds (at most max_wait) have passed. The store's
+// Wait returns the final snapshot even of a job evicted during the wait,
+// and the latest snapshot, with the context's error, at the timeout.
 func (s *Server) waitJob(w http.ResponseWriter, r *http.Request) {
 	timeout, ok := parseTimeout(r.URL.Query(), s.cfg.MaxWait)
 	if !ok {
@@ -68,14 +73,17 @@ func (s *Server) waitJob(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	s.waiting.Add(1)
 	s.metrics.waiters.Inc()
-	snap, err := s.table.Wait(ctx, r.PathValue("id"))
+	snap, err := s.store.Wait(ctx, r.PathValue("id"))
 	s.metrics.waiters.Dec()
 	s.waiting.Add(-1)
-	if errors.Is(err, jobtable.ErrNotFound) {
+	switch {
+	case errors.Is(err, ledger.ErrNotFound):
 		writeProblem(w, http.StatusNotFound, detailNoJob, nil)
-		return
+	case err != nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled):
+		s.storeFailed(w, r, err)
+	default: // terminal, or the timeout with the latest snapshot
+		writeSnapshot(w, http.StatusOK, newSnapshotBody(snap))
 	}
-	writeSnapshot(w, http.StatusOK, newSnapshotBody(snap))
 }
 
 // parseTimeout reads the wait's timeout: absent means max; a value that is
@@ -102,12 +110,14 @@ func parseTimeout(q map[string][]string, max time.Duration) (time.Duration, bool
 
 // getResult is GET /jobs/{id}/result.
 func (s *Server) getResult(w http.ResponseWriter, r *http.Request) {
-	res, snap, err := s.table.Result(r.PathValue("id"))
+	res, snap, err := s.store.Result(r.Context(), r.PathValue("id"))
 	switch {
-	case errors.Is(err, jobtable.ErrNotDone):
+	case errors.Is(err, ledger.ErrNotDone):
 		writeProblem(w, http.StatusConflict, detailNotDone, &problem{JobID: snap.ID, State: snap.State.String()})
-	case err != nil:
+	case errors.Is(err, ledger.ErrNotFound):
 		writeProblem(w, http.StatusNotFound, detailNoJob, nil)
+	case err != nil:
+		s.storeFailed(w, r, err)
 	default:
 		writeJSON(w, http.StatusOK, resultBody{JobID: snap.ID, TaskID: snap.TaskID, State: snap.State.String(), Result: res})
 	}
@@ -115,19 +125,36 @@ func (s *Server) getResult(w http.ResponseWriter, r *http.Request) {
 
 // cancel is POST /jobs/{id}/cancel: a job not yet terminal ends FAILED
 // "canceled" and its model's context is cancelled. The reply is the
-// snapshot the ledger's transition returned, not a second lookup, which a
+// snapshot the store's transition returned, not a second lookup, which a
 // concurrent Submit could answer 404 by evicting the job in between.
 func (s *Server) cancel(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	snap, err := s.cancelJob(id)
 	switch {
-	case errors.Is(err, jobtable.ErrNotFound):
+	case errors.Is(err, ledger.ErrNotFound):
 		writeProblem(w, http.StatusNotFound, detailNoJob, nil)
-	case errors.Is(err, jobtable.ErrTerminal):
+	case errors.Is(err, ledger.ErrTerminal):
 		writeProblem(w, http.StatusConflict, detailTerminal, &problem{JobID: id, State: snap.State.String()})
+	case err != nil:
+		s.storeFailed(w, r, err)
 	default:
 		writeSnapshot(w, http.StatusOK, newSnapshotBody(snap))
 	}
+}
+
+// storeFailed answers a request whose call to the store failed with an
+// error that is none of the contract's answers: an I/O error, a closed
+// store, a stored value that no longer decodes. The outcome of that call
+// is unknown, and the server cannot tell a passing failure from a lasting
+// one, so the answer is 503 with Retry-After (docs/http.md): a retry may
+// reach a store that recovered, or a restarted server. It is logged, unless
+// the client has gone (its context ended), when nothing is answered.
+func (s *Server) storeFailed(w http.ResponseWriter, r *http.Request, err error) {
+	if r.Context().Err() != nil {
+		return
+	}
+	s.log.Error("job store failed", "method", r.Method, "path", r.URL.Path, "error", err)
+	writeProblem(w, http.StatusServiceUnavailable, detailStoreFailed, nil)
 }
 
 // healthz is GET /healthz: 200 while serving, 503 once shutdown began.

@@ -140,17 +140,28 @@ type harness struct {
 // quiescence (checkDrained) and closes the listener.
 func newHarness(t *testing.T, model jobapi.Model, mutate func(*jobapi.Config)) *harness {
 	t.Helper()
+	return newHarnessWith(t, jobapi.Options{Model: model}, mutate)
+}
+
+// newHarnessWith is newHarness with opts; the harness fills in a fake clock
+// and a silent logger where opts leaves them nil.
+func newHarnessWith(t *testing.T, opts jobapi.Options, mutate func(*jobapi.Config)) *harness {
+	t.Helper()
 	cfg := jobapi.DefaultConfig()
 	cfg.Workers = 1
 	if mutate != nil {
 		mutate(&cfg)
 	}
-	clock := newFakeClock()
-	srv, err := jobapi.New(cfg, jobapi.Options{
-		Model:  model,
-		Clock:  clock,
-		Logger: slog.New(slog.DiscardHandler),
-	})
+	clock, ok := opts.Clock.(*fakeClock)
+	if !ok {
+		require.Nil(t, opts.Clock, "the harness drives a *fakeClock")
+		clock = newFakeClock()
+		opts.Clock = clock
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	srv, err := jobapi.New(cfg, opts)
 	require.NoError(t, err)
 	ts := httptest.NewServer(srv)
 	h := &harness{t: t, srv: srv, ts: ts, clock: clock}

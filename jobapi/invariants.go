@@ -7,9 +7,9 @@ import (
 
 // CheckInvariants reports every invariant of the server that s violates,
 // joined, or nil: its own bookkeeping (see checkInvariants), then its
-// ledger's (jobtable's CheckInvariants). It is for tests, stress runs and
+// store's (the ledger's CheckInvariants). It is for tests, stress runs and
 // fuzzing, not for serving: it takes the server's lock and every lock of
-// the ledger. FlightsInv, TimersInv and DrainInv are exact once Shutdown
+// a memory store. FlightsInv, TimersInv and DrainInv are exact once Shutdown
 // has returned.
 func (s *Server) CheckInvariants() error { return s.checkInvariants() }
 
@@ -20,12 +20,14 @@ func (s *Server) CheckInvariants() error { return s.checkInvariants() }
 //     drained runners == 0 (so flights is empty).
 //   - TimersInv: timers >= 0, and once drained timers == 0: no deadline
 //     timer is left armed after its work.
-//   - DrainInv: once drained, the ledger holds no PENDING or RUNNING job;
-//     every runner ends its job before it returns.
+//   - DrainInv: once drained, the store holds no PENDING or RUNNING job
+//     (its Stats().Depth is zero); every runner ends its job before it
+//     returns. A store that refused a runner's end breaks it: the job is
+//     left live, and logged (see record).
 //
 // It may run at any time. The clauses that hold once drained are the ones
-// that see a leak; tests call it after Shutdown for them. The ledger's
-// DepthInv is exact only when no Submit is in flight (see jobtable).
+// that see a leak; tests call it after Shutdown for them. The store's
+// invariants are exact only when no call is in flight (ledger.Ledger).
 func (s *Server) checkInvariants() error {
 	var errs []error
 	fail := func(name, format string, args ...any) {
@@ -54,10 +56,10 @@ func (s *Server) checkInvariants() error {
 	if drained && timers != 0 {
 		fail("TimersInv", "drained with %d deadline timers armed: never stopped", timers)
 	}
-	if depth := s.table.Depth(); drained && depth != 0 {
+	if depth := s.store.Stats().Depth; drained && depth != 0 {
 		fail("DrainInv", "drained with %d jobs PENDING or RUNNING", depth)
 	}
-	if err := s.table.CheckInvariants(); err != nil {
+	if err := s.store.CheckInvariants(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

@@ -3,7 +3,7 @@ package jobapi
 import (
 	"strconv"
 
-	"github.com/jobledger/jobledger/jobtable"
+	"github.com/jobledger/jobledger/ledger"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
@@ -25,7 +25,7 @@ type metrics struct {
 // latencyBuckets span 100 µs to about 100 s.
 var latencyBuckets = prometheus.ExponentialBuckets(0.0001, 4, 11)
 
-func newMetrics(stats func() jobtable.Stats) *metrics {
+func newMetrics(stats func() ledger.Stats) *metrics {
 	m := &metrics{
 		registry: prometheus.NewRegistry(),
 		submitted: prometheus.NewCounter(prometheus.CounterOpts{

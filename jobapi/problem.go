@@ -47,6 +47,7 @@ const (
 	detailTooManyPixels = "image exceeds max_pixels"
 	detailInferBusy     = "too many /infer requests in flight"
 	detailSubmitBusy    = "too many job submissions in flight"
+	detailStoreFailed   = "job store unavailable"
 )
 
 // titles are the reason phrases of RFC 9110 where net/http's StatusText
@@ -66,7 +67,8 @@ func title(status int) string {
 }
 
 // retryAfter503 is the Retry-After of every 503 that does not set its own:
-// each cause (shutting down, no free worker, async disabled) is answered at
+// each cause (shutting down, no free worker, async disabled, a failed
+// store) is answered at
 // once, so a client told nothing would retry at once, too.
 const retryAfter503 = "1"
 

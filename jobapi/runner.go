@@ -7,12 +7,12 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/jobledger/jobledger/jobtable"
+	"github.com/jobledger/jobledger/ledger"
 )
 
-// admit submits req to the ledger and starts its runner. It returns the
-// job's id, jobtable.ErrQueueFull, or ErrShuttingDown. The job's deadline
-// starts now, at admission.
+// admit submits req to the store and starts its runner. It returns the
+// job's id, ledger.ErrQueueFull, ErrShuttingDown, or a failure of the
+// store. The job's deadline starts now, at admission.
 //
 // The unit of work enter counted in wg passes to the runner; until the
 // runner starts, admit releases it itself, on a refusal and on a panic
@@ -30,26 +30,36 @@ func (s *Server) admit(req Request) (string, error) {
 			s.wg.Done()
 		}
 	}()
-	id, err := s.table.Submit(req.TaskID, req)
+	id, err := s.store.Submit(s.writes, req.TaskID, req)
 	if err != nil {
-		s.metrics.rejected.Inc()
+		if errors.Is(err, ledger.ErrQueueFull) {
+			s.metrics.rejected.Inc()
+		}
 		return "", err
 	}
 	s.metrics.submitted.Inc()
-	ctx, cancel, release := s.deadlineContext(s.base, s.cfg.AsyncTimeout)
+	s.launch(id, s.cfg.AsyncTimeout)
+	running = true
+	return id, nil
+}
+
+// launch starts the runner of the admitted job id, whose deadline is d
+// from now, and records its flight. The caller has counted the runner's
+// unit of work in wg.
+func (s *Server) launch(id string, d time.Duration) {
+	ctx, cancel, release := s.deadlineContext(s.base, d)
 	s.mu.Lock()
 	s.flights[id] = cancel
 	s.runners++
 	s.mu.Unlock()
 	go s.run(ctx, id, release)
-	running = true
-	return id, nil
 }
 
 // run is the runner of one admitted job: it waits for a worker, takes the
 // request, starts the job, runs the model and records the outcome. When the
 // job's context ends first (deadline, cancel, shutdown), it ends the job at
-// once, pending or running, by the context's cause.
+// once, pending or running, by the context's cause. Every write goes
+// through s.writes, never ctx (see Server.writes).
 func (s *Server) run(ctx context.Context, id string, release func()) {
 	defer s.wg.Done()
 	defer func() {
@@ -64,14 +74,21 @@ func (s *Server) run(ctx context.Context, id string, release func()) {
 		return
 	}
 	// Both fail when the job already ended (cancel): TakeRequest with
-	// jobtable.ErrTerminal, the request dropped with the job's end.
-	req, err := s.table.TakeRequest(id)
-	var snap jobtable.Snapshot
+	// ledger.ErrTerminal, the request dropped with the job's end.
+	req, err := s.store.TakeRequest(s.writes, id)
+	var snap ledger.Snapshot
 	if err == nil {
-		snap, err = s.table.Start(id)
+		snap, err = s.store.Start(s.writes, id)
 	}
 	if err != nil {
 		s.workers.Release(1)
+		if !ended(err) {
+			// The job is live and cannot run: the store failed, or a runner
+			// of an earlier process took its request. End it rather than
+			// leave it holding its slot with no runner.
+			s.log.Error("job cannot start", "job_id", id, "error", err)
+			s.record(id, ledger.Failed, nil, wireError(ErrStoreFailed, ""))
+		}
 		return
 	}
 	// Start's own snapshot: a lookup now could find the job evicted.
@@ -81,18 +98,25 @@ func (s *Server) run(ctx context.Context, id string, release func()) {
 	case !ok || (o.err != nil && ctx.Err() != nil):
 		s.endByCause(id, context.Cause(ctx))
 	case o.err != nil:
-		s.end(id, jobtable.Failed, nil, o.err)
+		s.record(id, ledger.Failed, nil, o.err)
 	default:
-		s.end(id, jobtable.Done, o.res, nil)
+		s.record(id, ledger.Done, o.res, nil)
 	}
+}
+
+// ended reports whether err, from a call on one job, says the job has
+// ended (or been evicted since), so that there is nothing left to do.
+func ended(err error) bool {
+	return errors.Is(err, ledger.ErrTerminal) || errors.Is(err, ledger.ErrNotPending) || errors.Is(err, ledger.ErrNotFound)
 }
 
 // cancelJob ends a job that is not terminal FAILED "canceled" and cancels
 // its model's context, and returns the snapshot the transition produced. It
-// returns jobtable.ErrTerminal with the job's (terminal) snapshot, or
-// jobtable.ErrNotFound, when there is nothing to cancel.
-func (s *Server) cancelJob(id string) (jobtable.Snapshot, error) {
-	snap, err := s.end(id, jobtable.Failed, nil, wireError(ErrCanceled, ""))
+// returns ledger.ErrTerminal with the job's (terminal) snapshot, or
+// ledger.ErrNotFound, when there is nothing to cancel, and a failure of the
+// store as it came.
+func (s *Server) cancelJob(id string) (ledger.Snapshot, error) {
+	snap, err := s.end(id, ledger.Failed, nil, wireError(ErrCanceled, ""))
 	if err != nil {
 		return snap, err
 	}
@@ -110,33 +134,56 @@ func (s *Server) cancelJob(id string) (jobtable.Snapshot, error) {
 func (s *Server) endByCause(id string, cause error) {
 	switch {
 	case errors.Is(cause, ErrDeadline):
-		s.end(id, jobtable.TimedOut, nil, wireError(ErrDeadline, "")) //nolint:errcheck // already terminal is fine
+		s.record(id, ledger.TimedOut, nil, wireError(ErrDeadline, ""))
 	case errors.Is(cause, ErrCanceled), errors.Is(cause, ErrShuttingDown):
-		s.end(id, jobtable.Failed, nil, wireError(cause, "")) //nolint:errcheck // already terminal is fine
+		s.record(id, ledger.Failed, nil, wireError(cause, ""))
 	default:
-		s.end(id, jobtable.Failed, nil, cause) //nolint:errcheck // already terminal is fine
+		s.record(id, ledger.Failed, nil, cause)
+	}
+}
+
+// record is a runner's end of its job. A job already ended is left as it
+// is. When the store fails the write, record tries once more to end the
+// job FAILED "job store failure", so that it does not stay live with no
+// runner; a job the store will not end at all is logged, and stays live
+// until the store is reopened (a durable store then ends it FAILED
+// "interrupted by restart").
+func (s *Server) record(id string, state ledger.State, res json.RawMessage, cause error) {
+	_, err := s.end(id, state, res, cause)
+	if err == nil || ended(err) {
+		return
+	}
+	if state != ledger.Failed || !errors.Is(cause, ErrStoreFailed) {
+		_, err = s.end(id, ledger.Failed, nil, wireError(ErrStoreFailed, ""))
+	}
+	if err != nil && !ended(err) {
+		s.log.Error("job left live: the store refused to end it", "job_id", id, "error", err)
 	}
 }
 
 // end records the terminal transition to state and returns the snapshot
-// the ledger produced with it (with jobtable.ErrTerminal, the job's current
+// the store produced with it (with ledger.ErrTerminal, the job's current
 // one); when it happened (the job was not already terminal) it counts it
 // and logs one line. Everything it reports comes from that snapshot, not
 // from a later lookup, which a Submit evicting the job could answer 404.
-func (s *Server) end(id string, state jobtable.State, res json.RawMessage, cause error) (jobtable.Snapshot, error) {
+// A failure of the store is logged and returned.
+func (s *Server) end(id string, state ledger.State, res json.RawMessage, cause error) (ledger.Snapshot, error) {
 	var (
-		snap jobtable.Snapshot
+		snap ledger.Snapshot
 		err  error
 	)
 	switch state {
-	case jobtable.Done:
-		snap, err = s.table.Finish(id, res)
-	case jobtable.TimedOut:
-		snap, err = s.table.Timeout(id, cause)
+	case ledger.Done:
+		snap, err = s.store.Finish(s.writes, id, res)
+	case ledger.TimedOut:
+		snap, err = s.store.Timeout(s.writes, id, cause)
 	default:
-		snap, err = s.table.Fail(id, cause)
+		snap, err = s.store.Fail(s.writes, id, cause)
 	}
 	if err != nil {
+		if !ended(err) {
+			s.log.Error("job store failed", "op", "end", "job_id", id, "state", state.String(), "error", err)
+		}
 		return snap, err
 	}
 	s.metrics.completed.WithLabelValues(state.String()).Inc()

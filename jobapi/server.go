@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/sync/semaphore"
 
-	"github.com/jobledger/jobledger/jobtable"
+	"github.com/jobledger/jobledger/ledger"
 )
 
 // Options are the parts of a Server that are code rather than
@@ -30,6 +30,16 @@ type Options struct {
 	// NewID returns fresh job ids. If left nil, the ledger's default (128
 	// random bits) does.
 	NewID func() string
+	// Ledger is the store that keeps the jobs. If left nil, New opens the
+	// store that Config.Store names, with the async_max_queue,
+	// async_job_ttl and async_max_completed of the Config, Clock and
+	// NewID, and Close closes it.
+	//
+	// A ledger given here is the caller's: its own configuration applies
+	// (Config.Store, the three keys above and NewID do not), it should run
+	// on Clock, and the caller closes it, once Shutdown has returned and
+	// the HTTP server has stopped.
+	Ledger ledger.Ledger[Request, json.RawMessage]
 
 	_ struct{} // forbid positional literals
 }
@@ -39,15 +49,15 @@ type Options struct {
 //
 // Synchronisation:
 //
-//   - cfg, model, log, clock, table, workers, inferBytes, submitBytes,
-//     metrics, mux,
-//     base and baseCancel are set by New and never change.
-//   - table is safe for concurrent use (see package jobtable); workers is
+//   - cfg, model, log, clock, store, ownsStore, workers, inferBytes,
+//     submitBytes, metrics, mux, base, baseCancel, writes and stopWrites
+//     are set by New and never change; closeOnce guards closeErr.
+//   - store is safe for concurrent use (the ledger's contract); workers is
 //     the one worker pool, shared by both paths; inferBytes is the byte
 //     budget of /infer bodies (handler_infer.go).
 //   - mu guards closed, drained, flights and runners, and the retired flag
 //     of every deadline timer (deadline.go). It is a leaf: nothing else is
-//     locked, and neither the table, a model nor the clock is called, while
+//     locked, and neither the store, a model nor the clock is called, while
 //     it is held.
 //   - wg counts every goroutine and handler that runs a job: Add happens
 //     only under mu while closed is false, so Shutdown's Wait never races
@@ -60,14 +70,15 @@ type Options struct {
 // "Drained" is quiescence: Shutdown has seen every unit of job work return,
 // and no new work can start.
 type Server struct {
-	cfg     Config
-	model   Model
-	log     *slog.Logger
-	clock   Clock
-	table   *jobtable.Table[Request, json.RawMessage]
-	workers *semaphore.Weighted
-	metrics *metrics
-	mux     *http.ServeMux
+	cfg       Config
+	model     Model
+	log       *slog.Logger
+	clock     Clock
+	store     ledger.Ledger[Request, json.RawMessage]
+	ownsStore bool // New opened store, so Close closes it
+	workers   *semaphore.Weighted
+	metrics   *metrics
+	mux       *http.ServeMux
 
 	// inferBytes and submitBytes bound the bodies of /infer and POST /jobs
 	// requests in flight (bodies.go).
@@ -77,6 +88,22 @@ type Server struct {
 	// period is over; every job's context derives from it.
 	base       context.Context
 	baseCancel context.CancelCauseFunc
+
+	// writes is the context of every write to the store (Submit,
+	// TakeRequest, Start and the ends), by handlers and runners alike; only
+	// reads take the request's context. A job's own context will not do:
+	// it ends exactly when its runner must record the end (the deadline, a
+	// cancel, the end of the grace period), and a durable store gives up a
+	// write whose context has ended, which would leave the job RUNNING after
+	// its runner returned, holding its slot of the queue until a restart.
+	// Nor will the request's: a client hanging up during a Submit would
+	// leave its outcome unknown, perhaps an admitted job with no runner.
+	// writes ends only in Close, the hard stop, once Shutdown has seen
+	// every runner return; stopWrites ends it.
+	writes     context.Context
+	stopWrites context.CancelFunc
+	closeOnce  sync.Once
+	closeErr   error
 
 	mu     sync.Mutex
 	closed bool // Shutdown has begun: enter refuses new work
@@ -110,12 +137,13 @@ type Server struct {
 }
 
 // New returns a Server for cfg, refusing an invalid cfg with an error that
-// wraps ErrInvalidConfig.
+// wraps ErrInvalidConfig. It opens the store (unless Options.Ledger gives
+// one); a store that cannot be opened is an error.
 func New(cfg Config, opts Options) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, model: opts.Model, log: opts.Logger, clock: opts.Clock,
+	s := &Server{cfg: cfg, model: opts.Model, log: opts.Logger, clock: opts.Clock, store: opts.Ledger,
 		flights: make(map[string]context.CancelCauseFunc)}
 	if s.model == nil {
 		m, err := newModel(cfg)
@@ -130,22 +158,25 @@ func New(cfg Config, opts Options) (*Server, error) {
 	if s.clock == nil {
 		s.clock = realClock{}
 	}
-	table, err := jobtable.New[Request, json.RawMessage](jobtable.Config{
-		MaxQueue:     cfg.AsyncMaxQueue,
-		JobTTL:       cfg.AsyncJobTTL,
-		MaxCompleted: cfg.AsyncMaxCompleted,
-		Now:          s.clock.Now,
-		NewID:        opts.NewID,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalidConfig, err)
+	if s.store == nil {
+		store, err := openStore(cfg, ledger.Config{
+			MaxQueue:     cfg.AsyncMaxQueue,
+			JobTTL:       cfg.AsyncJobTTL,
+			MaxCompleted: cfg.AsyncMaxCompleted,
+			Now:          s.clock.Now,
+			NewID:        opts.NewID,
+		})
+		if err != nil {
+			return nil, err
+		}
+		s.store, s.ownsStore = store, true
 	}
-	s.table = table
 	s.workers = semaphore.NewWeighted(int64(cfg.Workers))
 	s.inferBytes = semaphore.NewWeighted(inferBudget(cfg))
 	s.submitBytes = semaphore.NewWeighted(submitBudget(cfg))
-	s.metrics = newMetrics(table.Stats)
+	s.metrics = newMetrics(s.store.Stats)
 	s.base, s.baseCancel = context.WithCancelCause(context.Background())
+	s.writes, s.stopWrites = context.WithCancel(context.Background())
 	s.mux = s.routes()
 	return s, nil
 }
@@ -217,8 +248,8 @@ func (s *Server) enter() bool {
 //
 // Reads (snapshots, waits, results, cancel, /metrics) go on being served
 // throughout, so that a job finishing in the grace period can still be
-// read. Shutdown does not close listeners: stop the http.Server after it
-// returns, as cmd/jobserver does.
+// read, and leaves the store open. Shutdown does not close listeners: stop
+// the http.Server after it returns, then call Close, as cmd/jobserver does.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	s.closed = true
@@ -241,4 +272,21 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.drained = true
 	s.mu.Unlock()
 	return err
+}
+
+// Close ends the server's use of its store: it ends the context of the
+// store's writes and, if New opened the store, closes it, returning what
+// its Close returned. A store given in Options.Ledger is left open for its
+// owner. Call Close once Shutdown has returned and the HTTP server has
+// stopped (Shutdown leaves the store open, so that reads are still
+// answered after the jobs have ended); a request still in flight then
+// gets 503. Calls after the first return the first's result.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		s.stopWrites()
+		if s.ownsStore {
+			s.closeErr = s.store.Close()
+		}
+	})
+	return s.closeErr
 }

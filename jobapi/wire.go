@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/jobledger/jobledger/jobtable"
+	"github.com/jobledger/jobledger/ledger"
 )
 
 // The JSON bodies of the wire contract (docs/http.md, docs/openapi.yaml).
@@ -50,9 +50,9 @@ type inferBody struct {
 
 // newSnapshotBody converts a ledger snapshot to its wire form: times in UTC
 // RFC 3339, absent until set; error only for FAILED and TIMEOUT.
-func newSnapshotBody(s jobtable.Snapshot) snapshotBody {
+func newSnapshotBody(s ledger.Snapshot) snapshotBody {
 	b := snapshotBody{JobID: s.ID, TaskID: s.TaskID, State: s.State.String()}
-	if s.Err != nil && (s.State == jobtable.Failed || s.State == jobtable.TimedOut) {
+	if s.Err != nil && (s.State == ledger.Failed || s.State == ledger.TimedOut) {
 		b.Error = s.Err.Error()
 	}
 	b.CreatedAt = wireTime(s.CreatedAt)

@@ -55,6 +55,9 @@ func run(args []string, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	// The store closes last, after the jobs have ended and the HTTP server
+	// has stopped answering reads of them (below); on an early return, here.
+	defer srv.Close() //nolint:errcheck // an earlier error is the one to report
 	ln, err := net.Listen("tcp", opts.cfg.Listen)
 	if err != nil {
 		return err
@@ -73,7 +76,7 @@ func run(args []string, log *slog.Logger) error {
 	served := make(chan error, 1)
 	go func() { served <- httpSrv.Serve(ln) }()
 	log.Info("listening", "addr", addr, "model", opts.cfg.Model, "workers", opts.cfg.Workers,
-		"async_enabled", opts.cfg.AsyncEnabled, "async_max_queue", opts.cfg.AsyncMaxQueue)
+		"async_enabled", opts.cfg.AsyncEnabled, "async_max_queue", opts.cfg.AsyncMaxQueue, "store", opts.cfg.Store)
 
 	select {
 	case err := <-served:
@@ -83,6 +86,9 @@ func run(args []string, log *slog.Logger) error {
 	shutdown(log, srv, httpSrv, sigs, opts.grace)
 	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
 		return err
+	}
+	if err := srv.Close(); err != nil {
+		return fmt.Errorf("closing the store: %w", err)
 	}
 	log.Info("stopped")
 	return nil

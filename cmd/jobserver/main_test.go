@@ -180,6 +180,13 @@ func TestFlagsOverrideConfigFile(t *testing.T) {
 	require.Equal(t, 5*time.Second, opts.cfg.AsyncTimeout)
 	require.Equal(t, 0, opts.cfg.AsyncMaxQueue)
 	require.Equal(t, 100, opts.cfg.MaxPixels)
+	require.Equal(t, "memory", opts.cfg.Store, "the default store")
+
+	opts, err = parseFlags([]string{"-config", path, "-store", "memory"}, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, "memory", opts.cfg.Store)
+	_, err = parseFlags([]string{"-store", "redis"}, io.Discard)
+	require.ErrorContains(t, err, `store: "redis" is not one of the accepted forms: memory`)
 
 	for _, bad := range [][]string{
 		{"-workers", "0"},

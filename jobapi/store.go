@@ -1,0 +1,72 @@
+package jobapi
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/jobledger/jobledger/ledger"
+)
+
+// storeKind is one form the config key "store" accepts: NAME for a store
+// that needs nothing more, NAME:PATH for one kept in a file.
+type storeKind struct {
+	form string // as docs/http.md writes it
+	path bool   // the form is NAME:PATH
+	open func(path string, cfg ledger.Config) (ledger.Ledger[Request, json.RawMessage], error)
+}
+
+// storeKinds are the stores New can open, by name. A durable store is one
+// more entry: it opens a ledger.Ledger[[]byte, []byte] at path and returns
+// it wrapped by ledger.WithCodecs(l, RequestJSON{}, ResultJSON{}).
+var storeKinds = map[string]storeKind{
+	"memory": {form: "memory", open: func(_ string, cfg ledger.Config) (ledger.Ledger[Request, json.RawMessage], error) {
+		return ledger.NewMemory[Request, json.RawMessage](cfg)
+	}},
+}
+
+// parseStore reads a value of the key "store" into its kind and path, or
+// says which forms are accepted.
+func parseStore(v string) (storeKind, string, error) {
+	name, path, hasPath := strings.Cut(v, ":")
+	k, ok := storeKinds[name]
+	switch {
+	case !ok:
+		return storeKind{}, "", fmt.Errorf("%q is not one of the accepted forms: %s", v, storeForms())
+	case k.path && path == "":
+		return storeKind{}, "", fmt.Errorf("%q names no file: the form is %s", v, k.form)
+	case !k.path && hasPath:
+		return storeKind{}, "", fmt.Errorf("%q: %s takes no path", v, name)
+	}
+	return k, path, nil
+}
+
+// storeForms lists the accepted forms, sorted, for messages.
+func storeForms() string {
+	forms := make([]string, 0, len(storeKinds))
+	for _, k := range storeKinds {
+		forms = append(forms, k.form)
+	}
+	slices.Sort(forms)
+	return strings.Join(forms, ", ")
+}
+
+// openStore opens the store cfg.Store names, configured by lcfg. A
+// refused lcfg wraps ErrInvalidConfig; any other failure (a file that
+// cannot be opened) names the store.
+func openStore(cfg Config, lcfg ledger.Config) (ledger.Ledger[Request, json.RawMessage], error) {
+	k, path, err := parseStore(cfg.Store)
+	if err != nil {
+		return nil, fmt.Errorf("%w: store: %v", ErrInvalidConfig, err)
+	}
+	l, err := k.open(path, lcfg)
+	switch {
+	case errors.Is(err, ledger.ErrInvalidConfig):
+		return nil, fmt.Errorf("%w: %v", ErrInvalidConfig, err)
+	case err != nil:
+		return nil, fmt.Errorf("jobapi: opening the store %q: %w", cfg.Store, err)
+	}
+	return l, nil
+}

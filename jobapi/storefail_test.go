@@ -1,0 +1,258 @@
+package jobapi_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobledger/jobledger/jobapi"
+	"github.com/jobledger/jobledger/ledger"
+)
+
+// store is the server's kind of store.
+type store = ledger.Ledger[jobapi.Request, json.RawMessage]
+
+// newMemory is a memory store on clock, closed when the test ends.
+func newMemory(t *testing.T, clock *fakeClock, maxQueue int) *ledger.Memory[jobapi.Request, json.RawMessage] {
+	t.Helper()
+	m, err := ledger.NewMemory[jobapi.Request, json.RawMessage](ledger.Config{MaxQueue: maxQueue, Now: clock.Now})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, m.Close()) })
+	return m
+}
+
+// errDisk stands for a durable store's I/O failure: none of the
+// contract's answers, so the outcome of the call is unknown.
+var errDisk = errors.New("disk I/O error")
+
+// failing is a memory store whose calls fail with errDisk, as many times
+// as the test asks, call by call; every other call reaches the store.
+type failing struct {
+	store
+	mu    sync.Mutex
+	fails map[string]int // method -> failures to come; -1 for every one
+}
+
+func newFailing(t *testing.T, clock *fakeClock) *failing {
+	return &failing{store: newMemory(t, clock, 16), fails: map[string]int{}}
+}
+
+// failNext makes the next n calls of method fail (n -1: all of them, 0:
+// none any more).
+func (f *failing) failNext(method string, n int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.fails[method] = n
+}
+
+func (f *failing) fail(method string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := f.fails[method]
+	if n > 0 {
+		f.fails[method] = n - 1
+	}
+	return n != 0
+}
+
+func (f *failing) Submit(ctx context.Context, taskID string, req jobapi.Request) (string, error) {
+	if f.fail("Submit") {
+		return "", errDisk
+	}
+	return f.store.Submit(ctx, taskID, req)
+}
+
+func (f *failing) TakeRequest(ctx context.Context, id string) (jobapi.Request, error) {
+	if f.fail("TakeRequest") {
+		return jobapi.Request{}, errDisk
+	}
+	return f.store.TakeRequest(ctx, id)
+}
+
+func (f *failing) Finish(ctx context.Context, id string, res json.RawMessage) (ledger.Snapshot, error) {
+	if f.fail("Finish") {
+		return ledger.Snapshot{}, errDisk
+	}
+	return f.store.Finish(ctx, id, res)
+}
+
+func (f *failing) Fail(ctx context.Context, id string, cause error) (ledger.Snapshot, error) {
+	if f.fail("Fail") {
+		return ledger.Snapshot{}, errDisk
+	}
+	return f.store.Fail(ctx, id, cause)
+}
+
+func (f *failing) Snapshot(ctx context.Context, id string) (ledger.Snapshot, error) {
+	if f.fail("Snapshot") {
+		return ledger.Snapshot{}, errDisk
+	}
+	return f.store.Snapshot(ctx, id)
+}
+
+func (f *failing) Wait(ctx context.Context, id string) (ledger.Snapshot, error) {
+	if f.fail("Wait") {
+		return ledger.Snapshot{}, errDisk
+	}
+	return f.store.Wait(ctx, id)
+}
+
+func (f *failing) Result(ctx context.Context, id string) (json.RawMessage, ledger.Snapshot, error) {
+	if f.fail("Result") {
+		return nil, ledger.Snapshot{}, errDisk
+	}
+	return f.store.Result(ctx, id)
+}
+
+// logBuffer collects a server's log lines.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// waitBounded is one wait of at most 5 s for job id: a server that never
+// ends the job fails the test at once rather than hanging it, as waitDone's
+// retries would.
+func (h *harness) waitBounded(id string) reply {
+	h.t.Helper()
+	r := h.get("/jobs/" + id + "/wait?timeout=5000")
+	require.Equal(h.t, http.StatusOK, r.Status, "%s", r.Raw)
+	return r
+}
+
+// requireStoreFailed checks the answer to a request whose store call
+// failed: 503 with Retry-After.
+func requireStoreFailed(t *testing.T, r reply) {
+	t.Helper()
+	requireProblem(t, r, http.StatusServiceUnavailable, "job store unavailable")
+	require.Equal(t, "1", r.Header.Get("Retry-After"))
+}
+
+// TestStoreFailuresAnswer503: a store call that fails with anything but
+// the contract's answers is answered 503 with Retry-After and logged, on
+// every route that calls the store; the server goes on, and its
+// bookkeeping stays whole (the harness checks it once drained).
+func TestStoreFailuresAnswer503(t *testing.T) {
+	clock := newFakeClock()
+	st := newFailing(t, clock)
+	logs := &logBuffer{}
+	g := newGate()
+	h := newHarnessWith(t, jobapi.Options{Model: g, Ledger: st, Clock: clock,
+		Logger: slog.New(slog.NewJSONHandler(logs, nil))}, nil)
+
+	st.failNext("Submit", 1)
+	requireStoreFailed(t, h.postJSON("/jobs", map[string]any{"task_id": "lost"}))
+	require.Contains(t, logs.String(), `"msg":"job store failed"`)
+	require.Contains(t, logs.String(), "disk I/O error")
+	require.Zero(t, st.Stats().Depth, "no job, and no runner")
+
+	id := h.submit("kept", nil)
+	<-g.started
+	for _, c := range []struct{ method, path, verb string }{
+		{"Snapshot", "/jobs/" + id, http.MethodGet},
+		{"Wait", "/jobs/" + id + "/wait?timeout=0", http.MethodGet},
+		{"Result", "/jobs/" + id + "/result", http.MethodGet},
+		{"Fail", "/jobs/" + id + "/cancel", http.MethodPost},
+	} {
+		st.failNext(c.method, 1)
+		requireStoreFailed(t, h.do(c.verb, c.path, "", nil))
+	}
+	require.Equal(t, "RUNNING", h.get("/jobs/" + id).Body["state"], "the failed cancel changed nothing")
+	g.release <- struct{}{}
+	require.Equal(t, "DONE", h.waitBounded(id).Body["state"])
+	require.Equal(t, http.StatusOK, h.get("/jobs/"+id+"/result").Status)
+}
+
+// TestStoreFailureEndsTheJob: when the store fails a runner's write
+// (taking the request, recording the outcome), the runner ends the job
+// FAILED "job store failure" rather than leave it holding its slot with
+// no runner.
+func TestStoreFailureEndsTheJob(t *testing.T) {
+	for _, method := range []string{"TakeRequest", "Finish"} {
+		t.Run(method, func(t *testing.T) {
+			clock := newFakeClock()
+			st := newFailing(t, clock)
+			h := newHarnessWith(t, jobapi.Options{Model: jobapi.Echo{}, Ledger: st, Clock: clock}, nil)
+			st.failNext(method, 1)
+			r := h.waitBounded(h.submit("t", nil))
+			require.Equal(t, "FAILED", r.Body["state"])
+			require.Equal(t, "job store failure", r.Body["error"])
+			require.Zero(t, st.Stats().Depth)
+			require.Equal(t, "DONE", h.waitBounded(h.submit("next", nil)).Body["state"], "the server goes on")
+		})
+	}
+}
+
+// TestStoreRefusingEveryEnd: a store that refuses every end leaves the job
+// live; the runner logs it and returns all the same, so that Shutdown does
+// not wait for it and no flight is left. The server's invariants then
+// report the live job, and only it.
+func TestStoreRefusingEveryEnd(t *testing.T) {
+	clock := newFakeClock()
+	st := newFailing(t, clock)
+	logs := &logBuffer{}
+	h := newHarnessWith(t, jobapi.Options{Model: jobapi.Echo{}, Ledger: st, Clock: clock,
+		Logger: slog.New(slog.NewJSONHandler(logs, nil))}, nil)
+	st.failNext("Finish", -1)
+	st.failNext("Fail", -1)
+	id := h.submit("t", nil)
+	until(t, "the runner gives up", func() bool { return strings.Contains(logs.String(), "job left live") })
+
+	requireShutdownReturns(t, h.srv)
+	err := h.srv.CheckInvariants()
+	require.ErrorContains(t, err, "DrainInv: drained with 1 jobs PENDING or RUNNING")
+	require.NotContains(t, err.Error(), "FlightsInv")
+	require.NotContains(t, err.Error(), "TimersInv")
+	require.Equal(t, "RUNNING", h.get("/jobs/" + id).Body["state"])
+
+	st.failNext("Fail", 0) // as a restart would, end it, for the harness's own check
+	_, err = st.Fail(context.Background(), id, errDisk)
+	require.NoError(t, err)
+}
+
+// TestClose: Close closes the store New opened, after which the API
+// answers 503; a store given in Options is its owner's to close.
+func TestClose(t *testing.T) {
+	t.Run("own store", func(t *testing.T) {
+		h := newHarness(t, jobapi.Echo{}, nil)
+		id := h.submit("t", nil)
+		require.Equal(t, "DONE", h.waitBounded(id).Body["state"])
+		requireShutdownReturns(t, h.srv)
+		require.Equal(t, http.StatusOK, h.get("/jobs/"+id).Status, "reads are served after Shutdown")
+		require.NoError(t, h.srv.Close())
+		require.NoError(t, h.srv.Close(), "Close twice")
+		requireStoreFailed(t, h.get("/jobs/"+id))
+		requireStoreFailed(t, h.get("/jobs/"+id+"/result"))
+	})
+	t.Run("given store", func(t *testing.T) {
+		clock := newFakeClock()
+		mem := newMemory(t, clock, 4)
+		h := newHarnessWith(t, jobapi.Options{Model: jobapi.Echo{}, Ledger: mem, Clock: clock}, nil)
+		requireShutdownReturns(t, h.srv)
+		require.NoError(t, h.srv.Close())
+		id, err := mem.Submit(context.Background(), "t", jobapi.Request{})
+		require.NoError(t, err, "the caller's store is still open")
+		_, err = mem.Fail(context.Background(), id, errDisk)
+		require.NoError(t, err)
+	})
+}
