@@ -44,3 +44,18 @@ func (s *Server) deadlineContext(parent context.Context, d time.Duration) (conte
 		cancel(context.Canceled)
 	}
 }
+
+// jobContext is deadlineContext for a job, from s.base, with its deadline
+// d from now. A job recovered from the store may be past its deadline
+// already (d <= 0): its context is then ended with cause ErrDeadline at
+// once, with no timer, so that its runner ends it TIMEOUT as any job past
+// its deadline ends, whatever the clock (a fake one fires a timer due now
+// only when it is next moved).
+func (s *Server) jobContext(d time.Duration) (context.Context, context.CancelCauseFunc, func()) {
+	if d > 0 {
+		return s.deadlineContext(s.base, d)
+	}
+	ctx, cancel := context.WithCancelCause(s.base)
+	cancel(ErrDeadline)
+	return ctx, cancel, func() { cancel(context.Canceled) }
+}

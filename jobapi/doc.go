@@ -36,6 +36,8 @@
 // with it; a model that panics ends FAILED ("model panicked: ...") and the
 // server keeps serving. docs/http.md is the wire contract.
 //
-// A call the store fails, with an error that is none of the
+// At New, the jobs a durable store recovered (PENDING when an earlier
+// process stopped) get runners, their deadlines still counted from their
+// admission. A call the store fails, with an error that is none of the
 // contract's answers, is answered 503 with Retry-After and logged.
 package jobapi

@@ -47,7 +47,7 @@ func (s *Server) admit(req Request) (string, error) {
 // from now, and records its flight. The caller has counted the runner's
 // unit of work in wg.
 func (s *Server) launch(id string, d time.Duration) {
-	ctx, cancel, release := s.deadlineContext(s.base, d)
+	ctx, cancel, release := s.jobContext(d)
 	s.mu.Lock()
 	s.flights[id] = cancel
 	s.runners++

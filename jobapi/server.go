@@ -37,7 +37,8 @@ type Options struct {
 	//
 	// A ledger given here is the caller's: its own configuration applies
 	// (Config.Store, the three keys above and NewID do not), it should run
-	// on Clock, and the caller closes it, once Shutdown has returned and
+	// on Clock (the deadline of a job it recovered counts from the job's
+	// CreatedAt), and the caller closes it, once Shutdown has returned and
 	// the HTTP server has stopped.
 	Ledger ledger.Ledger[Request, json.RawMessage]
 
@@ -138,7 +139,8 @@ type Server struct {
 
 // New returns a Server for cfg, refusing an invalid cfg with an error that
 // wraps ErrInvalidConfig. It opens the store (unless Options.Ledger gives
-// one); a store that cannot be opened is an error.
+// one) and starts a runner for every job the store recovered (recovery.go);
+// a store that cannot be opened or read is an error.
 func New(cfg Config, opts Options) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -178,6 +180,11 @@ func New(cfg Config, opts Options) (*Server, error) {
 	s.base, s.baseCancel = context.WithCancelCause(context.Background())
 	s.writes, s.stopWrites = context.WithCancel(context.Background())
 	s.mux = s.routes()
+	if err := s.runRecovered(); err != nil {
+		s.baseCancel(ErrShuttingDown)
+		_ = s.Close() // nothing was started
+		return nil, err
+	}
 	return s, nil
 }
 

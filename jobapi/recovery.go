@@ -1,0 +1,29 @@
+package jobapi
+
+import "fmt"
+
+// runRecovered starts a runner for every job the store recovered: the jobs that
+// were PENDING when an earlier process stopped, oldest first. Each runs as
+// an admitted job does, with its deadline still counted from its
+// admission, CreatedAt plus async_timeout; one already past it ends
+// TIMEOUT at once, through its runner. The store's own restart ended the
+// jobs that were RUNNING. A memory store recovers nothing.
+//
+// New calls it before the server is returned, so nothing is closed yet.
+func (s *Server) runRecovered() error {
+	pending, err := s.store.Recovered(s.writes)
+	if err != nil {
+		return fmt.Errorf("jobapi: reading the jobs the store recovered: %w", err)
+	}
+	now := s.clock.Now()
+	for _, snap := range pending {
+		if !s.enter() {
+			break // unreachable: New has not returned the server yet
+		}
+		s.launch(snap.ID, snap.CreatedAt.Add(s.cfg.AsyncTimeout).Sub(now))
+	}
+	if len(pending) > 0 {
+		s.log.Info("recovered pending jobs", "jobs", len(pending))
+	}
+	return nil
+}
