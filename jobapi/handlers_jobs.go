@@ -79,8 +79,8 @@ func (s *Server) waitJob(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case errors.Is(err, ledger.ErrNotFound):
 		writeProblem(w, http.StatusNotFound, detailNoJob, nil)
-	case err != nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled):
-		s.storeFailed(w, r, err)
+	case err != nil && (ctx.Err() == nil || !errors.Is(err, ctx.Err())):
+		s.storeFailed(w, r, err) // not the end of this wait's own context
 	default: // terminal, or the timeout with the latest snapshot
 		writeSnapshot(w, http.StatusOK, newSnapshotBody(snap))
 	}
