@@ -2,7 +2,10 @@
 // operation, and checks the history for linearizability against the
 // per-job and admission models, and the stress invariants at the end.
 // -level=table drives the ledger in process; -level=http starts a server
-// (echo model) on 127.0.0.1 and drives it through its HTTP API.
+// (echo model) on 127.0.0.1 and drives it through its HTTP API;
+// -level=crash starts the jobserver binary on a durable store, kills it
+// with SIGKILL -cycles times under that load and starts it again, and
+// checks the whole history, restarts included (see crash.go).
 //
 // Usage:
 //
@@ -45,7 +48,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	def := stress.DefaultConfig()
 	fs := flag.NewFlagSet("lincheck", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	level := fs.String("level", "table", "what to drive: table (in process) or http (a server on loopback)")
+	level := fs.String("level", "table", "what to drive: table (in process), http (a server on loopback) or crash (a jobserver process, killed and restarted)")
 	short := fs.Bool("short", false, "quick mode: 500ms runs")
 	runs := fs.Int("runs", 1, "number of runs, with seeds seed, seed+1, ...")
 	seed := fs.Uint64("seed", def.Seed, "seed of the first run")
@@ -68,11 +71,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 	hdef := stress.DefaultHTTPConfig()
 	maxSleep := fs.Duration("max-sleep", hdef.MaxSleep, "http: longest echo sleep of a job")
 	jobTimeout := fs.Duration("job-timeout", hdef.JobTimeout, "http: the server's async_timeout")
+	cdef := stress.DefaultCrashConfig()
+	server := fs.String("server", "bin/jobserver", "crash: the jobserver binary")
+	store := fs.String("store", "", "crash: the server's -store (default sqlite:DIR/jobs.db)")
+	cycles := fs.Int("cycles", cdef.Cycles, "crash: kills, each followed by a restart")
+	dir := fs.String("dir", "", "crash: directory for the store, the address file and the server logs (default: a new temporary one, removed when the run passes)")
 	if err := fs.Parse(args); err != nil {
 		return exitSetup
 	}
-	if *level != "table" && *level != "http" {
-		fmt.Fprintf(stderr, "lincheck: -level=%s: want table or http\n", *level)
+	if *level != "table" && *level != "http" && *level != "crash" {
+		fmt.Fprintf(stderr, "lincheck: -level=%s: want table, http or crash\n", *level)
 		return exitSetup
 	}
 	set := map[string]bool{}
@@ -106,6 +114,25 @@ func run(args []string, stdout, stderr io.Writer) int {
 	admissionPorcupine = *admPorcupine
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	if *level == "crash" {
+		ccfg := cdef
+		ccfg.Seed, ccfg.Server, ccfg.Store, ccfg.Cycles = *seed, *server, *store, *cycles
+		// The crash test's own defaults, where no flag overrides them.
+		for name, apply := range map[string]func(){
+			"submitters":  func() { ccfg.Submitters = *submitters },
+			"pollers":     func() { ccfg.Pollers = *pollers },
+			"waiters":     func() { ccfg.Waiters = *waiters },
+			"runners":     func() { ccfg.Runners = *runners },
+			"max-queue":   func() { ccfg.MaxQueue = *maxQueue },
+			"max-sleep":   func() { ccfg.MaxSleep = *maxSleep },
+			"job-timeout": func() { ccfg.JobTimeout = *jobTimeout },
+		} {
+			if set[name] {
+				apply()
+			}
+		}
+		return runCrash(ctx, ccfg, *dir, *checkTimeout, *out, *historyPath, stdout, stderr)
+	}
 	code := exitOK
 	for i := range *runs {
 		cfg.Seed = *seed + uint64(i)

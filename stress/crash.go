@@ -1,0 +1,185 @@
+package stress
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/jobledger/jobledger/client"
+)
+
+// CrashConfig shapes a crash test: a jobserver binary on a durable store,
+// under the HTTP stress's load, killed with SIGKILL at random moments and
+// started again on the same store, Cycles times; then one last life that
+// is drained and stopped cleanly.
+//
+// Retention is set to evict nothing during the test (JobTTL an hour,
+// MaxCompleted above any run), so every job a 202 named must be readable
+// after every restart; the history is checked with
+// linearizability.CheckConfig.Retained.
+type CrashConfig struct {
+	// HTTPConfig gives the clients, the echo jobs and the server's queue
+	// bound and workers. Its Duration and MaxOps bound each life's load;
+	// its MaxCompleted and JobTTL are ignored (see above).
+	HTTPConfig
+
+	// Server is the path of the jobserver binary; Store its -store value
+	// (for example sqlite:/tmp/x/jobs.db), the same for every life. Dir
+	// holds the address file and each life's log.
+	Server, Store, Dir string
+	// Cycles is the number of kills, each followed by a restart.
+	Cycles int
+	// MinLife and MaxLife bound how long a life runs under load before it
+	// is killed; each is drawn uniformly between them.
+	MinLife, MaxLife time.Duration
+	// StartTimeout bounds a start, from exec to listening.
+	StartTimeout time.Duration
+
+	_ struct{}
+}
+
+// DefaultCrashConfig returns 20 kills of lives of 150-450 ms, under 2
+// submitters, 2 pollers and 1 waiter, with 2 server workers, echo jobs of up
+// to 20 ms, a queue of 8 and a job deadline of 2 s. Server, Store and Dir
+// are left to the caller.
+func DefaultCrashConfig() CrashConfig {
+	h := DefaultHTTPConfig()
+	h.Submitters, h.Runners, h.Pollers, h.Waiters = 2, 2, 2, 1
+	h.MaxQueue = 8
+	h.Duration, h.MaxOps = time.Hour, 1_000_000 // each life is bounded by MaxLife
+	h.MaxSleep, h.JobTimeout, h.SlowEvery = 20*time.Millisecond, 2*time.Second, 0
+	h.WaitTimeout, h.Grace = 20*time.Millisecond, 10*time.Second
+	h.RequestTimeout = 5 * time.Second
+	return CrashConfig{
+		HTTPConfig: h,
+		Cycles:     20, MinLife: 150 * time.Millisecond, MaxLife: 450 * time.Millisecond,
+		StartTimeout: 20 * time.Second,
+	}
+}
+
+func (c CrashConfig) validate() error {
+	if err := c.HTTPConfig.validate(); err != nil {
+		return err
+	}
+	switch {
+	case c.Server == "" || c.Store == "" || c.Dir == "":
+		return errors.New("stress: a crash test needs Server, Store and Dir")
+	case c.Cycles < 1 || c.MinLife <= 0 || c.MaxLife < c.MinLife || c.StartTimeout <= 0:
+		return errors.New("stress: Cycles, MinLife, MaxLife or StartTimeout out of range")
+	}
+	return nil
+}
+
+// CrashResult is what a crash test recorded and found.
+type CrashResult struct {
+	Config CrashConfig
+	Record
+	// Lives is the number of server processes started; Lost counts the
+	// operations recorded pending forever (in flight at a kill, mostly).
+	Lives int
+	Lost  int64
+	// Checked counts the reads of acknowledged jobs made right after the
+	// restarts.
+	Checked int
+}
+
+// RunCrash runs the crash test. Each life starts the server on the store,
+// first reads every job acknowledged so far (each must exist, and each seen
+// terminal must still show that state and error), then puts the load on it
+// for a random time and kills it. The last life drains: every acknowledged
+// job must end within the job deadline, after which the server is stopped
+// with SIGTERM. The history, restarts and all, is for
+// linearizability.CheckHTTP with Retained set. It returns an error only for
+// a bad configuration or a server that cannot start.
+func RunCrash(ctx context.Context, cfg CrashConfig) (*CrashResult, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	args := []string{
+		"-store", cfg.Store, "-model", "echo",
+		"-workers", strconv.Itoa(max(cfg.Runners, 1)),
+		"-async-max-queue", strconv.Itoa(cfg.MaxQueue),
+		"-async-timeout", strconv.FormatInt(cfg.JobTimeout.Milliseconds(), 10),
+		"-async-job-ttl", strconv.FormatInt(time.Hour.Milliseconds(), 10),
+		"-async-max-completed", "1000000",
+		"-max-wait", strconv.FormatInt(cfg.Grace.Milliseconds(), 10),
+		"-grace", "1s",
+	}
+	run := newStressRun(cfg.Config, NewRecorder())
+	res := &CrashResult{Config: cfg}
+	rng := rand.New(rand.NewPCG(cfg.Seed, 0))
+	tr := &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}
+	defer tr.CloseIdleConnections()
+
+	for life := 0; life <= cfg.Cycles; life++ {
+		if ctx.Err() != nil {
+			res.Violations = append(res.Violations, "interrupted: "+ctx.Err().Error())
+			break
+		}
+		srv, err := startServer(cfg.Server, args, cfg.Dir, life, cfg.StartTimeout)
+		if err != nil {
+			return nil, fmt.Errorf("life %d: %w", life, err)
+		}
+		res.Lives++
+		api, err := client.New("http://"+srv.addr, client.Options{
+			HTTPClient: &http.Client{Transport: tr, Timeout: cfg.RequestTimeout},
+		})
+		if err != nil {
+			srv.kill()
+			return nil, err
+		}
+		w := &httpWorkload{stressRun: run, cfg: cfg.HTTPConfig, api: api}
+		res.Checked += w.checkSurvivors(life, res)
+
+		if life == cfg.Cycles {
+			w.finalLife(ctx, srv, res)
+			res.Lost += w.lost.Load()
+			break
+		}
+		up := cfg.MinLife + time.Duration(rng.Int64N(int64(cfg.MaxLife-cfg.MinLife)+1))
+		w.loadUntilKill(ctx, srv, up)
+		res.Lost += w.lost.Load()
+		tr.CloseIdleConnections()
+	}
+	rec := run.record()
+	res.Record.History, res.Elapsed = rec.History, rec.Elapsed
+	res.Accepted, res.Rejected = rec.Accepted, rec.Rejected
+	return res, nil
+}
+
+// loadUntilKill runs the HTTP stress's clients against srv for up, then
+// kills srv while their requests are in flight, and waits for the clients
+// to see it.
+func (w *httpWorkload) loadUntilKill(ctx context.Context, srv *server, up time.Duration) {
+	lifeCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	var clients sync.WaitGroup
+	n := 0
+	rng := func() *rand.Rand { n++; return rand.New(rand.NewPCG(w.cfg.Seed, uint64(w.rec.Len())<<8|uint64(n))) }
+	for range w.cfg.Submitters {
+		c, r := w.rec.HTTPClient(w.api), rng()
+		clients.Go(func() { w.submitter(lifeCtx, c, r) })
+	}
+	for range w.cfg.Pollers {
+		c, r := w.rec.HTTPClient(w.api), rng()
+		clients.Go(func() { w.poller(lifeCtx, c, r) })
+	}
+	for range w.cfg.Waiters {
+		c, r := w.rec.HTTPClient(w.api), rng()
+		clients.Go(func() { w.waiter(lifeCtx, c, r) })
+	}
+	t := time.NewTimer(up)
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+		t.Stop()
+	}
+	srv.kill() // first, so that requests are in flight when it dies
+	stop()
+	clients.Wait()
+}

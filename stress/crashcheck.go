@@ -1,0 +1,139 @@
+package stress
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/jobledger/jobledger/linearizability"
+)
+
+// The crash test's checks of what a restart kept (RunCrash): the reads of
+// every acknowledged job at the start of each life, and the last life's
+// drain. They are recorded like every other operation, so the history
+// check judges them too; these checks say in plain words what went wrong.
+
+// seenEnd is what the clients saw of a job that ended: its terminal state,
+// and its error where a full view showed it.
+type seenEnd struct {
+	state    linearizability.State
+	err      string
+	errKnown bool
+}
+
+// endsSeen returns, for every job seen terminal in history, what was seen.
+func endsSeen(history []porcupine.Operation) map[string]seenEnd {
+	ends := make(map[string]seenEnd)
+	for _, op := range history {
+		in, out := op.Input.(linearizability.Input), op.Output.(linearizability.Output)
+		if !linearizability.HasView(in.Kind, out.Outcome) || !out.State.Terminal() {
+			continue
+		}
+		e := ends[in.ID]
+		e.state = out.State
+		full := in.Kind == linearizability.Snapshot || in.Kind == linearizability.Wait ||
+			in.Kind == linearizability.Cancel && out.Outcome == linearizability.OK
+		if full {
+			e.err, e.errKnown = out.Err, true
+		}
+		ends[in.ID] = e
+	}
+	return ends
+}
+
+// checkSurvivors reads every job acknowledged before this life and records
+// a violation for each that is gone or whose seen end changed. It returns
+// the number of jobs read.
+func (w *httpWorkload) checkSurvivors(life int, res *CrashResult) int {
+	ids := w.ids()
+	if len(ids) == 0 {
+		return 0
+	}
+	ends := endsSeen(w.rec.History())
+	var mu sync.Mutex
+	report := func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(res.Violations) < 50 {
+			res.Violations = append(res.Violations, fmt.Sprintf("after restart %d: ", life)+fmt.Sprintf(format, args...))
+		}
+	}
+	var next atomic.Int64
+	var readers sync.WaitGroup
+	for range 4 {
+		c := w.rec.HTTPClient(w.api)
+		readers.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(ids); i = int(next.Add(1) - 1) {
+				id := ids[i]
+				out, err := c.Snapshot(context.Background(), id)
+				switch {
+				case err != nil:
+					w.lost.Add(1)
+					report("GET /jobs/%s: %v", id, err)
+				case out.Outcome == linearizability.NotFound:
+					report("job %s, acknowledged with a 202, is gone", id)
+				default:
+					e, ok := ends[id]
+					if ok && out.State != e.state {
+						report("job %s was seen %v and now shows %v", id, e.state, out.State)
+					}
+					if ok && e.errKnown && out.Err != e.err {
+						report("job %s was seen with error %q and now shows %q", id, e.err, out.Err)
+					}
+				}
+			}
+		})
+	}
+	readers.Wait()
+	return len(ids)
+}
+
+// finalLife drains the last life: every acknowledged job must end within
+// the job deadline (counted from its admission, restarts or not) plus
+// Grace, the queue depth must come back to zero, and the server must stop
+// cleanly on SIGTERM.
+func (w *httpWorkload) finalLife(ctx context.Context, srv *server, res *CrashResult) {
+	deadline := time.Now().Add(w.cfg.JobTimeout + w.cfg.Grace)
+	ids := w.ids()
+	var unended atomic.Int64
+	var drain sync.WaitGroup
+	var next atomic.Int64
+	for range 4 {
+		c := w.rec.HTTPClient(w.api)
+		drain.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(ids); i = int(next.Add(1) - 1) {
+				if !w.drainOne(ctx, c, ids[i], deadline) {
+					unended.Add(1)
+				}
+			}
+		})
+	}
+	drain.Wait()
+	if u := unended.Load(); u > 0 {
+		res.Violations = append(res.Violations, fmt.Sprintf("%d acknowledged job(s) not ended within the job deadline (%v) plus %v after the last restart", u, w.cfg.JobTimeout, w.cfg.Grace))
+	}
+	// Jobs whose 202 was lost in a kill are unknown to the clients; they
+	// too must end by their deadline, which the depth shows.
+	depth := -1
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		m, err := w.api.Metrics(ctx)
+		if err != nil {
+			res.Violations = append(res.Violations, "GET /metrics: "+err.Error())
+			break
+		}
+		if depth = int(m["jobledger_queue_depth"]); depth == 0 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if depth != 0 {
+		res.Violations = append(res.Violations, fmt.Sprintf("queue depth %d, not 0, once every job's deadline had passed", depth))
+	}
+	if err := srv.stop(ctx, 10*time.Second); err != nil {
+		res.Violations = append(res.Violations, err.Error())
+	}
+}
