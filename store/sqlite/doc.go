@@ -1,0 +1,133 @@
+// Package sqlite is the durable job ledger: the contract of package ledger
+// kept in one SQLite file, through modernc.org/sqlite (pure Go, no cgo).
+// Jobs, accepted or finished, survive a restart of the process, and a call
+// is acknowledged only once what it changed is on disk. Requests and
+// results are bytes; ledger.WithCodecs turns a Store into a store of any
+// request and result types.
+//
+// # Usage
+//
+//	s, err := sqlite.Open(ctx, "jobs.db", ledger.Config{MaxQueue: 16}, sqlite.Options{})
+//	defer s.Close()
+//	l := ledger.WithCodecs[Request, Response](s, reqCodec, resCodec)
+//
+//	pending, err := l.Recovered(ctx) // PENDING when the last process stopped: run them
+//	id, err := l.Submit(ctx, req.TaskID, req) // returns once the job is on disk
+//
+//	// the runner, as with any ledger.Ledger
+//	req, err := l.TakeRequest(ctx, id)
+//	snap, err := l.Start(ctx, id)
+//	snap, err = l.Finish(ctx, id, res)
+//
+// Open refuses, with a sentinel error, a file it must not use: one locked
+// by another store (ErrLocked), one it cannot write (ErrUnwritable), one
+// that is not a database or is damaged (ErrCorrupt), another program's
+// database (ErrForeign), a schema newer than this code (ErrNewerSchema),
+// and a stored depth that disagrees with the jobs (ErrDepthMismatch). It
+// never replaces such a file with a fresh database.
+//
+// # The writer and group commit
+//
+// One goroutine, the writer, owns the one write connection. Every write
+// (Submit, Start, Finish, Fail, Timeout) is queued for it, and its caller
+// waits for the reply. The writer drains the queue into a batch of up to
+// Options.BatchLimit writes, applies them in order inside one transaction,
+// commits once, and only then answers every caller of the batch: group
+// commit, one fsync for the batch. The database runs in WAL mode with
+// synchronous=FULL, so a returned COMMIT is on disk. A failed commit
+// answers every write of the batch with the error and leaves the writer's
+// in-memory counters as the database has them.
+//
+// Admission is the writer's: it alone reads and changes the depth, so the
+// queue-full check and the taking of a slot are one step, whatever the
+// number of callers. The depth is stored in the meta table in every
+// transaction that changes it, and checked against the jobs at Open.
+//
+// The reads (State, Snapshot, Result, TakeRequest, and Wait's) run on a
+// pool of read-only connections, in parallel with the writer: WAL lets
+// readers see the latest commit while a transaction is open. SQLite makes
+// a commit visible to readers only after it has synced the log, so nobody
+// reads a state that a crash could undo.
+//
+// # No wakeup before durability
+//
+// A waiter is woken, and a reader sees a terminal state, only after the
+// commit that made the job terminal has returned. The wakeup of a job is a
+// channel in Store.waiters, under Store.waitMu, closed once. Wait registers
+// its channel first, and then reads the committed job; the writer, after
+// its COMMIT has returned, closes the channels of the jobs the batch ended,
+// under the same mutex. Either the waiter's read came after the commit, and
+// it sees the terminal state and returns, or it came before, and then its
+// registration came before the commit too, so the writer finds the channel
+// and closes it: a completion at any moment before or during a wait is
+// seen, and no wakeup can be lost. (Reading first and registering second
+// would lose the wakeup of a commit between the two; closing before the
+// commit would wake a waiter with a state that the commit may yet fail to
+// make durable: the mutant store/sqlite/wake-before-commit.) The writer
+// hands each waiter the job's final snapshot as its commit left it, so a
+// woken waiter reads nothing and still gets the outcome if retention evicts
+// the job right after.
+//
+// # Take-once
+//
+// TakeRequest hands a request out once per process: an in-memory mark
+// under a mutex, taken together with the read of the committed row (take.go
+// says why that makes it linearise with the other takes, Start and the
+// job's end). The request stays in the file while the job is PENDING, so a
+// job that never started runs again after a restart; Start of a taken job,
+// and the job's end, release it.
+//
+// # Restart
+//
+// Open applies the restart in one transaction, before any call: every job
+// RUNNING when the last process stopped ends FAILED with the error
+// InterruptedByRestart (its runner died with the process, and nothing can
+// tell how far it got), and leaves the depth; every PENDING job stays
+// PENDING with its CreatedAt, and Recovered lists them, oldest first, for
+// the caller to run; terminal jobs keep their state and result until
+// evicted. One retention pass runs, as a Submit's would, so that a file
+// written under another Config is brought within this one's bounds. A
+// depth above MaxQueue found at Open (MaxQueue was lowered) is kept:
+// those jobs were admitted; Submit admits again once the depth is below
+// MaxQueue.
+//
+// # Time
+//
+// The store reads Config.Now once per batch, for every write of it. Times
+// are stored as Unix nanoseconds and read back in UTC, without a monotonic
+// reading. The store's clock never goes back: a batch's time is the
+// clock's reading or the latest time already stored, whichever is later,
+// so that CreatedAt <= StartedAt <= CompletedAt and the retention order
+// survive a wall clock stepped back across a restart.
+//
+// # Errors and contexts
+//
+// A stored error is its message: Snapshot.Err is an error with the text of
+// the error given to Fail or Timeout, not that error (errors.Is against it
+// does not hold after it was stored). Every call honours its context: a
+// caller whose context ends while its write is queued or being committed
+// gets ctx.Err() at once, and the write's outcome is unknown: it may still
+// commit, or not run at all (the writer skips a write whose context ended
+// before it started it). Any error other than the ledger's sentinels and
+// the context's is a failure of the database, with an unknown outcome.
+//
+// # Close and locking
+//
+// Close stops the writer after the batch it is committing: writes still
+// queued get ledger.ErrClosed, as does every call after Close, and a Wait
+// blocked in the store returns ErrClosed, with the latest snapshot, at once
+// (no completion can come after Close). Then it closes the connections and
+// releases the lock. The lock is an exclusive flock(2) on the sidecar file
+// PATH.lock, held from Open to Close: a second store on the same file, in
+// another process or this one, fails to open with ErrLocked (lock.go says
+// why not SQLite's own locking). The package therefore builds on Unix only.
+//
+// # Synchronisation
+//
+// Store's fields are documented beside the struct: what is immutable after
+// Open, what the writer goroutine owns, what each mutex guards, and the
+// lock order. The writer's in-memory view (view.go) is owned by the writer
+// goroutine alone and published to Stats through atomics after each
+// commit. CheckInvariants states the contract as code, with the clause
+// names of package jobtable and spec/JobTable.tla.
+package sqlite

@@ -1,0 +1,34 @@
+package sqlite
+
+import "errors"
+
+// Sentinel errors of Open, each wrapped with the path and the cause; compare
+// with errors.Is. Every one means that Open changed nothing it could not
+// undo and left no store open: a file it cannot use is refused, never
+// replaced by a fresh database. The calls of an open Store return the
+// ledger package's sentinels (ledger.ErrQueueFull, ledger.ErrClosed, ...).
+var (
+	// ErrLocked: another Store, in this process or another, holds the
+	// database (its lock file, PATH.lock, is locked).
+	ErrLocked = errors.New("sqlite: database in use by another store")
+	// ErrUnwritable: the database cannot be created, opened or written:
+	// a missing or read-only directory, a path that is a directory, a
+	// read-only file.
+	ErrUnwritable = errors.New("sqlite: cannot write the database")
+	// ErrCorrupt: the file is not an SQLite database, or fails
+	// PRAGMA quick_check.
+	ErrCorrupt = errors.New("sqlite: database file is corrupt")
+	// ErrForeign: an SQLite database that some other program made: it has
+	// tables but not the ledger's.
+	ErrForeign = errors.New("sqlite: not a job ledger database")
+	// ErrNewerSchema: the database was migrated by a newer version of this
+	// package, whose schema this one does not know.
+	ErrNewerSchema = errors.New("sqlite: database schema is newer than this program")
+	// ErrDepthMismatch: the stored depth is not the number of jobs that
+	// are not terminal, so the admission bound cannot be trusted.
+	ErrDepthMismatch = errors.New("sqlite: stored depth disagrees with the jobs")
+)
+
+// InterruptedByRestart is the error message of a job that was RUNNING when
+// its process stopped: Open ends it FAILED with this message.
+const InterruptedByRestart = "interrupted by restart"

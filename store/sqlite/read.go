@@ -1,0 +1,104 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/jobledger/jobledger/ledger"
+)
+
+// The reads run on the reader connections, outside the writer: each is one
+// statement, so one read transaction, and sees the database as of the
+// latest commit, which is on disk (in WAL mode SQLite makes a commit
+// visible to readers only after it synced the log). No reader ever sees a
+// state that a crash could undo, and a read that starts after a call was
+// acknowledged sees that call's effect.
+
+// readStmts are the reads, prepared on the reader pool (database/sql
+// prepares each again on every connection that runs it).
+type readStmts struct {
+	state, snapshot, result, request *sql.Stmt
+}
+
+func prepareReads(ctx context.Context, db *sql.DB) (*readStmts, error) {
+	texts := []string{
+		`SELECT state FROM jobs WHERE id = ?1`,
+		`SELECT ` + snapCols + ` FROM jobs WHERE id = ?1`,
+		`SELECT ` + snapCols + `, result FROM jobs WHERE id = ?1`,
+		`SELECT state, request IS NOT NULL, request FROM jobs WHERE id = ?1`,
+	}
+	ps := make([]*sql.Stmt, len(texts))
+	for i, text := range texts {
+		st, err := db.PrepareContext(ctx, text)
+		if err != nil {
+			closeStmts(ps)
+			return nil, fmt.Errorf("sqlite: preparing %q: %w", text, err)
+		}
+		ps[i] = st
+	}
+	return &readStmts{state: ps[0], snapshot: ps[1], result: ps[2], request: ps[3]}, nil
+}
+
+func (r *readStmts) close() { closeStmts([]*sql.Stmt{r.state, r.snapshot, r.result, r.request}) }
+
+// State returns the job's state alone, or ErrNotFound.
+func (s *Store) State(ctx context.Context, id string) (ledger.State, error) {
+	if s.closed.Load() {
+		return 0, ledger.ErrClosed
+	}
+	var state int64
+	if err := s.reads.state.QueryRowContext(ctx, id).Scan(&state); err != nil {
+		return 0, s.readErr(ctx, id, err)
+	}
+	return ledger.State(state), nil
+}
+
+// Snapshot returns the job as of the latest commit, or ErrNotFound.
+func (s *Store) Snapshot(ctx context.Context, id string) (ledger.Snapshot, error) {
+	if s.closed.Load() {
+		return ledger.Snapshot{}, ledger.ErrClosed
+	}
+	return s.readSnapshot(ctx, id)
+}
+
+func (s *Store) readSnapshot(ctx context.Context, id string) (ledger.Snapshot, error) {
+	snap, err := scanSnapshot(s.reads.snapshot.QueryRowContext(ctx, id))
+	if err != nil {
+		return ledger.Snapshot{}, s.readErr(ctx, id, err)
+	}
+	return snap, nil
+}
+
+// Result returns a DONE job's result with its snapshot, repeatably until
+// eviction; ErrNotDone with the snapshot for a job in another state.
+func (s *Store) Result(ctx context.Context, id string) ([]byte, ledger.Snapshot, error) {
+	if s.closed.Load() {
+		return nil, ledger.Snapshot{}, ledger.ErrClosed
+	}
+	var res []byte
+	snap, err := scanSnapshot(s.reads.result.QueryRowContext(ctx, id), &res)
+	switch {
+	case err != nil:
+		return nil, ledger.Snapshot{}, s.readErr(ctx, id, err)
+	case snap.State != ledger.Done:
+		return nil, snap, ledger.ErrNotDone
+	}
+	return res, snap, nil
+}
+
+// readErr is the error a read of job id returns for err: ErrNotFound for
+// no row, ErrClosed if the store closed under it, ctx's error if ctx
+// ended, else a failure of the database.
+func (s *Store) readErr(ctx context.Context, id string, err error) error {
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return ledger.ErrNotFound
+	case s.closed.Load():
+		return ledger.ErrClosed
+	case ctx.Err() != nil:
+		return ctx.Err()
+	}
+	return fmt.Errorf("sqlite: reading job %s: %w", id, err)
+}

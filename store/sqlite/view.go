@@ -1,0 +1,51 @@
+package sqlite
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// view is the writer's picture of the database: the counts it keeps in
+// memory so that admission and retention need no COUNT query. The writer
+// goroutine owns it: it applies a batch to a copy and keeps the copy only
+// if the batch commits, so that after a failed commit the view is again
+// what the database holds (see commitBatch).
+//
+// Invariants, while no batch is being applied (DepthInv, CountersInv):
+//   - depth is the number of jobs not terminal, and meta's stored depth;
+//   - jobs is the number of rows, retained the number of terminal ones;
+//   - nextSeq is above every stored seq;
+//   - clock is at or above every time stored.
+type view struct {
+	depth, jobs, retained  int
+	evictedTTL, evictedLRU uint64
+	nextSeq                int64
+	clock                  int64 // Unix ns: the latest time stored
+}
+
+// tick returns the time of a batch: now, or the latest time already stored
+// if the clock reads earlier, so that the store's times never go back (see
+// the package doc, "Time"). It advances v.clock.
+func (v *view) tick(now time.Time) int64 {
+	v.clock = max(v.clock, now.UnixNano())
+	return v.clock
+}
+
+// published is the last committed view, for readers outside the writer:
+// Stats and CheckInvariants. The writer stores every field after each
+// commit; a reader loads them one at a time, so they agree with each other
+// only while no batch commits.
+type published struct {
+	depth, jobs, retained  atomic.Int64
+	evictedTTL, evictedLRU atomic.Uint64
+	commits, writes        atomic.Uint64
+}
+
+// store publishes v.
+func (p *published) store(v view) {
+	p.depth.Store(int64(v.depth))
+	p.jobs.Store(int64(v.jobs))
+	p.retained.Store(int64(v.retained))
+	p.evictedTTL.Store(v.evictedTTL)
+	p.evictedLRU.Store(v.evictedLRU)
+}
