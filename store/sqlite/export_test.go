@@ -28,23 +28,21 @@ func AwaitWaiter(tb testing.TB, s *Store, id string) {
 	tb.Fatalf("no waiter blocked on %s", id)
 }
 
-// queued is the number of writes waiting in the queue, not yet taken by
-// the writer.
-func (s *Store) queued() int {
-	s.q.mu.Lock()
-	defer s.q.mu.Unlock()
-	return len(s.q.ops)
-}
-
-// AwaitQueued yields until n writes wait in s's queue, the writer being
-// held up elsewhere (a test holds the database's write lock).
-func AwaitQueued(tb testing.TB, s *Store, n int) {
+// AwaitWriter yields until the writer holds a batch of inBatch writes,
+// not yet answered, and queued more wait behind it: with a test holding the
+// database's write lock, the writer is stuck in BEGIN with that batch, and
+// the queued writes will be its next one.
+func AwaitWriter(tb testing.TB, s *Store, inBatch, queued int) {
 	tb.Helper()
+	var q, backlog int
 	for range 1_000_000 {
-		if s.queued() >= n {
+		s.q.mu.Lock()
+		q, backlog = len(s.q.ops), int(s.q.backlog.Load())
+		s.q.mu.Unlock()
+		if q == queued && backlog-q == inBatch {
 			return
 		}
 		runtime.Gosched()
 	}
-	tb.Fatalf("%d writes queued, want %d", s.queued(), n)
+	tb.Fatalf("%d writes in the batch, %d queued; want %d and %d", backlog-q, q, inBatch, queued)
 }

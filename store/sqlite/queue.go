@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 
 	"github.com/jobledger/jobledger/ledger"
 )
@@ -54,25 +55,32 @@ type reply struct {
 	panicked any
 }
 
-// answer sends r to o's caller. The channel has room for one reply, so the
-// writer never blocks on a caller that stopped listening.
-func (o *op) answer(r reply) { o.reply <- r }
+// answer counts o out of q's backlog and sends r to o's caller, in that
+// order, so that a caller holding its reply finds its write counted out.
+// The channel has room for one reply, so the writer never blocks on a
+// caller that stopped listening.
+func (q *queue) answer(o *op, r reply) {
+	q.backlog.Add(-1)
+	o.reply <- r
+}
 
 // queue hands the callers' writes to the writer goroutine.
 //
 // Synchronisation: mu guards ops and closed. ready has room for one signal
 // and is sent to, without blocking, after every push, so a writer that
 // found the queue empty and then receives from ready finds the ops pushed
-// since.
+// since. backlog is atomic.
 //
-// Invariant: once closed, nothing is pushed: every op the queue ever held
-// is taken by the writer, which answers it.
+// Invariants: once closed, nothing is pushed: every op the queue ever held
+// is taken by the writer, which answers it. backlog counts the ops pushed
+// and not yet answered: len(ops) plus those of the batch in progress.
 type queue struct {
 	mu     sync.Mutex
 	ops    []*op
 	closed bool
 
-	ready chan struct{}
+	ready   chan struct{}
+	backlog atomic.Int64
 }
 
 func newQueue() *queue { return &queue{ready: make(chan struct{}, 1)} }
@@ -85,6 +93,7 @@ func (q *queue) push(o *op) bool {
 		return false
 	}
 	q.ops = append(q.ops, o)
+	q.backlog.Add(1)
 	q.mu.Unlock()
 	select {
 	case q.ready <- struct{}{}:

@@ -24,18 +24,18 @@ type scanner interface{ Scan(dest ...any) error }
 // scanSnapshot reads the columns snapCols, then extra, from sc.
 func scanSnapshot(sc scanner, extra ...any) (ledger.Snapshot, error) {
 	var (
-		snap                            ledger.Snapshot
-		state                           int64
-		errText                         sql.NullString
-		created, started, completed     sql.NullInt64
+		snap                        ledger.Snapshot
+		state                       int64
+		message                     sql.NullString
+		created, started, completed sql.NullInt64
 	)
-	dest := append([]any{&snap.ID, &snap.TaskID, &state, &errText, &created, &started, &completed}, extra...)
+	dest := append([]any{&snap.ID, &snap.TaskID, &state, &message, &created, &started, &completed}, extra...)
 	if err := sc.Scan(dest...); err != nil {
 		return ledger.Snapshot{}, err
 	}
 	snap.State = ledger.State(state)
-	if errText.Valid {
-		snap.Err = errors.New(errText.String)
+	if message.Valid {
+		snap.Err = errors.New(message.String)
 	}
 	snap.CreatedAt = fromNanos(created)
 	snap.StartedAt = fromNanos(started)

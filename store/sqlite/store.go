@@ -168,12 +168,19 @@ type WriteStats struct {
 	// Writes is the number of writes (Submit, Start, Finish, Fail,
 	// Timeout) those transactions carried, refused ones included.
 	Writes uint64
+	// Backlog is the number of writes queued or in the batch being
+	// committed, not yet answered: the writer's backlog, now.
+	Backlog int
 }
 
-// WriteStats returns the commit and write counters: Writes/Commits is the
-// mean batch size that group commit achieved.
+// WriteStats returns the writer's counters: Writes/Commits is the mean
+// batch size that group commit achieved.
 func (s *Store) WriteStats() WriteStats {
-	return WriteStats{Commits: s.pub.commits.Load(), Writes: s.pub.writes.Load()}
+	return WriteStats{
+		Commits: s.pub.commits.Load(),
+		Writes:  s.pub.writes.Load(),
+		Backlog: int(s.q.backlog.Load()),
+	}
 }
 
 // Path is the database file.

@@ -47,7 +47,7 @@ func (s *Store) runWriter(v view) {
 // ErrClosed: the writes queued when Close came, which never ran.
 func (s *Store) refuseQueued() {
 	for _, o := range s.q.close() {
-		o.answer(reply{err: ledger.ErrClosed})
+		s.q.answer(o, reply{err: ledger.ErrClosed})
 	}
 }
 
@@ -63,13 +63,13 @@ func (s *Store) commitBatch(committed view, batch []*op) view {
 	v := committed
 	now, panicked := s.batchTime(&v)
 	if panicked != nil {
-		answerAll(batch, reply{panicked: panicked})
+		s.answerAll(batch, reply{panicked: panicked})
 		return committed
 	}
 	ctx := context.Background() // no caller's context may cut a commit short
 	tx, err := s.wdb.BeginTx(ctx, nil)
 	if err != nil {
-		answerAll(batch, reply{err: fmt.Errorf("sqlite: beginning a transaction: %w", err)})
+		s.answerAll(batch, reply{err: fmt.Errorf("sqlite: beginning a transaction: %w", err)})
 		return committed
 	}
 	t := &txq{ctx: ctx, tx: tx, prepared: s.writes}
@@ -80,7 +80,7 @@ func (s *Store) commitBatch(committed view, batch []*op) view {
 		r, w, end, err := s.apply(t, &v, o, now)
 		if err != nil {
 			tx.Rollback()
-			answerAll(batch, reply{err: err})
+			s.answerAll(batch, reply{err: err})
 			return committed
 		}
 		replies[i], wrote = r, wrote || w
@@ -91,19 +91,19 @@ func (s *Store) commitBatch(committed view, batch []*op) view {
 	if !wrote {
 		// Only refusals: nothing to make durable, and no fsync to pay.
 		tx.Rollback()
-		answerEach(batch, replies)
+		s.answerEach(batch, replies)
 		return committed
 	}
 	if v.depth != committed.depth {
 		if _, err := t.exec(qSetDepth, v.depth); err != nil {
 			tx.Rollback()
-			answerAll(batch, reply{err: fmt.Errorf("sqlite: storing the depth: %w", err)})
+			s.answerAll(batch, reply{err: fmt.Errorf("sqlite: storing the depth: %w", err)})
 			return committed
 		}
 	}
 	if err := tx.Commit(); err != nil {
 		s.rollbackFailedCommit()
-		answerAll(batch, reply{err: fmt.Errorf("sqlite: commit: %w", err)})
+		s.answerAll(batch, reply{err: fmt.Errorf("sqlite: commit: %w", err)})
 		return committed
 	}
 	// Durable from here on: only now may anyone see the batch's effects
@@ -113,7 +113,7 @@ func (s *Store) commitBatch(committed view, batch []*op) view {
 	s.pub.commits.Add(1)
 	s.pub.writes.Add(uint64(len(batch)))
 	s.wake(ended)
-	answerEach(batch, replies)
+	s.answerEach(batch, replies)
 	return v
 }
 
@@ -179,14 +179,14 @@ func (s *Store) wake(ended []ledger.Snapshot) {
 	s.waitMu.Unlock()
 }
 
-func answerAll(batch []*op, r reply) {
+func (s *Store) answerAll(batch []*op, r reply) {
 	for _, o := range batch {
-		o.answer(r)
+		s.q.answer(o, r)
 	}
 }
 
-func answerEach(batch []*op, replies []reply) {
+func (s *Store) answerEach(batch []*op, replies []reply) {
 	for i, o := range batch {
-		o.answer(replies[i])
+		s.q.answer(o, replies[i])
 	}
 }

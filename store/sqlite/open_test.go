@@ -1,0 +1,144 @@
+package sqlite_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/store/sqlite"
+)
+
+// openErr opens e's file and returns the error, closing a store that
+// opened after all.
+func (e *env) openErr() error {
+	e.t.Helper()
+	s, err := sqlite.Open(ctx, e.path, e.cfg, e.opts)
+	if err == nil {
+		s.Close()
+	}
+	return err
+}
+
+// closedFile leaves e's file holding a few jobs, and no store open on it.
+func closedFile(t *testing.T) *env {
+	e := newEnv(t, ledger.Config{MaxQueue: 4})
+	s := e.open()
+	toState(t, s, ledger.Pending)
+	toState(t, s, ledger.Done)
+	checkInvariants(t, s)
+	require.NoError(t, s.Close())
+	return e
+}
+
+func TestOpenCreatesTheFile(t *testing.T) {
+	e := newEnv(t, ledger.Config{MaxQueue: 1})
+	require.NoFileExists(t, e.path)
+	s := e.open()
+	require.FileExists(t, e.path)
+	require.Equal(t, e.path, s.Path())
+	require.Equal(t, 1, sqlite.SchemaVersion)
+}
+
+// TestOpenLocked: a second store on the same file, in this process (as in
+// another, flock locks the open file, not the process), is refused while
+// the first is open, and opens once it is closed.
+func TestOpenLocked(t *testing.T) {
+	e := newEnv(t, ledger.Config{MaxQueue: 1})
+	s := e.open()
+	id := mustSubmit(t, s, "a")
+	err := e.openErr()
+	require.ErrorIs(t, err, sqlite.ErrLocked)
+	require.ErrorContains(t, err, e.path)
+	require.Equal(t, ledger.Pending, state(t, s, id), "the refused Open changed nothing")
+
+	s = e.reopen(s)
+	require.Equal(t, ledger.Pending, state(t, s, id))
+}
+
+func TestOpenNewerSchema(t *testing.T) {
+	e := closedFile(t)
+	e.exec(`UPDATE meta SET value = 99 WHERE key = 'schema_version'`)
+	err := e.openErr()
+	require.ErrorIs(t, err, sqlite.ErrNewerSchema)
+	require.ErrorContains(t, err, "99")
+}
+
+func TestOpenGarbageFile(t *testing.T) {
+	e := newEnv(t, ledger.Config{MaxQueue: 1})
+	garbage := make([]byte, 8192)
+	for i := range garbage {
+		garbage[i] = byte(i*7 + 3)
+	}
+	require.NoError(t, os.WriteFile(e.path, garbage, 0o644))
+	require.ErrorIs(t, e.openErr(), sqlite.ErrCorrupt)
+	got, err := os.ReadFile(e.path)
+	require.NoError(t, err)
+	require.Equal(t, garbage, got, "the file is left as it was")
+}
+
+// TestOpenDamagedFile: a database whose pages were overwritten fails
+// PRAGMA quick_check or its first read.
+func TestOpenDamagedFile(t *testing.T) {
+	e := newEnv(t, ledger.Config{MaxQueue: 64, JobTTL: -1, MaxCompleted: -1})
+	s := e.open()
+	for range 40 {
+		id, err := s.Submit(ctx, "t", make([]byte, 500))
+		require.NoError(t, err)
+		require.NoError(t, errOf(s.Finish(ctx, id, make([]byte, 500))))
+	}
+	require.NoError(t, s.Close()) // checkpoints the log into the file
+	f, err := os.OpenFile(e.path, os.O_RDWR, 0)
+	require.NoError(t, err)
+	info, err := f.Stat()
+	require.NoError(t, err)
+	require.Greater(t, info.Size(), int64(4*4096))
+	junk := make([]byte, 4096)
+	for i := range junk {
+		junk[i] = 0xA5
+	}
+	_, err = f.WriteAt(junk, 2*4096) // page 3
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	require.ErrorIs(t, e.openErr(), sqlite.ErrCorrupt)
+}
+
+func TestOpenForeignDatabase(t *testing.T) {
+	e := newEnv(t, ledger.Config{MaxQueue: 1})
+	e.exec(`CREATE TABLE customers (name TEXT)`)
+	require.ErrorIs(t, e.openErr(), sqlite.ErrForeign)
+}
+
+func TestOpenUnwritable(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	require.NoError(t, os.WriteFile(file, nil, 0o644))
+	cases := map[string]string{
+		"missing directory": filepath.Join(dir, "no", "such", "jobs.db"),
+		"parent is a file":  filepath.Join(file, "jobs.db"),
+		"path is a dir":     dir,
+	}
+	if os.Geteuid() != 0 { // root writes anywhere
+		ro := filepath.Join(dir, "ro")
+		require.NoError(t, os.Mkdir(ro, 0o555))
+		cases["read-only directory"] = filepath.Join(ro, "jobs.db")
+	}
+	for name, path := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := sqlite.Open(ctx, path, ledger.Config{MaxQueue: 1}, sqlite.Options{})
+			require.ErrorIs(t, err, sqlite.ErrUnwritable)
+		})
+	}
+}
+
+// TestOpenDepthMismatch: a stored depth that is not the number of live
+// jobs means the file was changed behind the store's back.
+func TestOpenDepthMismatch(t *testing.T) {
+	e := closedFile(t)
+	e.exec(`UPDATE meta SET value = 3 WHERE key = 'depth'`)
+	err := e.openErr()
+	require.ErrorIs(t, err, sqlite.ErrDepthMismatch)
+	require.ErrorContains(t, err, "stored depth 3, 1 jobs not terminal")
+}
