@@ -10,19 +10,27 @@ import (
 	"time"
 )
 
+// Result is what one comparison measured: the operations each side ran,
+// and the wall time each took, for a caller that derives further figures
+// (a rate, a cost per operation) from the same run.
+type Result struct {
+	Ops               int
+	Subject, Baseline time.Duration
+}
+
 // Alternate runs subject and baseline alternately, chunk operations of one
 // and then of the other, until each has run b.N times. It reports the time
 // per operation of each and their ratio, baseline time / subject time: above
 // 1 the subject is faster.
-func Alternate(b *testing.B, chunk int, subject, baseline func() error) {
+func Alternate(b *testing.B, chunk int, subject, baseline func() error) Result {
 	b.Helper()
-	AlternateParallel(b, 1, chunk, subject, baseline)
+	return AlternateParallel(b, 1, chunk, subject, baseline)
 }
 
 // AlternateParallel is Alternate with each chunk run by procs goroutines at
 // once, each running chunk operations; procs <= 0 means GOMAXPROCS. The
 // figures are wall time per operation, as b.RunParallel reports them.
-func AlternateParallel(b *testing.B, procs, chunk int, subject, baseline func() error) {
+func AlternateParallel(b *testing.B, procs, chunk int, subject, baseline func() error) Result {
 	b.Helper()
 	if procs <= 0 {
 		procs = runtime.GOMAXPROCS(0)
@@ -49,6 +57,7 @@ func AlternateParallel(b *testing.B, procs, chunk int, subject, baseline func() 
 	b.ReportMetric(float64(subjectTime.Nanoseconds())/float64(ops), "subject-ns/op")
 	b.ReportMetric(float64(baselineTime.Nanoseconds())/float64(ops), "baseline-ns/op")
 	b.ReportMetric(float64(baselineTime)/float64(subjectTime), "ratio")
+	return Result{Ops: ops, Subject: subjectTime, Baseline: baselineTime}
 }
 
 // run runs op n times on each of procs goroutines and returns the wall time

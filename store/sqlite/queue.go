@@ -125,3 +125,10 @@ func (q *queue) close() []*op {
 	q.ops = nil
 	return left
 }
+
+// len is the number of ops waiting.
+func (q *queue) len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.ops)
+}

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"fmt"
+	"runtime"
 
 	"github.com/jobledger/jobledger/ledger"
 )
@@ -27,6 +28,7 @@ func (s *Store) runWriter(v view) {
 			return
 		}
 		for {
+			s.gather()
 			batch = s.q.take(s.opts.BatchLimit, batch[:0])
 			if len(batch) == 0 {
 				break
@@ -40,6 +42,25 @@ func (s *Store) runWriter(v view) {
 			default:
 			}
 		}
+	}
+}
+
+// gather lets the callers that the last commit answered queue their next
+// writes before the writer takes a batch, so that they join this batch
+// rather than the next: it yields the processor as long as each yield
+// lets the queue grow, and not beyond a full batch. Without it the callers
+// split into two cohorts, those answered by one commit queueing during the
+// next, so that a batch held about half of them (measured: 0.76 commits
+// per job at 8 clients, against 0.57 with it; docs/performance.md). It
+// waits on no timer, so a lone caller pays one yield.
+func (s *Store) gather() {
+	for n := s.q.len(); n < s.opts.BatchLimit; {
+		runtime.Gosched()
+		m := s.q.len()
+		if m == n {
+			return
+		}
+		n = m
 	}
 }
 
