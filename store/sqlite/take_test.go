@@ -153,3 +153,29 @@ func TestTakeRequestRacesStart(t *testing.T) {
 		checkInvariants(t, s) // TerminalReleasesRequestInv
 	}
 }
+
+// requestHeld reports whether the file still holds the request of job id.
+func requestHeld(t *testing.T, e *env, id string) bool {
+	t.Helper()
+	var held bool
+	require.NoError(t, e.rawDB().QueryRow(`SELECT request IS NOT NULL FROM jobs WHERE id = ?`, id).Scan(&held))
+	return held
+}
+
+// TestStartReleasesTakenRequest: the file keeps a request while the job is
+// PENDING, taken or not (it runs again after a restart), and drops it at
+// Start once taken (a job RUNNING at a restart ends FAILED) or at the end.
+func TestStartReleasesTakenRequest(t *testing.T) {
+	s, e := newStore(t, ledger.Config{MaxQueue: 2})
+	taken := mustSubmit(t, s, "taken")
+	_, err := s.TakeRequest(ctx, taken)
+	require.NoError(t, err)
+	require.True(t, requestHeld(t, e, taken), "PENDING: kept for a restart")
+	require.NoError(t, errOf(s.Start(ctx, taken)))
+	require.False(t, requestHeld(t, e, taken), "started after the take: released")
+
+	untaken := toState(t, s, ledger.Running)
+	require.True(t, requestHeld(t, e, untaken), "started, not taken: still to be taken")
+	require.NoError(t, errOf(s.Finish(ctx, untaken, nil)))
+	require.False(t, requestHeld(t, e, untaken), "ended: released")
+}
