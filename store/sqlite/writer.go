@@ -19,7 +19,7 @@ import (
 // database it recovered.
 func (s *Store) runWriter(v view) {
 	defer close(s.writerDone)
-	batch := make([]*op, 0, s.opts.BatchLimit)
+	batch := make([]*op, 0, min(s.opts.BatchLimit, DefaultBatchLimit))
 	for {
 		select {
 		case <-s.q.ready:
