@@ -1,7 +1,10 @@
 package sqlite_test
 
 import (
+	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -56,6 +59,43 @@ func TestOpenLocked(t *testing.T) {
 
 	s = e.reopen(s)
 	require.Equal(t, ledger.Pending, state(t, s, id))
+}
+
+// TestOpenLockedAcrossProcesses: another process opening the file while
+// this one holds it is refused too. The other process is this test binary,
+// run again for TestOpenFromAnotherProcess alone.
+func TestOpenLockedAcrossProcesses(t *testing.T) {
+	e := newEnv(t, ledger.Config{MaxQueue: 1})
+	s := e.open()
+	run := func() string {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestOpenFromAnotherProcess$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "SQLITE_STORE_OTHER_PROCESS="+e.path)
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		return string(out)
+	}
+	require.Contains(t, run(), "open: locked")
+	require.NoError(t, s.Close())
+	require.Contains(t, run(), "open: ok", "and opens once this process let go")
+}
+
+// TestOpenFromAnotherProcess is the other process of
+// TestOpenLockedAcrossProcesses; run alone, it does nothing.
+func TestOpenFromAnotherProcess(t *testing.T) {
+	path := os.Getenv("SQLITE_STORE_OTHER_PROCESS")
+	if path == "" {
+		t.Skip("the other process of TestOpenLockedAcrossProcesses")
+	}
+	s, err := sqlite.Open(ctx, path, ledger.Config{MaxQueue: 1}, sqlite.Options{})
+	switch {
+	case errors.Is(err, sqlite.ErrLocked):
+		fmt.Println("open: locked")
+	case err != nil:
+		t.Fatal(err)
+	default:
+		fmt.Println("open: ok")
+		require.NoError(t, s.Close())
+	}
 }
 
 func TestOpenNewerSchema(t *testing.T) {
