@@ -165,7 +165,7 @@ gate() {
   esac
 }
 
-row() { printf '%-25s %-62s %s\n' "$1" "$2" "$3"; }
+row() { printf '%-33s %-62s %s\n' "$1" "$2" "$3"; }
 
 status=0
 start_all=$(now)
