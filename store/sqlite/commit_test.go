@@ -14,9 +14,10 @@ import (
 
 // stallWriter holds the database's write lock from another connection and
 // gives the writer one write, a refusal (the Fail of a job that does not
-// exist), to be stuck with in BEGIN: every write queued from now on waits
-// for the next batch, in the order queued. release lets the writer go; the
-// stalled write changes nothing, whatever its batch's fate.
+// exist), to be stuck with in BEGIN: every write queued from now on joins
+// that batch after it, in the order queued (or, with BatchLimit 1, waits
+// for a batch of its own). release lets the writer go; the stalled write
+// changes nothing, whatever its batch's fate.
 func stallWriter(t *testing.T, s *sqlite.Store, e *env) (release func()) {
 	t.Helper()
 	unlock := e.holdWriteLock()
@@ -48,8 +49,8 @@ func TestGroupCommit(t *testing.T) {
 	sqlite.AwaitWriter(t, s, 1, writers)
 	release()
 	wg.Wait()
-	require.Equal(t, sqlite.WriteStats{Commits: 1, Writes: writers}, s.WriteStats(),
-		"the stalled refusal commits nothing; the queued writes share one commit")
+	require.Equal(t, sqlite.WriteStats{Commits: 1, Writes: writers + 1}, s.WriteStats(),
+		"the queued writes join the stalled one's batch: one commit")
 	require.Equal(t, writers, s.Stats().Depth)
 }
 
@@ -180,4 +181,39 @@ func TestFailedCommitChangesNothing(t *testing.T) {
 	require.Equal(t, "kept", string(res))
 	mustSubmit(t, s, "fourth")
 	require.Equal(t, 2, s.Stats().Depth)
+}
+
+// TestLRUEvictionInOneBatch: the evictions of the Submits of one batch are
+// deleted together before its commit, and are those the Submits would
+// have made one by one, jobs ended earlier in the batch included. A write
+// later in the batch that names an evicted job may find it still there,
+// terminal: it is refused either way.
+func TestLRUEvictionInOneBatch(t *testing.T) {
+	s, e := newStore(t, ledger.Config{MaxQueue: 8, JobTTL: -1, MaxCompleted: 1})
+	a := toState(t, s, ledger.Done)
+	b := toState(t, s, ledger.Done)
+	x := toState(t, s, ledger.Running)
+	y := toState(t, s, ledger.Running)
+	mustSubmit(t, s, "trigger") // evicts a: b is left
+	release := stallWriter(t, s, e)
+	submit := func() error { _, err := s.Submit(ctx, "s", nil); return err }
+	results := queueInOrder(t, s,
+		func() error { return errOf(s.Finish(ctx, x, nil)) }, // b, x retained
+		submit, // evicts b
+		func() error { return errOf(s.Fail(ctx, b, errBoom)) },
+		func() error { return errOf(s.Finish(ctx, y, nil)) }, // x, y retained
+		submit, // evicts x
+	)
+	release()
+	for i, want := range []error{nil, nil, ledger.ErrTerminal, nil, nil} {
+		err := <-results[i]
+		if i == 2 && errors.Is(err, ledger.ErrNotFound) {
+			continue // evicted by the Submit before it: either answer is a refusal
+		}
+		require.ErrorIs(t, err, want, "write %d", i)
+	}
+	for id, want := range map[string]bool{a: false, b: false, x: false, y: true} {
+		require.Equal(t, want, held(s, id), id)
+	}
+	require.Equal(t, ledger.Stats{Depth: 3, Jobs: 4, Retained: 1, EvictedLRU: 3}, s.Stats())
 }

@@ -33,10 +33,12 @@
 // waits for the reply. The writer drains the queue into a batch of up to
 // Options.BatchLimit writes, applies them in order inside one transaction,
 // commits once, and only then answers every caller of the batch: group
-// commit, one fsync for the batch. Before it takes a batch it yields the
-// processor while that lets the queue grow (writer.go, gather), so that
-// the callers its last commit answered join the next batch instead of
-// waiting out one more commit. The database runs in WAL mode with
+// commit, one fsync for the batch. Once it has applied what was queued, it
+// keeps the transaction open for the writes queued next, applying each as
+// it comes, until the batch holds as many as the last one did or half as
+// long as its last commit took has passed (gather.go), so that the callers
+// its last commit answered join this batch instead of waiting out one
+// more commit; a lone caller never waits. The database runs in WAL mode with
 // synchronous=FULL, so a returned COMMIT is on disk. A failed commit
 // answers every write of the batch with the error and leaves the writer's
 // in-memory counters as the database has them.

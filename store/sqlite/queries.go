@@ -16,7 +16,6 @@ const (
 	qStart                    // PENDING -> RUNNING
 	qEnd                      // any live state -> a terminal one
 	qLookup                   // the snapshot of a refused transition
-	qFront                    // the least recently completed job
 	qTTLBound                 // the first terminal job that has not expired
 	qEvictBelow               // TTL eviction: the terminal jobs before a seq
 	qEvictOldest              // LRU eviction: the n least recently completed
@@ -37,9 +36,9 @@ var queries = [nQueries]string{
 		WHERE id = ?3 AND state = 0 RETURNING ` + snapCols,
 	qEnd: `UPDATE jobs SET state = ?1, result = ?2, error = ?3, completed_at = ?4, seq = ?5, request = NULL
 		WHERE id = ?6 AND seq IS NULL RETURNING ` + snapCols,
-	qLookup:     `SELECT ` + snapCols + ` FROM jobs WHERE id = ?1`,
-	qFront:      `SELECT completed_at FROM jobs WHERE seq IS NOT NULL ORDER BY seq LIMIT 1`,
-	qTTLBound:   `SELECT seq FROM jobs WHERE seq IS NOT NULL AND completed_at > ?1 ORDER BY seq LIMIT 1`,
+	qLookup: `SELECT ` + snapCols + ` FROM jobs WHERE id = ?1`,
+	qTTLBound: `SELECT seq, completed_at FROM jobs WHERE seq IS NOT NULL AND completed_at > ?1
+		ORDER BY seq LIMIT 1`,
 	qEvictBelow: `DELETE FROM jobs WHERE seq IS NOT NULL AND seq < ?1`,
 	qEvictOldest: `DELETE FROM jobs WHERE seq IS NOT NULL AND seq <= (
 		SELECT seq FROM jobs WHERE seq IS NOT NULL ORDER BY seq LIMIT 1 OFFSET ?1 - 1)`,

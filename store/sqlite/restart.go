@@ -44,6 +44,9 @@ func (s *Store) recoverDatabase(ctx context.Context) (view, error) {
 	if err := evict(t, &s.cfg, &v, now); err != nil {
 		return view{}, err
 	}
+	if err := flushEvictions(t, &v); err != nil {
+		return view{}, err
+	}
 	if _, err := t.exec(qSetDepth, v.depth); err != nil {
 		return view{}, err
 	}

@@ -22,7 +22,7 @@ import (
 //     writer goroutine only, once Open has started it; database/sql makes
 //     rdb and reads safe for concurrent use).
 //   - q: the write queue, with its own mutex; callers push, the writer
-//     takes.
+//     takes. gather is the writer goroutine's alone.
 //   - pub: atomics, stored by the writer after each commit, loaded by
 //     Stats and CheckInvariants.
 //   - takeMu guards taken, and is held across each TakeRequest (see
@@ -55,8 +55,9 @@ type Store struct {
 	recovered []ledger.Snapshot // PENDING at Open, oldest first
 	maxDepth  int               // max(MaxQueue, 0, depth found at Open)
 
-	q   *queue
-	pub published
+	q      *queue
+	gather gatherer // the writer goroutine's
+	pub    published
 
 	takeMu sync.Mutex
 	taken  map[string]struct{}

@@ -15,12 +15,19 @@ import (
 //   - depth is the number of jobs not terminal, and meta's stored depth;
 //   - jobs is the number of rows, retained the number of terminal ones;
 //   - nextSeq is above every stored seq;
-//   - clock is at or above every time stored.
+//   - clock is at or above every time stored;
+//   - front is at or before the completion time of every terminal job
+//     (retention.go);
+//   - lruDue is 0: the evictions a batch counts are deleted before its
+//     commit (the terminal jobs of the file are retained plus lruDue while
+//     a batch is applied).
 type view struct {
 	depth, jobs, retained  int
 	evictedTTL, evictedLRU uint64
 	nextSeq                int64
 	clock                  int64 // Unix ns: the latest time stored
+	front                  int64 // Unix ns: at or before the oldest terminal job's completion
+	lruDue                 int   // LRU evictions counted, not yet deleted: 0 between batches
 }
 
 // tick returns the time of a batch: now, or the latest time already stored

@@ -3,23 +3,24 @@ package sqlite
 import (
 	"context"
 	"fmt"
-	"runtime"
+	"time"
 
 	"github.com/jobledger/jobledger/ledger"
 )
 
 // The writer goroutine is the one user of the write connection from the end
-// of Open to Close, and the one owner of the view. It takes the queued
-// writes in batches of up to Options.BatchLimit and applies each batch in
-// one transaction: group commit, one COMMIT and one fsync for the whole
-// batch. Callers wait for their reply, which it sends only after the
-// commit, so a write is acknowledged only once it is on disk.
+// of Open to Close, and the one owner of the view and the gatherer. It
+// takes the queued writes in batches of up to Options.BatchLimit (when the
+// gatherer says so) and applies each batch in one transaction: group
+// commit, one COMMIT and one fsync for the whole batch. Callers wait for
+// their reply, which it sends only after the commit, so a write is
+// acknowledged only once it is on disk.
 
 // runWriter is the writer goroutine, started by Open with the view of the
 // database it recovered.
 func (s *Store) runWriter(v view) {
 	defer close(s.writerDone)
-	batch := make([]*op, 0, min(s.opts.BatchLimit, DefaultBatchLimit))
+	buf := make([]*op, 0, min(s.opts.BatchLimit, DefaultBatchLimit))
 	for {
 		select {
 		case <-s.q.ready:
@@ -28,13 +29,15 @@ func (s *Store) runWriter(v view) {
 			return
 		}
 		for {
-			s.gather()
-			batch = s.q.take(s.opts.BatchLimit, batch[:0])
-			if len(batch) == 0 {
+			first := s.q.take(s.opts.BatchLimit, buf[:0])
+			if len(first) == 0 {
 				break
 			}
-			v = s.commitBatch(v, batch)
+			var batch []*op
+			v, batch = s.commitBatch(v, first)
+			s.gather.expect = len(batch) + s.q.len()
 			clear(batch) // drop the ops and their payloads
+			buf = batch[:0]
 			select {
 			case <-s.quit: // Close: this batch was the last
 				s.refuseQueued()
@@ -42,25 +45,6 @@ func (s *Store) runWriter(v view) {
 			default:
 			}
 		}
-	}
-}
-
-// gather lets the callers that the last commit answered queue their next
-// writes before the writer takes a batch, so that they join this batch
-// rather than the next: it yields the processor as long as each yield
-// lets the queue grow, and not beyond a full batch. Without it the callers
-// split into two cohorts, those answered by one commit queueing during the
-// next, so that a batch held about half of them (measured: 0.76 commits
-// per job at 8 clients, against 0.57 with it; docs/performance.md). It
-// waits on no timer, so a lone caller pays one yield.
-func (s *Store) gather() {
-	for n := s.q.len(); n < s.opts.BatchLimit; {
-		runtime.Gosched()
-		m := s.q.len()
-		if m == n {
-			return
-		}
-		n = m
 	}
 }
 
@@ -72,70 +56,104 @@ func (s *Store) refuseQueued() {
 	}
 }
 
-// commitBatch applies batch to the database in one transaction, commits it,
+// batch is the writes of one transaction, with what applying them gave.
+type batch struct {
+	ops     []*op
+	replies []reply
+	ended   []ledger.Snapshot // the final snapshots of the jobs it ended
+	wrote   bool              // some write changed the database
+}
+
+// commitBatch opens a transaction, applies the writes of first to it, and
+// then those the gatherer lets join, each as it is taken; commits once;
 // and only then publishes the new view, wakes the waiters of the jobs it
 // ended and answers every caller, in that order. It returns the view the
-// database now holds: the new one, or committed if the batch failed, in
-// which case every op gets the failure (their outcome is unknown to the
-// callers, and is in fact "nothing changed"). The writer's own reads in
-// the transaction see the batch's earlier writes, so the ops apply in
-// order, exactly as if each had had its own transaction.
-func (s *Store) commitBatch(committed view, batch []*op) view {
+// database now holds, the new one or committed if the batch failed (every
+// write then gets the failure: their outcome is unknown to the callers,
+// and is in fact "nothing changed"), and every write of the batch. The
+// writer's own reads in the transaction see the batch's earlier writes,
+// so the writes apply in order, exactly as if each had had its own
+// transaction.
+func (s *Store) commitBatch(committed view, first []*op) (view, []*op) {
 	v := committed
-	now, panicked := s.batchTime(&v)
-	if panicked != nil {
-		s.answerAll(batch, reply{panicked: panicked})
-		return committed
-	}
+	b := &batch{ops: first}
 	ctx := context.Background() // no caller's context may cut a commit short
 	tx, err := s.wdb.BeginTx(ctx, nil)
 	if err != nil {
-		s.answerAll(batch, reply{err: fmt.Errorf("sqlite: beginning a transaction: %w", err)})
-		return committed
+		s.answerAll(b.ops, reply{err: fmt.Errorf("sqlite: beginning a transaction: %w", err)})
+		return committed, b.ops
 	}
 	t := &txq{ctx: ctx, tx: tx, prepared: s.writes}
-	replies := make([]reply, len(batch))
-	var ended []ledger.Snapshot
-	wrote := false
-	for i, o := range batch {
-		r, w, end, err := s.apply(t, &v, o, now)
-		if err != nil {
+	s.gather.begin()
+	defer s.gather.end()
+	for ops := first; len(ops) > 0; {
+		if failed := s.applyAll(t, &v, b, ops); failed != nil {
 			tx.Rollback()
-			s.answerAll(batch, reply{err: err})
-			return committed
+			s.answerAll(b.ops, *failed)
+			return committed, b.ops
 		}
-		replies[i], wrote = r, wrote || w
-		if end {
-			ended = append(ended, r.snap)
-		}
+		ops = s.gather.more(s.q, len(b.ops), s.opts.BatchLimit, s.quit)
+		b.ops = append(b.ops, ops...)
 	}
-	if !wrote {
+	if !b.wrote {
 		// Only refusals: nothing to make durable, and no fsync to pay.
 		tx.Rollback()
-		s.answerEach(batch, replies)
-		return committed
+		s.answerEach(b.ops, b.replies)
+		return committed, b.ops
+	}
+	if err := flushEvictions(t, &v); err != nil {
+		tx.Rollback()
+		s.answerAll(b.ops, reply{err: err})
+		return committed, b.ops
 	}
 	if v.depth != committed.depth {
 		if _, err := t.exec(qSetDepth, v.depth); err != nil {
 			tx.Rollback()
-			s.answerAll(batch, reply{err: fmt.Errorf("sqlite: storing the depth: %w", err)})
-			return committed
+			s.answerAll(b.ops, reply{err: fmt.Errorf("sqlite: storing the depth: %w", err)})
+			return committed, b.ops
 		}
 	}
-	if err := tx.Commit(); err != nil {
+	start := time.Now()
+	err = tx.Commit()
+	s.gather.lastCommit = time.Since(start)
+	if err != nil {
 		s.rollbackFailedCommit()
-		s.answerAll(batch, reply{err: fmt.Errorf("sqlite: commit: %w", err)})
-		return committed
+		s.answerAll(b.ops, reply{err: fmt.Errorf("sqlite: commit: %w", err)})
+		return committed, b.ops
 	}
 	// Durable from here on: only now may anyone see the batch's effects
 	// through the view, a wakeup or a reply (see the package doc, "No
 	// wakeup before durability").
 	s.pub.store(v)
 	s.pub.commits.Add(1)
-	s.pub.writes.Add(uint64(len(batch)))
-	s.wake(ended)
-	s.answerEach(batch, replies)
-	return v
+	s.pub.writes.Add(uint64(len(b.ops)))
+	s.wake(b.ended)
+	s.answerEach(b.ops, b.replies)
+	return v, b.ops
+}
+
+// applyAll applies ops, the writes just taken into b, in order, at a time
+// read from the clock now: after each was queued, before any is answered.
+// It returns the reply every write of the batch gets if the batch fails: a
+// failure of the database, or a panic of the injected clock (re-raised in
+// every caller, as jobtable lets it through to its caller).
+func (s *Store) applyAll(t *txq, v *view, b *batch, ops []*op) *reply {
+	now, panicked := s.batchTime(v)
+	if panicked != nil {
+		return &reply{panicked: panicked}
+	}
+	for _, o := range ops {
+		r, w, end, err := s.apply(t, v, o, now)
+		if err != nil {
+			return &reply{err: err}
+		}
+		b.replies = append(b.replies, r)
+		b.wrote = b.wrote || w
+		if end {
+			b.ended = append(b.ended, r.snap)
+		}
+	}
+	return nil
 }
 
 // apply runs op o inside t. It reports whether o changed the database
@@ -159,9 +177,8 @@ func (s *Store) apply(t *txq, v *view, o *op, now int64) (r reply, wrote, ended 
 	}
 }
 
-// batchTime reads the clock once for the whole batch (see view.tick). A
-// panic of an injected clock is caught and handed to the callers, who
-// re-raise it, as jobtable lets it through to its caller.
+// batchTime reads the clock for the writes taken together (see view.tick).
+// A panic of an injected clock is caught and returned.
 func (s *Store) batchTime(v *view) (now int64, panicked any) {
 	defer func() {
 		if p := recover(); p != nil {
