@@ -10,11 +10,12 @@ import (
 
 // The writer goroutine is the one user of the write connection from the end
 // of Open to Close, and the one owner of the view and the gatherer. It
-// takes the queued writes in batches of up to Options.BatchLimit (when the
-// gatherer says so) and applies each batch in one transaction: group
-// commit, one COMMIT and one fsync for the whole batch. Callers wait for
-// their reply, which it sends only after the commit, so a write is
-// acknowledged only once it is on disk.
+// takes the queued writes into batches of up to Options.BatchLimit, keeps
+// each open for the writes queued next while the gatherer says so, and
+// applies each batch in one transaction: group commit, one COMMIT and one
+// fsync for the whole batch. Callers wait for their reply, which it sends
+// only after the commit, so a write is acknowledged only once it is on
+// disk.
 
 // runWriter is the writer goroutine, started by Open with the view of the
 // database it recovered.
