@@ -35,7 +35,7 @@ func (s *Server) checkInvariants() error {
 	}
 
 	s.mu.Lock()
-	drained, flights, runners := s.drained, len(s.flights), s.runners
+	drained, flights, runners, left := s.drained, len(s.flights), s.runners, s.left
 	for id, cancel := range s.flights {
 		if cancel == nil {
 			fail("FlightsInv", "job %s: flight without a cancel", id)
@@ -56,8 +56,8 @@ func (s *Server) checkInvariants() error {
 	if drained && timers != 0 {
 		fail("TimersInv", "drained with %d deadline timers armed: never stopped", timers)
 	}
-	if depth := s.store.Stats().Depth; drained && depth != 0 {
-		fail("DrainInv", "drained with %d jobs PENDING or RUNNING", depth)
+	if depth := s.store.Stats().Depth; drained && depth != left {
+		fail("DrainInv", "drained with %d jobs PENDING or RUNNING, %d of them left PENDING for the next process", depth, left)
 	}
 	if err := s.store.CheckInvariants(); err != nil {
 		errs = append(errs, err)

@@ -70,6 +70,13 @@ func (s *Server) run(ctx context.Context, id string, release func()) {
 		s.mu.Unlock()
 	}()
 	if err := s.workers.Acquire(ctx, 1); err != nil {
+		if s.keepPending && errors.Is(context.Cause(ctx), ErrShuttingDown) {
+			// Never started, on a durable store: the next process runs it.
+			s.mu.Lock()
+			s.left++
+			s.mu.Unlock()
+			return
+		}
 		s.endByCause(id, context.Cause(ctx))
 		return
 	}

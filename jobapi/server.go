@@ -77,9 +77,13 @@ type Server struct {
 	clock     Clock
 	store     ledger.Ledger[Request, json.RawMessage]
 	ownsStore bool // New opened store, so Close closes it
-	workers   *semaphore.Weighted
-	metrics   *metrics
-	mux       *http.ServeMux
+	// keepPending: the store is durable (New opened it, of a durable
+	// kind), so a job still PENDING when the grace period ends is left
+	// PENDING for the next process to run (Recovered), not ended.
+	keepPending bool
+	workers     *semaphore.Weighted
+	metrics     *metrics
+	mux         *http.ServeMux
 
 	// inferBytes and submitBytes bound the bodies of /infer and POST /jobs
 	// requests in flight (bodies.go).
@@ -110,9 +114,13 @@ type Server struct {
 	closed bool // Shutdown has begun: enter refuses new work
 	// drained: Shutdown saw wg reach zero; implies closed.
 	//
-	// Invariant (DrainInv): drained implies the table holds no PENDING or
-	// RUNNING job, since every runner ends its job before it returns.
+	// Invariant (DrainInv): drained implies the store holds no PENDING or
+	// RUNNING job but the left ones, since every runner ends its job before
+	// it returns, except one that keepPending lets leave its job PENDING.
 	drained bool
+	// left counts the jobs left PENDING at shutdown for the next process
+	// (keepPending).
+	left int
 	// flights holds the cancel of the context of every admitted job whose
 	// runner has not returned (cancelJob cancels through it). admit adds
 	// the entry and counts the runner in one critical section; the runner
@@ -161,7 +169,7 @@ func New(cfg Config, opts Options) (*Server, error) {
 		s.clock = realClock{}
 	}
 	if s.store == nil {
-		store, err := openStore(cfg, ledger.Config{
+		store, durable, err := openStore(cfg, ledger.Config{
 			MaxQueue:     cfg.AsyncMaxQueue,
 			JobTTL:       cfg.AsyncJobTTL,
 			MaxCompleted: cfg.AsyncMaxCompleted,
@@ -171,7 +179,7 @@ func New(cfg Config, opts Options) (*Server, error) {
 		if err != nil {
 			return nil, err
 		}
-		s.store, s.ownsStore = store, true
+		s.store, s.ownsStore, s.keepPending = store, true, durable
 	}
 	s.workers = semaphore.NewWeighted(int64(cfg.Workers))
 	s.inferBytes = semaphore.NewWeighted(inferBudget(cfg))
@@ -248,7 +256,10 @@ func (s *Server) enter() bool {
 
 // Shutdown refuses new jobs (503), lets the admitted ones run until ctx
 // ends, then ends those left FAILED "server shutting down", cancelling their
-// models' contexts, and waits for every model to return. Clients waiting on
+// models' contexts, and waits for every model to return. With a durable
+// store that New opened ("store": "sqlite:PATH"), a job not yet started
+// when ctx ends is left PENDING instead: the next process on the store
+// runs it, its deadline still counted from its admission. Clients waiting on
 // a job are answered as it ends. Shutdown returns ctx's error when the grace
 // period ran out, nil when every job finished within it. A model that
 // ignores its context delays Shutdown until it returns.

@@ -1,6 +1,7 @@
 package jobapi
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/store/sqlite"
 )
 
 // storeKind is one form the config key "store" accepts: NAME for a store
@@ -15,7 +17,11 @@ import (
 type storeKind struct {
 	form string // as docs/http.md writes it
 	path bool   // the form is NAME:PATH
-	open func(path string, cfg ledger.Config) (ledger.Ledger[Request, json.RawMessage], error)
+	// durable: the store keeps its jobs across a restart, so a job still
+	// PENDING at shutdown is left for the next process (Recovered) rather
+	// than ended.
+	durable bool
+	open    func(path string, cfg ledger.Config) (ledger.Ledger[Request, json.RawMessage], error)
 }
 
 // storeKinds are the stores New can open, by name. A durable store is one
@@ -24,6 +30,13 @@ type storeKind struct {
 var storeKinds = map[string]storeKind{
 	"memory": {form: "memory", open: func(_ string, cfg ledger.Config) (ledger.Ledger[Request, json.RawMessage], error) {
 		return ledger.NewMemory[Request, json.RawMessage](cfg)
+	}},
+	"sqlite": {form: "sqlite:PATH", path: true, durable: true, open: func(path string, cfg ledger.Config) (ledger.Ledger[Request, json.RawMessage], error) {
+		st, err := sqlite.Open(context.Background(), path, cfg, sqlite.Options{})
+		if err != nil {
+			return nil, err
+		}
+		return ledger.WithCodecs(st, RequestJSON{}, ResultJSON{}), nil
 	}},
 }
 
@@ -53,20 +66,20 @@ func storeForms() string {
 	return strings.Join(forms, ", ")
 }
 
-// openStore opens the store cfg.Store names, configured by lcfg. A
-// refused lcfg wraps ErrInvalidConfig; any other failure (a file that
-// cannot be opened) names the store.
-func openStore(cfg Config, lcfg ledger.Config) (ledger.Ledger[Request, json.RawMessage], error) {
+// openStore opens the store cfg.Store names, configured by lcfg, and
+// says whether it is durable. A refused lcfg wraps ErrInvalidConfig; any
+// other failure (a file that cannot be opened) names the store.
+func openStore(cfg Config, lcfg ledger.Config) (ledger.Ledger[Request, json.RawMessage], bool, error) {
 	k, path, err := parseStore(cfg.Store)
 	if err != nil {
-		return nil, fmt.Errorf("%w: store: %v", ErrInvalidConfig, err)
+		return nil, false, fmt.Errorf("%w: store: %v", ErrInvalidConfig, err)
 	}
 	l, err := k.open(path, lcfg)
 	switch {
 	case errors.Is(err, ledger.ErrInvalidConfig):
-		return nil, fmt.Errorf("%w: %v", ErrInvalidConfig, err)
+		return nil, false, fmt.Errorf("%w: %v", ErrInvalidConfig, err)
 	case err != nil:
-		return nil, fmt.Errorf("jobapi: opening the store %q: %w", cfg.Store, err)
+		return nil, false, fmt.Errorf("jobapi: opening the store %q: %w", cfg.Store, err)
 	}
-	return l, nil
+	return l, k.durable, nil
 }

@@ -1,0 +1,69 @@
+package jobapi_test
+
+import (
+	"context"
+	"log/slog"
+	"net/http/httptest"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobledger/jobledger/jobapi"
+)
+
+// TestDurableStoreKeepsJobsAcrossShutdown: on a SQLite store, a job still
+// PENDING when the grace period ends is left PENDING, and the next server
+// on the file runs it; a job that was running ends FAILED "server shutting
+// down" and stays so; a finished job keeps its result.
+func TestDurableStoreKeepsJobsAcrossShutdown(t *testing.T) {
+	store := "sqlite:" + filepath.Join(t.TempDir(), "jobs.db")
+	clock := newFakeClock()
+	withStore := func(c *jobapi.Config) {
+		c.Store = store
+		c.Workers = 1
+	}
+
+	// The first process: one job done, one running, one waiting for the
+	// one worker when the grace period ends.
+	g1 := newGate()
+	cfg := jobapi.DefaultConfig()
+	withStore(&cfg)
+	srv1, err := jobapi.New(cfg, jobapi.Options{Model: g1, Clock: clock, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	ts1 := httptest.NewServer(srv1)
+	h1 := &harness{t: t, srv: srv1, ts: ts1, clock: clock}
+	done := h1.submit("done", nil)
+	require.Equal(t, "done", <-g1.started)
+	g1.release <- struct{}{}
+	require.Equal(t, "DONE", h1.waitBounded(done).Body["state"])
+	running := h1.submit("running", nil)
+	require.Equal(t, "running", <-g1.started)
+	pending := h1.submit("pending", nil)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // no grace
+	_ = srv1.Shutdown(ctx)
+	require.ErrorIs(t, <-g1.ended, jobapi.ErrShuttingDown)
+	require.NoError(t, srv1.CheckInvariants(), "drained, with one job left PENDING")
+	require.Equal(t, "PENDING", h1.get("/jobs/" + pending).Body["state"], "left for the next process")
+	r := h1.get("/jobs/" + running)
+	require.Equal(t, "FAILED", r.Body["state"])
+	require.Equal(t, "server shutting down", r.Body["error"])
+	ts1.Close()
+	require.NoError(t, srv1.Close())
+
+	// The next process on the same file runs the pending job.
+	g2 := newGate()
+	var srv2 *jobapi.Server
+	t.Cleanup(func() { require.NoError(t, srv2.Close()) }) // after the harness's own cleanup
+	h2 := newHarnessWith(t, jobapi.Options{Model: g2, Clock: clock}, withStore)
+	srv2 = h2.srv
+	require.Equal(t, "pending", <-g2.started)
+	g2.release <- struct{}{}
+	require.Equal(t, "DONE", h2.waitBounded(pending).Body["state"])
+	require.Equal(t, "FAILED", h2.get("/jobs/" + running).Body["state"])
+	res := h2.get("/jobs/" + done + "/result")
+	require.Equal(t, 200, res.Status, "%s", res.Raw)
+	require.Equal(t, map[string]any{"task": "done"}, res.Body["result"])
+}
