@@ -4,6 +4,10 @@
 #   make lincheck   record a table-level stress and check it (a few short
 #                   runs, each with its own seed), then one short run
 #                   through the HTTP API of a server on loopback
+#   make crash      the jobserver binary on a SQLite file, killed with
+#                   SIGKILL under load CRASH_CYCLES times and restarted,
+#                   its whole history checked; then the same against the
+#                   memory store, which must fail (it keeps nothing)
 #   make mutants       each mutant build of the ledger against the gates
 #                      that catch it first, stopping at the first catch
 #   make mutants-full  every gate against every mutant, listing each catcher
@@ -11,15 +15,27 @@
 LINCHECK_FLAGS      ?= -short -runs=3
 LINCHECK_HTTP_FLAGS ?= -duration=400ms
 MUTANT_RUNS         ?= 3
+CRASH_CYCLES        ?= 20
 
-GATES += lincheck mutants
+GATES += lincheck crash mutants
 
-.PHONY: lincheck mutants mutants-full
+.PHONY: lincheck crash mutants mutants-full
 lincheck:
 	@mkdir -p bin
 	$(GO) build -o bin/lincheck ./cmd/lincheck
 	bin/lincheck -level=table $(LINCHECK_FLAGS)
 	bin/lincheck -level=http $(LINCHECK_HTTP_FLAGS)
+
+crash:
+	@mkdir -p bin
+	$(GO) build -o bin/lincheck ./cmd/lincheck
+	$(GO) build -o bin/jobserver ./cmd/jobserver
+	bin/lincheck -level=crash -server bin/jobserver -cycles $(CRASH_CYCLES) -q
+	@echo "crash: the memory store must fail the same test"
+	@rm -rf bin/crash-memory; mkdir -p bin/crash-memory; \
+	bin/lincheck -level=crash -server bin/jobserver -store memory -cycles 1 -q -dir bin/crash-memory -out bin/crash-memory >bin/crash-memory/lincheck.log 2>&1; \
+	code=$$?; if [ $$code -eq 3 ] || [ $$code -eq 4 ]; then echo "crash: memory store caught (exit $$code), as it must be"; \
+	else echo "crash: the memory store was not caught (exit $$code): the crash test cannot see a lost job"; cat bin/crash-memory/lincheck.log; exit 1; fi
 
 mutants:
 	RUNS=$(MUTANT_RUNS) GO=$(GO) scripts/mutants.sh

@@ -25,7 +25,8 @@
 # long a fuzz gate runs on the normal build, 10s),
 # HTTP_RUNS (HTTP-level runs, default 0 for the first-catch mode and 1 with
 # -full), LINCHECK_FLAGS (default "-short -q"), LINCHECK_HTTP_FLAGS
-# (default "-duration=1s -q").
+# (default "-duration=1s -q"), CRASH_FLAGS (the crash gate's lincheck
+# flags, default "-cycles 20 -q").
 # Exit status: 0 when the normal build passes and every mutant is caught.
 set -u
 cd "$(dirname "$0")/.."
@@ -34,6 +35,7 @@ GO=${GO:-go}
 RUNS=${RUNS:-3}
 LINCHECK_FLAGS=${LINCHECK_FLAGS:-"-short -q"}
 LINCHECK_HTTP_FLAGS=${LINCHECK_HTTP_FLAGS:-"-duration=1s -q"}
+CRASH_FLAGS=${CRASH_FLAGS:-"-cycles 20 -q"}
 full=0
 if [ "${1:-}" = "-full" ]; then
   full=1
@@ -62,7 +64,7 @@ fi
 # patch_of MUTANT: the diff of PKG/NAME, PKG/testdata/mutants/NAME.patch.
 patch_of() { echo "${1%/*}/testdata/mutants/${1##*/}.patch"; }
 
-all_gates=(test:jobtable test:jobapi test:store/sqlite test:linearizability test:stress test:fuzz lincheck)
+all_gates=(test:jobtable test:jobapi test:store/sqlite test:linearizability test:stress test:fuzz lincheck crash)
 [ "$HTTP_RUNS" -gt 0 ] && all_gates+=(lincheck-http)
 
 work=$(mktemp -d)
@@ -132,6 +134,31 @@ gate() {
         esac
       done
       return 0
+      ;;
+    crash)
+      # The crash test (make crash): the jobserver binary of this build on
+      # a SQLite file, killed and restarted under load; lincheck itself is
+      # the normal build's.
+      bin=$work/jobserver-${tag//\//-}
+      if [ ! -x "$bin" ] && ! "$GO" build "${ov[@]}" -o "$bin" ./cmd/jobserver >"$log" 2>&1; then
+        verdict="does not build"
+        return 2
+      fi
+      if [ ! -x "$work/lincheck" ] && ! "$GO" build -o "$work/lincheck" ./cmd/lincheck >"$log" 2>&1; then
+        verdict="does not build"
+        return 2
+      fi
+      # shellcheck disable=SC2086
+      "$work/lincheck" -level=crash -server "$bin" $CRASH_FLAGS -out "$work" >"$log" 2>&1
+      code=$?
+      case $code in
+        0) return 0 ;;
+        3) verdict="crash test: linearizability" ;;
+        4) verdict="crash test: invariants" ;;
+        5) verdict="crash test: inconclusive" ;;
+        *) verdict="crash test: exit $code"; return 2 ;;
+      esac
+      return 1
       ;;
     fuzz)
       # fuzz:TARGET[:TIME] fuzzes TARGET of ./fuzz from a fresh cache; a
