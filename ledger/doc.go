@@ -57,6 +57,7 @@
 //
 // NewMemory wraps package jobtable, the in-memory store and the default;
 // its package doc says how it keeps the contract with atomics and locks.
-// WithCodecs turns a store of bytes (a durable store) into a store of any
-// request and result types.
+// Package store/sqlite is the durable store, on one SQLite file. WithCodecs
+// turns a store of bytes (a durable store) into a store of any request and
+// result types.
 package ledger

@@ -53,9 +53,10 @@ type Ledger[Req, Res any] interface {
 	// violates, joined, or nil. It is for tests, stress runs and fuzzing;
 	// it is exact only while no call is in flight.
 	CheckInvariants() error
-	// Close releases the store. Calls after Close return ErrClosed; Close
-	// does not wait for blocked Waits, which return when their context
-	// ends.
+	// Close releases the store. Calls after Close return ErrClosed. A
+	// Wait blocked at Close returns either ErrClosed at once or when its
+	// context ends, as the store documents (the SQLite store does the
+	// former, the memory store the latter); Close never waits for it.
 	Close() error
 }
 
