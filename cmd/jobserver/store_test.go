@@ -1,0 +1,51 @@
+package main
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/store/sqlite"
+)
+
+// TestStoreRefusedAtStart: a -store the server cannot use stops it at
+// start with a message that names the store and the reason, and never
+// serves from a fresh database in its place.
+func TestStoreRefusedAtStart(t *testing.T) {
+	dir := t.TempDir()
+	garbage := filepath.Join(dir, "garbage.db")
+	require.NoError(t, os.WriteFile(garbage, []byte("this is not a database, just text long enough to fill a header page"), 0o600))
+	held := filepath.Join(dir, "held.db")
+	st, err := sqlite.Open(context.Background(), held, ledger.Config{MaxQueue: 1}, sqlite.Options{})
+	require.NoError(t, err)
+	defer st.Close()
+
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	for _, tc := range []struct {
+		name, store, want string
+	}{
+		{"no path", "sqlite:", `"sqlite:" names no file`},
+		{"unwritable", "sqlite:" + filepath.Join(dir, "missing", "dir", "jobs.db"), "cannot write the database"},
+		{"not a database", "sqlite:" + garbage, "database file is corrupt"},
+		{"in use", "sqlite:" + held, "in use by another store"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := run([]string{"-listen", "127.0.0.1:0", "-store", tc.store}, log)
+			require.ErrorContains(t, err, tc.want)
+			if tc.name != "no path" {
+				require.ErrorContains(t, err, tc.store[len("sqlite:"):], "the message names the file")
+			}
+		})
+	}
+	_, err = os.Stat(filepath.Join(dir, "missing"))
+	require.ErrorIs(t, err, os.ErrNotExist, "nothing was created in its place")
+	b, err := os.ReadFile(garbage)
+	require.NoError(t, err)
+	require.Contains(t, string(b), "this is not a database", "the file was left as it was")
+}
