@@ -1,0 +1,49 @@
+package postgres_test
+
+import (
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/ledger/ledgertest"
+	"github.com/jobledger/jobledger/store/postgres"
+)
+
+// TestConformance runs the contract's suite on the store, through
+// ledger.WithCodecs as a server uses it, restarts included: Restart closes
+// the store and opens the same database again with the same Config. Each
+// store gets a database of its own.
+func TestConformance(t *testing.T) {
+	type opened struct {
+		dsn string
+		cfg ledger.Config
+	}
+	var (
+		mu  sync.Mutex
+		dbs = map[ledger.Ledger[string, string]]opened{}
+	)
+	open := func(t *testing.T, dsn string, cfg ledger.Config) ledger.Ledger[string, string] {
+		s, err := postgres.Open(ctx, dsn, cfg, postgres.Options{})
+		require.NoError(t, err)
+		l := ledger.WithCodecs[string, string](s, ledger.String{}, ledger.String{})
+		mu.Lock()
+		dbs[l] = opened{dsn, cfg}
+		mu.Unlock()
+		return l
+	}
+	ledgertest.Run(t, ledgertest.Store{
+		Open: func(t *testing.T, cfg ledger.Config) ledger.Ledger[string, string] {
+			return open(t, newDatabase(t), cfg)
+		},
+		Restart: func(t *testing.T, l ledger.Ledger[string, string]) ledger.Ledger[string, string] {
+			mu.Lock()
+			o := dbs[l]
+			delete(dbs, l)
+			mu.Unlock()
+			require.NoError(t, l.Close())
+			return open(t, o.dsn, o.cfg)
+		},
+	})
+}

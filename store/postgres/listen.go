@@ -1,0 +1,72 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// The listener is one connection per Store, outside the pool, that
+// LISTENs on notifyChannel. Open connects it and LISTENs (LISTEN takes
+// effect at once outside a transaction) before the store serves; the
+// listener goroutine then hands each notification's job id to kick. When
+// the connection fails, notifications sent meanwhile are lost, so once it
+// has reconnected and LISTENs again it kicks every waiter, and each re-reads
+// its job: an end committed while it was away is then seen.
+
+// connectListener opens the listener's connection and LISTENs on it.
+func (s *Store) connectListener(ctx context.Context, cc *pgx.ConnConfig) (*pgx.Conn, error) {
+	conn, err := pgx.ConnectConfig(ctx, cc.Copy())
+	if err != nil {
+		return nil, fmt.Errorf("%w: the listener: %w", ErrUnreachable, err)
+	}
+	if _, err := conn.Exec(ctx, `LISTEN `+notifyChannel); err != nil {
+		conn.Close(context.Background())
+		return nil, fmt.Errorf("postgres: LISTEN: %w", err)
+	}
+	return conn, nil
+}
+
+// listen is the listener goroutine: it runs until ctx ends, then closes
+// its connection and closes s.listenDone.
+func (s *Store) listen(ctx context.Context, cc *pgx.ConnConfig, conn *pgx.Conn) {
+	defer close(s.listenDone)
+	backoff := 10 * time.Millisecond
+	for {
+		if conn == nil {
+			var err error
+			if conn, err = s.connectListener(ctx, cc); err != nil {
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(backoff):
+				}
+				backoff = min(2*backoff, time.Second)
+				continue
+			}
+			backoff = 10 * time.Millisecond
+			s.kickAll()
+		}
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			conn.Close(context.Background())
+			conn = nil
+			if ctx.Err() != nil {
+				return
+			}
+			continue
+		}
+		s.kick(parsePayload(n.Payload))
+	}
+}
+
+// dropListener closes the listener's connection from the server's side,
+// for tests of the reconnect: it terminates every backend of this
+// database that LISTENs.
+func (s *Store) dropListener(ctx context.Context) error {
+	_, err := s.pool.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+		WHERE datname = current_database() AND query LIKE 'LISTEN %' AND pid <> pg_backend_pid()`)
+	return err
+}

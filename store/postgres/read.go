@@ -1,0 +1,145 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/jobledger/jobledger/ledger"
+)
+
+// snapCols are the columns scanSnapshot reads, in its order.
+const snapCols = `id, task_id, state, error, created_at, started_at, completed_at`
+
+// scanSnapshot reads one row of snapCols.
+func scanSnapshot(row pgx.Row) (ledger.Snapshot, error) {
+	var (
+		snap               ledger.Snapshot
+		state              int16
+		errText            *string
+		created            int64
+		started, completed *int64
+	)
+	if err := row.Scan(&snap.ID, &snap.TaskID, &state, &errText, &created, &started, &completed); err != nil {
+		return ledger.Snapshot{}, err
+	}
+	snap.State = ledger.State(state)
+	if errText != nil {
+		snap.Err = errors.New(*errText)
+	}
+	snap.CreatedAt = fromNanos(&created)
+	snap.StartedAt = fromNanos(started)
+	snap.CompletedAt = fromNanos(completed)
+	return snap, nil
+}
+
+// readSnapshot reads job id's committed snapshot: ErrNotFound for a job the
+// store does not hold.
+func (s *Store) readSnapshot(ctx context.Context, id string) (ledger.Snapshot, error) {
+	if s.closed.Load() {
+		return ledger.Snapshot{}, ledger.ErrClosed
+	}
+	snap, err := scanSnapshot(s.pool.QueryRow(ctx, `SELECT `+snapCols+` FROM jobs WHERE id = $1`, id))
+	switch {
+	case err == nil:
+		return snap, nil
+	case errors.Is(err, pgx.ErrNoRows):
+		return ledger.Snapshot{}, ledger.ErrNotFound
+	default:
+		return ledger.Snapshot{}, s.callErr(ctx, "reading job "+id, err)
+	}
+}
+
+// Snapshot is the job's committed snapshot.
+func (s *Store) Snapshot(ctx context.Context, id string) (ledger.Snapshot, error) {
+	return s.readSnapshot(ctx, id)
+}
+
+// State is the job's committed state.
+func (s *Store) State(ctx context.Context, id string) (ledger.State, error) {
+	if s.closed.Load() {
+		return 0, ledger.ErrClosed
+	}
+	var state int16
+	err := s.pool.QueryRow(ctx, `SELECT state FROM jobs WHERE id = $1`, id).Scan(&state)
+	switch {
+	case err == nil:
+		return ledger.State(state), nil
+	case errors.Is(err, pgx.ErrNoRows):
+		return 0, ledger.ErrNotFound
+	default:
+		return 0, s.callErr(ctx, "reading job "+id, err)
+	}
+}
+
+// Result returns a DONE job's result, repeatably until it is evicted;
+// ErrNotDone, with the snapshot, for a job in another state. Snapshot and
+// result come from one read.
+func (s *Store) Result(ctx context.Context, id string) ([]byte, ledger.Snapshot, error) {
+	if s.closed.Load() {
+		return nil, ledger.Snapshot{}, ledger.ErrClosed
+	}
+	var res []byte
+	snap, err := scanSnapshot(rowWith(s.pool.QueryRow(ctx, `SELECT `+snapCols+`, result FROM jobs WHERE id = $1`, id), &res))
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return nil, ledger.Snapshot{}, ledger.ErrNotFound
+	case err != nil:
+		return nil, ledger.Snapshot{}, s.callErr(ctx, "reading job "+id, err)
+	case snap.State != ledger.Done:
+		return nil, snap, ledger.ErrNotDone
+	}
+	if res == nil {
+		res = []byte{}
+	}
+	return res, snap, nil
+}
+
+// rowWith is row with extra destinations scanned after snapCols.
+func rowWith(row pgx.Row, extra ...any) pgx.Row { return extraRow{row, extra} }
+
+type extraRow struct {
+	pgx.Row
+	extra []any
+}
+
+func (r extraRow) Scan(dest ...any) error { return r.Row.Scan(append(dest, r.extra...)...) }
+
+// TakeRequest hands out the job's request once while it is not terminal:
+// ErrRequestTaken afterwards, ErrTerminal once it ended, ErrNotFound for a
+// job the store does not hold.
+//
+// Take-once holds across replicas: the mark is the row's taken column,
+// set by one UPDATE whose WHERE clause is the whole check (live, not
+// taken, request held), so of concurrent takes on any replicas exactly
+// one row update succeeds (a blocked UPDATE re-checks its WHERE on the
+// committed row). The request stays in the row while the job is PENDING;
+// Open's restart clears the marks of PENDING jobs, so a job that never
+// started runs again after a restart, as with the SQLite store (see the
+// package doc for the single-replica assumption this makes).
+func (s *Store) TakeRequest(ctx context.Context, id string) ([]byte, error) {
+	if s.closed.Load() {
+		return nil, ledger.ErrClosed
+	}
+	var req []byte
+	err := s.pool.QueryRow(ctx, `UPDATE jobs SET taken = true
+		WHERE id = $1 AND seq IS NULL AND NOT taken AND request IS NOT NULL RETURNING request`, id).Scan(&req)
+	switch {
+	case err == nil:
+		return req, nil
+	case !errors.Is(err, pgx.ErrNoRows):
+		return nil, s.callErr(ctx, "taking the request of job "+id, err)
+	}
+	// Refused: say why, from a later read. The job can only have moved
+	// on (ended, or been evicted after it ended), never back.
+	st, err := s.State(ctx, id)
+	switch {
+	case err != nil:
+		return nil, err
+	case st.Terminal():
+		return nil, ledger.ErrTerminal
+	default:
+		return nil, ledger.ErrRequestTaken
+	}
+}

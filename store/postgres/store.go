@@ -1,0 +1,186 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/jobledger/jobledger/ledger"
+)
+
+// Store is the job ledger on a PostgreSQL database, with requests and
+// results as bytes (ledger.WithCodecs turns it into a store of any types).
+// Several Stores, in one process or many, may share one database: each is
+// a replica of the same ledger. All methods are safe for concurrent use.
+//
+// Synchronisation, field by field:
+//
+//   - cfg, opts, dsn, pool, recovered, maxDepth: set by Open, read-only
+//     afterwards (pgxpool is safe for concurrent use).
+//   - evictedTTL, evictedLRU: atomics, added to by Submit.
+//   - waitMu guards waiters (see wait.go).
+//   - closed: atomic, set once by Close before it closes quit; quit is
+//     closed once, by Close; stopListen and listenDone are the listener
+//     goroutine's (listen.go).
+//
+// Lock order: waitMu is held only inside the waiters' own methods, never
+// across a database call.
+type Store struct {
+	cfg       ledger.Config
+	opts      Options
+	pool      *pgxpool.Pool
+	recovered []ledger.Snapshot // PENDING at Open, oldest first
+	maxDepth  int               // max(MaxQueue, 0, depth found at Open)
+
+	evictedTTL, evictedLRU atomic.Uint64
+
+	waitMu  sync.Mutex
+	waiters map[string]map[*waiter]struct{}
+
+	closed     atomic.Bool
+	quit       chan struct{}
+	stopListen context.CancelFunc
+	listenDone chan struct{}
+}
+
+var _ ledger.Ledger[[]byte, []byte] = (*Store)(nil)
+
+// Open connects to the database named by dsn (a postgres:// or
+// postgresql:// URL, or a libpq key=value string), migrates its schema
+// under an advisory lock, applies the restart (see the package doc) and
+// starts listening for the ends of jobs, before it returns: a Store
+// returned serves at once and misses no wakeup.
+func Open(ctx context.Context, dsn string, cfg ledger.Config, opts Options) (*Store, error) {
+	cfg, err := configWithDefaults(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	pcfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUnreachable, err)
+	}
+	if opts.MaxConns > 0 {
+		pcfg.MaxConns = opts.MaxConns
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUnreachable, err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("%w: %w", ErrUnreachable, err)
+	}
+	s := &Store{
+		cfg:     cfg,
+		opts:    opts,
+		pool:    pool,
+		waiters: map[string]map[*waiter]struct{}{},
+		quit:    make(chan struct{}),
+	}
+	// LISTEN before anything else: the listener is connected and
+	// listening before Open returns, so no end committed after that is
+	// missed (a waiter registers before it reads; see wait.go).
+	conn, err := s.connectListener(ctx, pcfg.ConnConfig)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	if err := s.recoverDatabase(ctx); err != nil {
+		conn.Close(context.Background())
+		pool.Close()
+		return nil, err
+	}
+	lctx, stop := context.WithCancel(context.Background())
+	s.stopListen = stop
+	s.listenDone = make(chan struct{})
+	go s.listen(lctx, pcfg.ConnConfig, conn)
+	return s, nil
+}
+
+// Recovered lists the jobs that were PENDING when the store was opened,
+// oldest first: the caller runs them, their deadlines still counted from
+// CreatedAt.
+func (s *Store) Recovered(context.Context) ([]ledger.Snapshot, error) {
+	if s.closed.Load() {
+		return nil, ledger.ErrClosed
+	}
+	return append([]ledger.Snapshot(nil), s.recovered...), nil
+}
+
+// Stats reads the depth and the number of jobs held from the database (the
+// depth and the counts are the ledger's, whichever replica changed them);
+// the eviction counts are this Store's, since Open. Unlike the in-process
+// stores, it costs a query; if the query fails it returns the eviction
+// counts alone.
+func (s *Store) Stats() ledger.Stats {
+	st := ledger.Stats{EvictedTTL: s.evictedTTL.Load(), EvictedLRU: s.evictedLRU.Load()}
+	if s.closed.Load() {
+		return st
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var depth, jobs, retained int64
+	err := s.pool.QueryRow(ctx, `SELECT (SELECT depth FROM ledger WHERE id = 1),
+		(SELECT count(*) FROM jobs), (SELECT count(*) FROM jobs WHERE seq IS NOT NULL)`).Scan(&depth, &jobs, &retained)
+	if err == nil {
+		st.Depth, st.Jobs, st.Retained = int(depth), int(jobs), int(retained)
+	}
+	return st
+}
+
+// Close stops the listener and closes the connections. Calls after Close
+// return ErrClosed, and a Wait blocked in the store returns ErrClosed, with
+// the latest snapshot it read, at once. A call in flight at Close may
+// still commit. Close is idempotent.
+func (s *Store) Close() error {
+	if !s.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	close(s.quit)
+	s.stopListen()
+	<-s.listenDone
+	s.pool.Close()
+	return nil
+}
+
+// callErr is the error of a call whose database work failed with err: the
+// context's error if ctx ended (the outcome is unknown), ErrClosed if the
+// store was closed under it, else err wrapped with what failed.
+func (s *Store) callErr(ctx context.Context, what string, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if s.closed.Load() {
+		return ledger.ErrClosed
+	}
+	return fmt.Errorf("postgres: %s: %w", what, err)
+}
+
+// inTx runs f in one transaction on a pooled connection and commits.
+func (s *Store) inTx(ctx context.Context, f func(pgx.Tx) error) error {
+	return pgx.BeginFunc(ctx, s.pool, f)
+}
+
+// errRefused ends a transaction that changed nothing (pgx.BeginFunc rolls
+// back on an error); refused carries the caller's answer out of it.
+type refusal struct {
+	err  error
+	snap ledger.Snapshot
+}
+
+func (r *refusal) Error() string { return r.err.Error() }
+
+// asRefusal reports whether err is a refusal, and its answer.
+func asRefusal(err error) (*refusal, bool) {
+	var r *refusal
+	return r, errors.As(err, &r)
+}

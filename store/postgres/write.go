@@ -1,0 +1,223 @@
+package postgres
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/jobledger/jobledger/ledger"
+)
+
+// The writes. Every write that changes the depth or the completion
+// sequence (Submit, the ends, Open's restart) locks the one ledger row
+// first, with the statement that reads it, so such writes are one at a
+// time across every replica and the rows they change after it are read
+// fresh (each statement of a READ COMMITTED transaction reads the latest
+// commit). Start changes one job row only and takes no ledger lock; it and
+// an end on the same job are ordered by the job row's lock. No write locks
+// a job row before the ledger row, so no two writes deadlock.
+
+// Submit admits a job carrying req and returns its id, or ErrQueueFull,
+// once the job is committed. It evicts expired terminal jobs first.
+//
+// Admission is one statement that checks and increments together: the
+// UPDATE of the ledger row whose WHERE clause is the bound. Under READ
+// COMMITTED a Submit blocked behind another's lock re-checks the clause on
+// the row as the other committed it, so concurrent Submits on any
+// replicas never admit more than MaxQueue.
+func (s *Store) Submit(ctx context.Context, taskID string, req []byte) (string, error) {
+	if s.closed.Load() {
+		return "", ledger.ErrClosed
+	}
+	id := s.cfg.NewID()
+	if req == nil {
+		req = []byte{} // NULL means released
+	}
+	req = bytes.Clone(req)
+	now := s.now()
+	var ttl, lru uint64
+	dup := false
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `UPDATE ledger SET depth = depth + 1 WHERE id = 1 AND depth < $1`, max(s.cfg.MaxQueue, 0))
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return &refusal{err: ledger.ErrQueueFull}
+		}
+		if ttl, lru, err = s.evict(ctx, tx, now); err != nil {
+			return err
+		}
+		tag, err = tx.Exec(ctx, `INSERT INTO jobs (id, task_id, state, request, created_at)
+			VALUES ($1, $2, 0, $3, coalesce($4, `+dbNow+`)) ON CONFLICT (id) DO NOTHING`, id, taskID, req, now)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() != 1 {
+			dup = true
+			return &refusal{err: errors.New("duplicate id")}
+		}
+		return nil
+	})
+	if dup {
+		// The id source repeated an id: the caller's bug, as in jobtable.
+		panic(fmt.Sprintf("postgres: Config.NewID returned duplicate id %q", id))
+	}
+	if r, ok := asRefusal(err); ok {
+		return "", r.err
+	}
+	if err != nil {
+		return "", s.callErr(ctx, "submitting a job", err)
+	}
+	s.evictedTTL.Add(ttl)
+	s.evictedLRU.Add(lru)
+	return id, nil
+}
+
+// evict runs one retention pass inside tx, which holds the ledger row's
+// lock: first the terminal jobs completed at least JobTTL before now (the
+// stored completion time against now, both from the one clock: Config.Now
+// or the database's), then the least recently completed (lowest seq)
+// beyond MaxCompleted. A job that is not terminal has no seq and is never
+// a candidate. It returns how many each step evicted.
+func (s *Store) evict(ctx context.Context, tx pgx.Tx, now *int64) (ttl, lru uint64, err error) {
+	if d := s.cfg.JobTTL; d > 0 {
+		tag, err := tx.Exec(ctx, `DELETE FROM jobs WHERE seq IS NOT NULL
+			AND completed_at <= coalesce($1, `+dbNow+`) - $2::bigint`, now, d.Nanoseconds())
+		if err != nil {
+			return 0, 0, fmt.Errorf("TTL eviction: %w", err)
+		}
+		ttl = uint64(tag.RowsAffected())
+	}
+	if m := s.cfg.MaxCompleted; m > 0 {
+		tag, err := tx.Exec(ctx, `DELETE FROM jobs WHERE seq IS NOT NULL AND seq <= (
+			SELECT seq FROM jobs WHERE seq IS NOT NULL ORDER BY seq DESC OFFSET $1 LIMIT 1)`, m)
+		if err != nil {
+			return 0, 0, fmt.Errorf("LRU eviction: %w", err)
+		}
+		lru = uint64(tag.RowsAffected())
+	}
+	return ttl, lru, nil
+}
+
+// Start moves a PENDING job to RUNNING, or returns ErrNotPending with its
+// snapshot (ErrNotFound for a job the store does not hold). A request
+// already taken is released in the same statement (nobody will read it
+// again: a RUNNING job never runs twice); one not taken stays until it is
+// taken or the job ends.
+func (s *Store) Start(ctx context.Context, id string) (ledger.Snapshot, error) {
+	if s.closed.Load() {
+		return ledger.Snapshot{}, ledger.ErrClosed
+	}
+	snap, err := scanSnapshot(s.pool.QueryRow(ctx, `UPDATE jobs SET state = 1,
+			started_at = greatest(coalesce($1, `+dbNow+`), created_at),
+			request = CASE WHEN taken THEN NULL ELSE request END
+		WHERE id = $2 AND state = 0 RETURNING `+snapCols, s.now(), id))
+	switch {
+	case err == nil:
+		return snap, nil
+	case errors.Is(err, pgx.ErrNoRows):
+		return s.refused(ctx, id, ledger.ErrNotPending)
+	default:
+		return ledger.Snapshot{}, s.callErr(ctx, "starting job "+id, err)
+	}
+}
+
+// refused is the answer to a transition that changed nothing: ErrNotFound
+// for a job the store does not hold, else why with the job's snapshot.
+func (s *Store) refused(ctx context.Context, id string, why error) (ledger.Snapshot, error) {
+	snap, err := s.readSnapshot(ctx, id)
+	if err != nil {
+		return ledger.Snapshot{}, err
+	}
+	return snap, why
+}
+
+// Finish ends a job that is not terminal DONE with res; ErrTerminal with
+// the job's snapshot if it already ended.
+func (s *Store) Finish(ctx context.Context, id string, res []byte) (ledger.Snapshot, error) {
+	if res == nil {
+		res = []byte{}
+	}
+	return s.end(ctx, id, ledger.Done, bytes.Clone(res), nil)
+}
+
+// Fail ends a job that is not terminal FAILED with cause, stored as its
+// message; ErrTerminal with the job's snapshot if it already ended.
+func (s *Store) Fail(ctx context.Context, id string, cause error) (ledger.Snapshot, error) {
+	msg := errText(cause)
+	return s.end(ctx, id, ledger.Failed, nil, &msg)
+}
+
+// Timeout ends a job that is not terminal TIMEOUT with cause, stored as
+// its message; ErrTerminal with the job's snapshot if it already ended.
+func (s *Store) Timeout(ctx context.Context, id string, cause error) (ledger.Snapshot, error) {
+	msg := errText(cause)
+	return s.end(ctx, id, ledger.TimedOut, nil, &msg)
+}
+
+func errText(err error) string {
+	if err == nil {
+		return "<nil>"
+	}
+	return err.Error()
+}
+
+// end is a terminal transition, in one transaction: the ledger row's lock
+// and the next completion seq; the job's state guard (only a job with no
+// seq, PENDING or RUNNING, ends), state, payload, completion time (never
+// before its other times) and seq, its request released; the depth
+// decrement; and pg_notify with the job's id, which PostgreSQL delivers at
+// the commit, never before it and never if it fails.
+func (s *Store) end(ctx context.Context, id string, state ledger.State, res []byte, msg *string) (ledger.Snapshot, error) {
+	if s.closed.Load() {
+		return ledger.Snapshot{}, ledger.ErrClosed
+	}
+	now := s.now()
+	var snap ledger.Snapshot
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		var seq int64
+		if err := tx.QueryRow(ctx, `SELECT next_seq FROM ledger WHERE id = 1 FOR UPDATE`).Scan(&seq); err != nil {
+			return err
+		}
+		var err error
+		snap, err = endJob(ctx, tx, id, state, res, msg, now, seq)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return &refusal{err: ledger.ErrTerminal}
+		}
+		if err != nil {
+			return err
+		}
+		return endBookkeeping(ctx, tx, snap)
+	})
+	if r, ok := asRefusal(err); ok {
+		return s.refused(ctx, id, r.err)
+	}
+	if err != nil {
+		return ledger.Snapshot{}, s.callErr(ctx, "ending job "+id, err)
+	}
+	return snap, nil
+}
+
+// endJob makes job id terminal with seq, if it is not: pgx.ErrNoRows if it
+// is, or is not held.
+func endJob(ctx context.Context, tx pgx.Tx, id string, state ledger.State, res []byte, msg *string, now *int64, seq int64) (ledger.Snapshot, error) {
+	return scanSnapshot(tx.QueryRow(ctx, `UPDATE jobs SET state = $1, result = $2, error = $3,
+			completed_at = greatest(coalesce($4, `+dbNow+`), created_at, started_at),
+			seq = $5, request = NULL
+		WHERE id = $6 AND seq IS NULL RETURNING `+snapCols, int16(state), res, msg, now, seq, id))
+}
+
+// endBookkeeping is the rest of an end, in its transaction after endJob:
+// the depth decrement, the sequence's advance, and the notification of
+// final, the job's snapshot as endJob left it.
+func endBookkeeping(ctx context.Context, tx pgx.Tx, final ledger.Snapshot) error {
+	if _, err := tx.Exec(ctx, `UPDATE ledger SET depth = depth - 1, next_seq = next_seq + 1 WHERE id = 1`); err != nil {
+		return err
+	}
+	_, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, notifyChannel, notifyPayload(final))
+	return err
+}
