@@ -1,0 +1,228 @@
+package postgres_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/store/postgres"
+)
+
+// Two Stores on one database play two replicas in one process.
+
+// openStore opens a Store on dsn, closed when t ends.
+func openStore(t *testing.T, dsn string, cfg ledger.Config) *postgres.Store {
+	t.Helper()
+	s, err := postgres.Open(ctx, dsn, cfg, postgres.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		require.NoError(t, s.CheckInvariants())
+		require.NoError(t, s.Close())
+	})
+	return s
+}
+
+// TestAdmissionAcrossStores: Submits racing on two Stores of one database
+// admit exactly MaxQueue jobs in all, never more.
+func TestAdmissionAcrossStores(t *testing.T) {
+	const maxQueue, callers = 10, 16
+	dsn := newDatabase(t)
+	stores := []*postgres.Store{
+		openStore(t, dsn, ledger.Config{MaxQueue: maxQueue}),
+		openStore(t, dsn, ledger.Config{MaxQueue: maxQueue}),
+	}
+	for round := range 5 {
+		var admitted, full atomic.Int64
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range 2 * callers {
+			wg.Go(func() {
+				<-start
+				for range 2 {
+					_, err := stores[i%2].Submit(ctx, "t", []byte("r"))
+					switch {
+					case err == nil:
+						admitted.Add(1)
+					case errors.Is(err, ledger.ErrQueueFull):
+						full.Add(1)
+					default:
+						t.Error(err)
+					}
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		require.Equal(t, int64(maxQueue), admitted.Load(), "round %d: admitted", round)
+		require.Equal(t, int64(4*callers-maxQueue), full.Load(), "round %d: refused", round)
+		require.Equal(t, maxQueue, stores[1].Stats().Depth)
+		require.NoError(t, stores[0].CheckInvariants())
+		// Free every slot, from either store, for the next round.
+		for i, snap := range mustRecoveredOrLive(t, dsn) {
+			_, err := stores[i%2].Fail(ctx, snap, errors.New("next round"))
+			require.NoError(t, err)
+		}
+		require.Equal(t, 0, stores[0].Stats().Depth)
+	}
+}
+
+// mustRecoveredOrLive lists the ids of the jobs not terminal, through a
+// third Store's Recovered (opening it fails no PENDING job).
+func mustRecoveredOrLive(t *testing.T, dsn string) []string {
+	t.Helper()
+	s, err := postgres.Open(ctx, dsn, ledger.Config{MaxQueue: 1}, postgres.Options{})
+	require.NoError(t, err)
+	defer s.Close()
+	rec, err := s.Recovered(ctx)
+	require.NoError(t, err)
+	var ids []string
+	for _, snap := range rec {
+		ids = append(ids, snap.ID)
+	}
+	return ids
+}
+
+// TestWaitWokenByOtherStore: a Wait on store A returns when store B ends
+// the job, woken by the notification, for each way a job ends.
+func TestWaitWokenByOtherStore(t *testing.T) {
+	dsn := newDatabase(t)
+	a := openStore(t, dsn, ledger.Config{MaxQueue: 8})
+	b := openStore(t, dsn, ledger.Config{MaxQueue: 8})
+	for _, end := range []func(id string) (ledger.Snapshot, error){
+		func(id string) (ledger.Snapshot, error) { return b.Finish(ctx, id, []byte("res")) },
+		func(id string) (ledger.Snapshot, error) { return b.Fail(ctx, id, errors.New("boom")) },
+		func(id string) (ledger.Snapshot, error) { return b.Timeout(ctx, id, errors.New("late")) },
+	} {
+		id, err := a.Submit(ctx, "task", []byte("req"))
+		require.NoError(t, err)
+		got := waitAsync(a, id)
+		requireBlocked(t, a, got)
+		want, err := end(id)
+		require.NoError(t, err)
+		r := receive(t, got)
+		require.NoError(t, r.err)
+		require.Equal(t, want, r.snap, "the waiter gets the final snapshot")
+	}
+}
+
+// TestWaitAfterListenerReconnect: an end committed while the waiter's
+// listener is disconnected is seen once it reconnects (every waiter
+// re-reads), not lost.
+func TestWaitAfterListenerReconnect(t *testing.T) {
+	dsn := newDatabase(t)
+	a := openStore(t, dsn, ledger.Config{MaxQueue: 8})
+	b := openStore(t, dsn, ledger.Config{MaxQueue: 8})
+	for range 3 {
+		id, err := a.Submit(ctx, "task", []byte("req"))
+		require.NoError(t, err)
+		got := waitAsync(a, id)
+		requireBlocked(t, a, got)
+		require.NoError(t, b.DropListener(ctx)) // both stores' listeners
+		_, err = b.Finish(ctx, id, []byte("res"))
+		require.NoError(t, err)
+		r := receive(t, got)
+		require.NoError(t, r.err)
+		require.Equal(t, ledger.Done, r.snap.State)
+	}
+}
+
+// TestWaitDeadlineReReads: a Wait whose context ends returns the job as
+// the database has it then, not the snapshot it first read: Start, which
+// notifies nobody, moves the job on while the Wait blocks.
+func TestWaitDeadlineReReads(t *testing.T) {
+	dsn := newDatabase(t)
+	a := openStore(t, dsn, ledger.Config{MaxQueue: 8})
+	b := openStore(t, dsn, ledger.Config{MaxQueue: 8})
+	id, err := a.Submit(ctx, "task", []byte("req"))
+	require.NoError(t, err)
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	got := make(chan waitResult, 1)
+	go func() {
+		snap, err := a.Wait(wctx, id)
+		got <- waitResult{snap, err}
+	}()
+	requireBlocked(t, a, got)
+	_, err = b.Start(ctx, id)
+	require.NoError(t, err)
+	cancel()
+	r := receive(t, got)
+	require.ErrorIs(t, r.err, context.Canceled)
+	require.Equal(t, ledger.Running, r.snap.State, "read at the deadline, not at the start of the Wait")
+}
+
+// TestTakeRequestAcrossStores: of takes racing on two Stores, exactly one
+// gets the request.
+func TestTakeRequestAcrossStores(t *testing.T) {
+	dsn := newDatabase(t)
+	stores := []*postgres.Store{
+		openStore(t, dsn, ledger.Config{MaxQueue: 8}),
+		openStore(t, dsn, ledger.Config{MaxQueue: 8}),
+	}
+	for range 10 {
+		id, err := stores[0].Submit(ctx, "t", []byte("req"))
+		require.NoError(t, err)
+		var got, taken atomic.Int64
+		var wg sync.WaitGroup
+		for i := range 8 {
+			wg.Go(func() {
+				_, err := stores[i%2].TakeRequest(ctx, id)
+				switch {
+				case err == nil:
+					got.Add(1)
+				case errors.Is(err, ledger.ErrRequestTaken):
+					taken.Add(1)
+				default:
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		require.Equal(t, [2]int64{1, 7}, [2]int64{got.Load(), taken.Load()})
+		_, err = stores[1].Finish(ctx, id, nil)
+		require.NoError(t, err)
+	}
+}
+
+type waitResult struct {
+	snap ledger.Snapshot
+	err  error
+}
+
+func waitAsync(s *postgres.Store, id string) <-chan waitResult {
+	got := make(chan waitResult, 1)
+	go func() {
+		snap, err := s.Wait(ctx, id)
+		got <- waitResult{snap, err}
+	}()
+	return got
+}
+
+// requireBlocked waits until s has a Wait registered and checks that it
+// has not returned.
+func requireBlocked(t *testing.T, s *postgres.Store, got <-chan waitResult) {
+	t.Helper()
+	require.Eventually(t, func() bool { return s.Waiting() > 0 }, 5*time.Second, time.Millisecond)
+	select {
+	case r := <-got:
+		t.Fatalf("Wait returned on a live job: %+v", r)
+	case <-time.After(20 * time.Millisecond):
+	}
+}
+
+func receive(t *testing.T, got <-chan waitResult) waitResult {
+	t.Helper()
+	select {
+	case r := <-got:
+		return r
+	case <-time.After(10 * time.Second):
+		t.Fatal("Wait missed the end")
+		return waitResult{}
+	}
+}
