@@ -35,8 +35,11 @@ vet:
 staticcheck:
 	$(GO) tool staticcheck $(PKGS)
 
+# race starts a throwaway PostgreSQL for store/postgres (scripts/pg run:
+# stopped and removed afterwards, whatever the outcome) and hands the tests
+# its DSN in JOBLEDGER_PG_DSN.
 race:
-	$(GO) test -race -count=1 $(PKGS)
+	scripts/pg run $(GO) test -race -count=1 $(PKGS)
 
 # bench runs every benchmark; docs/performance.md records the figures.
 bench:
