@@ -59,6 +59,7 @@ func TestParseConfigRefuses(t *testing.T) {
 		{"unknown store", `{"store": "redis:6379"}`, `store: "redis:6379" is not one of the accepted forms: memory`},
 		{"empty store", `{"store": ""}`, `store: "" is not one of the accepted forms: memory`},
 		{"memory with a path", `{"store": "memory:jobs.db"}`, `store: "memory:jobs.db": memory takes no path`},
+		{"postgres not a URL", `{"store": "postgres:db"}`, `store: "postgres:db" is not a URL: the form is postgres://...`},
 		{"store not a string", `{"store": 1}`, "store"},
 		{"trailing", `{} {}`, "after the JSON object"},
 		{"not JSON", `{"workers":`, "invalid config"},

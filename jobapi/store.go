@@ -9,14 +9,17 @@ import (
 	"strings"
 
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/store/postgres"
 	"github.com/jobledger/jobledger/store/sqlite"
 )
 
 // storeKind is one form the config key "store" accepts: NAME for a store
-// that needs nothing more, NAME:PATH for one kept in a file.
+// that needs nothing more, NAME:PATH for one kept in a file, NAME://...
+// for a database URL (the whole value is its open's path).
 type storeKind struct {
 	form string // as docs/http.md writes it
 	path bool   // the form is NAME:PATH
+	url  bool   // the form is NAME://..., a URL passed whole
 	// durable: the store keeps its jobs across a restart, so a job still
 	// PENDING at shutdown is left for the next process (Recovered) rather
 	// than ended.
@@ -38,6 +41,21 @@ var storeKinds = map[string]storeKind{
 		}
 		return ledger.WithCodecs(st, RequestJSON{}, ResultJSON{}), nil
 	}},
+	"postgres":   postgresKind("postgres"),
+	"postgresql": postgresKind("postgresql"),
+}
+
+// postgresKind is the PostgreSQL store under the URL scheme scheme: the
+// ledger in the database the URL names, shared with every server that
+// names it.
+func postgresKind(scheme string) storeKind {
+	return storeKind{form: scheme + "://...", url: true, durable: true, open: func(dsn string, cfg ledger.Config) (ledger.Ledger[Request, json.RawMessage], error) {
+		st, err := postgres.Open(context.Background(), dsn, cfg, postgres.Options{})
+		if err != nil {
+			return nil, err
+		}
+		return ledger.WithCodecs(st, RequestJSON{}, ResultJSON{}), nil
+	}}
 }
 
 // parseStore reads a value of the key "store" into its kind and path, or
@@ -48,6 +66,10 @@ func parseStore(v string) (storeKind, string, error) {
 	switch {
 	case !ok:
 		return storeKind{}, "", fmt.Errorf("%q is not one of the accepted forms: %s", v, storeForms())
+	case k.url && !strings.HasPrefix(path, "//"):
+		return storeKind{}, "", fmt.Errorf("%q is not a URL: the form is %s", v, k.form)
+	case k.url:
+		return k, v, nil
 	case k.path && path == "":
 		return storeKind{}, "", fmt.Errorf("%q names no file: the form is %s", v, k.form)
 	case !k.path && hasPath:

@@ -30,7 +30,7 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	asyncMaxQueue := fs.Int("async-max-queue", 0, "jobs PENDING or RUNNING at most (<= 0 admits nothing)")
 	asyncJobTTL := fs.Int64("async-job-ttl", 0, "retention of finished jobs, in `ms`")
 	asyncMaxCompleted := fs.Int("async-max-completed", 0, "finished jobs retained at most")
-	store := fs.String("store", "", "the `store` that keeps the jobs: memory (lost on exit)")
+	store := fs.String("store", "", "the `store` that keeps the jobs: memory (lost on exit), sqlite:PATH, or postgres://... (a database shared by every server that names it)")
 	addrFile := fs.String("addr-file", "", "write the listening address to `file` once listening")
 	grace := fs.Duration("grace", 10*time.Second, "after a signal, serve reads and let running jobs finish this long, refusing new work")
 	if err := fs.Parse(args); err != nil {

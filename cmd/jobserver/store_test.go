@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -34,11 +35,12 @@ func TestStoreRefusedAtStart(t *testing.T) {
 		{"unwritable", "sqlite:" + filepath.Join(dir, "missing", "dir", "jobs.db"), "cannot write the database"},
 		{"not a database", "sqlite:" + garbage, "database file is corrupt"},
 		{"in use", "sqlite:" + held, "in use by another store"},
+		{"no server", "postgres://postgres@127.0.0.1:1/jobs?connect_timeout=2", "cannot connect to the database"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := run([]string{"-listen", "127.0.0.1:0", "-store", tc.store}, log)
 			require.ErrorContains(t, err, tc.want)
-			if tc.name != "no path" {
+			if strings.HasPrefix(tc.store, "sqlite:") && tc.name != "no path" {
 				require.ErrorContains(t, err, tc.store[len("sqlite:"):], "the message names the file")
 			}
 		})
