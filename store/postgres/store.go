@@ -170,11 +170,10 @@ func (s *Store) inTx(ctx context.Context, f func(pgx.Tx) error) error {
 	return pgx.BeginFunc(ctx, s.pool, f)
 }
 
-// errRefused ends a transaction that changed nothing (pgx.BeginFunc rolls
-// back on an error); refused carries the caller's answer out of it.
+// refusal ends a transaction that changed nothing (pgx.BeginFunc rolls
+// back on an error) and carries the caller's answer out of it.
 type refusal struct {
-	err  error
-	snap ledger.Snapshot
+	err error
 }
 
 func (r *refusal) Error() string { return r.err.Error() }
