@@ -1,6 +1,10 @@
 package postgres
 
-import "context"
+import (
+	"context"
+
+	"github.com/jobledger/jobledger/ledger"
+)
 
 // DropListener terminates the listener connections on s's database, so
 // that a test sees the store reconnect.
@@ -8,3 +12,9 @@ func (s *Store) DropListener(ctx context.Context) error { return s.dropListener(
 
 // Waiting is the number of Waits registered on s.
 func (s *Store) Waiting() int { return s.waiting() }
+
+// OpenWithReconnectHook is Open with a hook the listener goroutine calls
+// before each reconnect.
+func OpenWithReconnectHook(ctx context.Context, dsn string, cfg ledger.Config, opts Options, hook func()) (*Store, error) {
+	return open(ctx, dsn, cfg, opts, hook)
+}

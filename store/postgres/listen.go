@@ -36,6 +36,9 @@ func (s *Store) listen(ctx context.Context, cc *pgx.ConnConfig, conn *pgx.Conn) 
 	backoff := 10 * time.Millisecond
 	for {
 		if conn == nil {
+			if s.beforeReconnect != nil {
+				s.beforeReconnect()
+			}
 			var err error
 			if conn, err = s.connectListener(ctx, cc); err != nil {
 				select {

@@ -112,23 +112,50 @@ func TestWaitWokenByOtherStore(t *testing.T) {
 }
 
 // TestWaitAfterListenerReconnect: an end committed while the waiter's
-// listener is disconnected is seen once it reconnects (every waiter
-// re-reads), not lost.
+// listener is disconnected, whose notification is therefore lost, is seen
+// once the listener reconnects (every waiter re-reads). The reconnect is
+// held back until the end has committed, so the notification is surely
+// lost.
 func TestWaitAfterListenerReconnect(t *testing.T) {
 	dsn := newDatabase(t)
-	a := openStore(t, dsn, ledger.Config{MaxQueue: 8})
+	lost := make(chan struct{}, 1)    // the listener found its connection gone
+	release := make(chan struct{}, 1) // let it reconnect
+	a, err := postgres.OpenWithReconnectHook(ctx, dsn, ledger.Config{MaxQueue: 8}, postgres.Options{}, func() {
+		select {
+		case lost <- struct{}{}:
+		default:
+		}
+		<-release
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		close(release)
+		require.NoError(t, a.CheckInvariants())
+		require.NoError(t, a.Close())
+	})
 	b := openStore(t, dsn, ledger.Config{MaxQueue: 8})
-	for range 3 {
+	for round := range 3 {
 		id, err := a.Submit(ctx, "task", []byte("req"))
 		require.NoError(t, err)
 		got := waitAsync(a, id)
 		requireBlocked(t, a, got)
 		require.NoError(t, b.DropListener(ctx)) // both stores' listeners
+		select {
+		case <-lost:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("round %d: the listener did not notice its connection end", round)
+		}
 		_, err = b.Finish(ctx, id, []byte("res"))
 		require.NoError(t, err)
+		select {
+		case r := <-got:
+			t.Fatalf("round %d: woken while the listener was away: %+v", round, r)
+		case <-time.After(50 * time.Millisecond):
+		}
+		release <- struct{}{}
 		r := receive(t, got)
 		require.NoError(t, r.err)
-		require.Equal(t, ledger.Done, r.snap.State)
+		require.Equal(t, ledger.Done, r.snap.State, "round %d", round)
 	}
 }
 

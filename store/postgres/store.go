@@ -47,6 +47,10 @@ type Store struct {
 	quit       chan struct{}
 	stopListen context.CancelFunc
 	listenDone chan struct{}
+
+	// beforeReconnect, if set (by tests, before Open returns), is called
+	// by the listener goroutine each time before it reconnects.
+	beforeReconnect func()
 }
 
 var _ ledger.Ledger[[]byte, []byte] = (*Store)(nil)
@@ -57,6 +61,11 @@ var _ ledger.Ledger[[]byte, []byte] = (*Store)(nil)
 // starts listening for the ends of jobs, before it returns: a Store
 // returned serves at once and misses no wakeup.
 func Open(ctx context.Context, dsn string, cfg ledger.Config, opts Options) (*Store, error) {
+	return open(ctx, dsn, cfg, opts, nil)
+}
+
+// open is Open, with the listener's test hook.
+func open(ctx context.Context, dsn string, cfg ledger.Config, opts Options, beforeReconnect func()) (*Store, error) {
 	cfg, err := configWithDefaults(cfg)
 	if err != nil {
 		return nil, err
@@ -85,6 +94,8 @@ func Open(ctx context.Context, dsn string, cfg ledger.Config, opts Options) (*St
 		pool:    pool,
 		waiters: map[string]map[*waiter]struct{}{},
 		quit:    make(chan struct{}),
+
+		beforeReconnect: beforeReconnect,
 	}
 	// LISTEN before anything else: the listener is connected and
 	// listening before Open returns, so no end committed after that is
