@@ -9,15 +9,25 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobledger/jobledger/internal/pgtest"
 	"github.com/jobledger/jobledger/jobapi"
 )
 
-// TestDurableStoreKeepsJobsAcrossShutdown: on a SQLite store, a job still
-// PENDING when the grace period ends is left PENDING, and the next server
-// on the file runs it; a job that was running ends FAILED "server shutting
-// down" and stays so; a finished job keeps its result.
+// TestDurableStoreKeepsJobsAcrossShutdown: on a durable store (a SQLite
+// file, a PostgreSQL database), a job still PENDING when the grace period
+// ends is left PENDING, and the next server on the store runs it; a job
+// that was running ends FAILED "server shutting down" and stays so; a
+// finished job keeps its result.
 func TestDurableStoreKeepsJobsAcrossShutdown(t *testing.T) {
-	store := "sqlite:" + filepath.Join(t.TempDir(), "jobs.db")
+	t.Run("sqlite", func(t *testing.T) {
+		testDurableAcrossShutdown(t, "sqlite:"+filepath.Join(t.TempDir(), "jobs.db"))
+	})
+	t.Run("postgres", func(t *testing.T) {
+		testDurableAcrossShutdown(t, pgtest.NewDatabase(t))
+	})
+}
+
+func testDurableAcrossShutdown(t *testing.T, store string) {
 	clock := newFakeClock()
 	withStore := func(c *jobapi.Config) {
 		c.Store = store

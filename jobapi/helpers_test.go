@@ -15,12 +15,14 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 
+	"github.com/jobledger/jobledger/internal/pgtest"
 	"github.com/jobledger/jobledger/jobapi"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain checks for leaked goroutines; the tests on the PostgreSQL store
+// get their server from package pgtest.
+func TestMain(m *testing.M) { pgtest.Main(m) }
 
 // fakeClock is a Clock moved by hand: AfterFunc callbacks run inside
 // Advance, on the test's goroutine.
