@@ -73,6 +73,7 @@ func TestJobCycle(t *testing.T) {
 	require.Empty(t, snap.Error)
 	require.False(t, snap.CompletedAt.Before(snap.StartedAt))
 	require.False(t, snap.StartedAt.Before(snap.CreatedAt))
+	require.Equal(t, snap.CompletedAt.Add(jobapi.DefaultAsyncJobTTL), snap.ExpiresAt)
 
 	got, err := c.Snapshot(ctx, acc.JobID)
 	require.NoError(t, err)

@@ -55,6 +55,11 @@ type Snapshot struct {
 	CreatedAt   time.Time `json:"created_at"`
 	StartedAt   time.Time `json:"started_at"`
 	CompletedAt time.Time `json:"completed_at"`
+	// ExpiresAt is set on a terminal job only: when retention's TTL may
+	// evict it (completed_at + the server's async_job_ttl). The server's
+	// async_max_completed may evict it earlier. Zero when the server sent
+	// none.
+	ExpiresAt time.Time `json:"expires_at"`
 }
 
 // Result answers GET /jobs/{id}/result: a DONE job's result, as the model

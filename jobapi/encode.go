@@ -42,6 +42,7 @@ func appendSnapshot(buf []byte, b snapshotBody) []byte {
 	buf = appendTime(buf, `,"created_at":`, b.CreatedAt)
 	buf = appendTime(buf, `,"started_at":`, b.StartedAt)
 	buf = appendTime(buf, `,"completed_at":`, b.CompletedAt)
+	buf = appendTime(buf, `,"expires_at":`, b.ExpiresAt)
 	return append(buf, '}')
 }
 

@@ -13,7 +13,7 @@ func TestSnapshotEncoding(t *testing.T) {
 	whole := time.Date(2026, 11, 30, 12, 0, 1, 0, time.UTC)
 	for _, b := range []snapshotBody{
 		{JobID: "A", State: "PENDING", CreatedAt: at},
-		{JobID: "B", TaskID: "t", State: "FAILED", Error: "x", CreatedAt: at, StartedAt: at, CompletedAt: whole},
+		{JobID: "B", TaskID: "t", State: "FAILED", Error: "x", CreatedAt: at, StartedAt: at, CompletedAt: whole, ExpiresAt: whole.Add(time.Minute)},
 		{JobID: "C", TaskID: "q\"\\\n\r\t\b\f\x01<>&é\u2028\u2029\xff end", State: "DONE"},
 	} {
 		want, err := json.Marshal(b)

@@ -55,7 +55,7 @@ func (s *Server) getJob(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		s.storeFailed(w, r, err)
 	default:
-		writeSnapshot(w, http.StatusOK, newSnapshotBody(snap))
+		writeSnapshot(w, http.StatusOK, newSnapshotBody(snap, s.jobTTL))
 	}
 }
 
@@ -82,7 +82,7 @@ func (s *Server) waitJob(w http.ResponseWriter, r *http.Request) {
 	case err != nil && (ctx.Err() == nil || !errors.Is(err, ctx.Err())):
 		s.storeFailed(w, r, err) // not the end of this wait's own context
 	default: // terminal, or the timeout with the latest snapshot
-		writeSnapshot(w, http.StatusOK, newSnapshotBody(snap))
+		writeSnapshot(w, http.StatusOK, newSnapshotBody(snap, s.jobTTL))
 	}
 }
 
@@ -138,7 +138,7 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		s.storeFailed(w, r, err)
 	default:
-		writeSnapshot(w, http.StatusOK, newSnapshotBody(snap))
+		writeSnapshot(w, http.StatusOK, newSnapshotBody(snap, s.jobTTL))
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"path"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sync/semaphore"
 
@@ -41,6 +42,12 @@ type Options struct {
 	// CreatedAt), and the caller closes it, once Shutdown has returned and
 	// the HTTP server has stopped.
 	Ledger ledger.Ledger[Request, json.RawMessage]
+	// LedgerJobTTL is the Config.JobTTL the ledger given in Ledger was
+	// opened with, from which snapshots compute expires_at (completed_at +
+	// the TTL). If left zero, or negative (no eviction by time), snapshots
+	// carry no expires_at: the server cannot read a given ledger's
+	// configuration. Unused without Ledger, when async_job_ttl applies.
+	LedgerJobTTL time.Duration
 
 	_ struct{} // forbid positional literals
 }
@@ -50,7 +57,7 @@ type Options struct {
 //
 // Synchronisation:
 //
-//   - cfg, model, log, clock, store, ownsStore, workers, inferBytes,
+//   - cfg, model, log, clock, store, ownsStore, jobTTL, workers, inferBytes,
 //     submitBytes, metrics, mux, base, baseCancel, writes and stopWrites
 //     are set by New and never change; closeOnce guards closeErr.
 //   - store is safe for concurrent use (the ledger's contract); workers is
@@ -77,6 +84,10 @@ type Server struct {
 	clock     Clock
 	store     ledger.Ledger[Request, json.RawMessage]
 	ownsStore bool // New opened store, so Close closes it
+	// jobTTL is the store's retention TTL, for expires_at: async_job_ttl
+	// when New opened the store, Options.LedgerJobTTL otherwise; zero or
+	// negative when unknown or disabled.
+	jobTTL time.Duration
 	// keepPending: the store is durable (New opened it, of a durable
 	// kind), so a job still PENDING when the grace period ends is left
 	// PENDING for the next process to run (Recovered), not ended.
@@ -154,7 +165,7 @@ func New(cfg Config, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, model: opts.Model, log: opts.Logger, clock: opts.Clock, store: opts.Ledger,
-		flights: make(map[string]context.CancelCauseFunc)}
+		jobTTL: opts.LedgerJobTTL, flights: make(map[string]context.CancelCauseFunc)}
 	if s.model == nil {
 		m, err := newModel(cfg)
 		if err != nil {
@@ -180,6 +191,7 @@ func New(cfg Config, opts Options) (*Server, error) {
 			return nil, err
 		}
 		s.store, s.ownsStore, s.keepPending = store, true, durable
+		s.jobTTL = cfg.AsyncJobTTL
 	}
 	s.workers = semaphore.NewWeighted(int64(cfg.Workers))
 	s.inferBytes = semaphore.NewWeighted(inferBudget(cfg))

@@ -32,6 +32,11 @@ type snapshotBody struct {
 	CreatedAt   time.Time `json:"created_at,omitzero"`
 	StartedAt   time.Time `json:"started_at,omitzero"`
 	CompletedAt time.Time `json:"completed_at,omitzero"`
+	// ExpiresAt is when retention's TTL makes the terminal job evictable:
+	// CompletedAt + the store's JobTTL. Absent while the job is not
+	// terminal, and when the TTL is unknown or disabled (see
+	// Server.jobTTL).
+	ExpiresAt time.Time `json:"expires_at,omitzero"`
 }
 
 // resultBody answers GET /jobs/{id}/result.
@@ -49,8 +54,9 @@ type inferBody struct {
 }
 
 // newSnapshotBody converts a ledger snapshot to its wire form: times in UTC
-// RFC 3339, absent until set; error only for FAILED and TIMEOUT.
-func newSnapshotBody(s ledger.Snapshot) snapshotBody {
+// RFC 3339, absent until set; error only for FAILED and TIMEOUT; expires_at
+// only for a terminal job of a store whose JobTTL ttl is positive.
+func newSnapshotBody(s ledger.Snapshot, ttl time.Duration) snapshotBody {
 	b := snapshotBody{JobID: s.ID, TaskID: s.TaskID, State: s.State.String()}
 	if s.Err != nil && (s.State == ledger.Failed || s.State == ledger.TimedOut) {
 		b.Error = s.Err.Error()
@@ -58,6 +64,9 @@ func newSnapshotBody(s ledger.Snapshot) snapshotBody {
 	b.CreatedAt = wireTime(s.CreatedAt)
 	b.StartedAt = wireTime(s.StartedAt)
 	b.CompletedAt = wireTime(s.CompletedAt)
+	if ttl > 0 && s.State.Terminal() && !s.CompletedAt.IsZero() {
+		b.ExpiresAt = wireTime(s.CompletedAt.Add(ttl))
+	}
 	return b
 }
 

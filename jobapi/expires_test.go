@@ -1,0 +1,113 @@
+package jobapi_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobledger/jobledger/jobapi"
+	"github.com/jobledger/jobledger/ledger"
+)
+
+// expiresAt parses the snapshot's expires_at, failing the test when absent.
+func expiresAt(t *testing.T, r reply) time.Time {
+	t.Helper()
+	v, ok := r.Body["expires_at"].(string)
+	require.True(t, ok, "expires_at in %s", r.Raw)
+	at, err := time.Parse(time.RFC3339Nano, v)
+	require.NoError(t, err)
+	return at
+}
+
+// completedAt parses the snapshot's completed_at.
+func completedAt(t *testing.T, r reply) time.Time {
+	t.Helper()
+	at, err := time.Parse(time.RFC3339Nano, r.Body["completed_at"].(string))
+	require.NoError(t, err)
+	return at
+}
+
+// TestExpiresAtInTerminalSnapshots: every terminal snapshot (GET, wait,
+// cancel) carries expires_at = completed_at + async_job_ttl; a live job's
+// does not, and neither does the result body, which carries no times.
+func TestExpiresAtInTerminalSnapshots(t *testing.T) {
+	const ttl = 90 * time.Second
+	g := newGate()
+	h := newHarness(t, g, func(c *jobapi.Config) { c.AsyncJobTTL = ttl })
+
+	done := h.submit("done", nil)
+	<-g.started
+	running := h.get("/jobs/" + done)
+	require.Equal(t, "RUNNING", running.Body["state"])
+	require.NotContains(t, running.Body, "expires_at", "not terminal")
+	pending := h.submit("pending", nil)
+	require.NotContains(t, h.get("/jobs/"+pending).Body, "expires_at", "not terminal")
+
+	h.clock.Advance(3 * time.Second)
+	g.release <- struct{}{}
+	waited := h.waitDone(done)
+	require.Equal(t, "DONE", waited.Body["state"])
+	require.Equal(t, completedAt(t, waited).Add(ttl), expiresAt(t, waited), "wait")
+	got := h.get("/jobs/" + done)
+	require.Equal(t, completedAt(t, got).Add(ttl), expiresAt(t, got), "GET")
+	require.Equal(t, h.clock.Now().Add(ttl), expiresAt(t, got), "completed_at is the clock's time")
+	require.NotContains(t, h.get("/jobs/"+done+"/result").Body, "expires_at")
+
+	<-g.started // pending runs now
+	h.clock.Advance(time.Second)
+	canceled := h.postJSON("/jobs/"+pending+"/cancel", nil)
+	require.Equal(t, http.StatusOK, canceled.Status, "%s", canceled.Raw)
+	require.Equal(t, h.clock.Now().Add(ttl), expiresAt(t, canceled), "cancel")
+	<-g.ended
+}
+
+// TestExpiresAtIsWhenTTLEvicts: a job is kept up to just before its
+// expires_at, and evicted by the first submit at or after it.
+func TestExpiresAtIsWhenTTLEvicts(t *testing.T) {
+	h := newHarness(t, nil, func(c *jobapi.Config) {
+		c.Model = "echo"
+		c.AsyncJobTTL = time.Minute
+	})
+	id := h.submit("1", nil)
+	at := expiresAt(t, h.waitDone(id))
+
+	h.clock.Advance(at.Sub(h.clock.Now()) - time.Millisecond)
+	h.waitDone(h.submit("2", nil))
+	require.Equal(t, http.StatusOK, h.get("/jobs/"+id).Status, "kept before expires_at")
+
+	h.clock.Advance(time.Millisecond) // now == expires_at
+	h.waitDone(h.submit("3", nil))
+	requireProblem(t, h.get("/jobs/"+id), http.StatusNotFound, "no such job")
+}
+
+// TestExpiresAtOfAGivenLedger: with Options.Ledger the server cannot read
+// the ledger's TTL; Options.LedgerJobTTL gives it, and without it (or with
+// a negative one, no eviction by time) snapshots carry no expires_at.
+func TestExpiresAtOfAGivenLedger(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		ttl  time.Duration
+		want bool
+	}{
+		{"given", 5 * time.Minute, true},
+		{"unknown", 0, false},
+		{"disabled", -1, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			clock := newFakeClock()
+			mem, err := ledger.NewMemory[jobapi.Request, json.RawMessage](ledger.Config{MaxQueue: 4, JobTTL: c.ttl, Now: clock.Now})
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = mem.Close() })
+			h := newHarnessWith(t, jobapi.Options{Model: jobapi.Echo{}, Ledger: mem, Clock: clock, LedgerJobTTL: c.ttl}, nil)
+			r := h.waitDone(h.submit("t", nil))
+			if !c.want {
+				require.NotContains(t, r.Body, "expires_at")
+				return
+			}
+			require.Equal(t, completedAt(t, r).Add(c.ttl), expiresAt(t, r))
+		})
+	}
+}
