@@ -104,9 +104,9 @@ type reply struct {
 	body   []byte
 }
 
-// do sends one request, with body as application/json when not nil, and
-// reads the reply.
-func (c *Client) do(ctx context.Context, method string, u *url.URL, body []byte) (*reply, error) {
+// do sends one request, with body as application/json when not nil and
+// the fields of hdr, and reads the reply.
+func (c *Client) do(ctx context.Context, method string, u *url.URL, body []byte, hdr ...[2]string) (*reply, error) {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
@@ -117,6 +117,9 @@ func (c *Client) do(ctx context.Context, method string, u *url.URL, body []byte)
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	for _, f := range hdr {
+		req.Header.Add(f[0], f[1])
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {

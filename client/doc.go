@@ -18,6 +18,10 @@
 //		res, err := c.Result(ctx, acc.JobID)
 //	}
 //
+//	// or submit and wait in one request (Prefer: wait=10)
+//	out, err := c.SubmitWait(ctx, client.Request{TaskID: "t2"}, 10*time.Second)
+//	if out.Ended() { ... } // out.Result when DONE, out.Snapshot when FAILED or TIMEOUT
+//
 // # Errors
 //
 // A reply other than the route's success is an *Error, which carries the

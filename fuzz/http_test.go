@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -48,8 +49,8 @@ var problemDetails = []string{
 	"too many job submissions in flight",
 }
 
-// FuzzHTTP sends one hostile request (method, request target, Content-Type
-// and body, parsed by net/http as a server would) to a jobapi handler in a
+// FuzzHTTP sends one hostile request (method, request target, Content-Type,
+// Prefer and body, parsed by net/http as a server would) to a jobapi handler in a
 // state chosen by setup, and checks that the handler:
 //   - does not panic;
 //   - answers one of the documented status codes, and no 5xx: the server is
@@ -59,8 +60,10 @@ var problemDetails = []string{
 //   - answers an error as application/problem+json with the status, the
 //     status's title and one of the documented details, with Allow on 405,
 //     Retry-After on 429 and 503 and Accept-Post on 415, and a success as
-//     valid application/json (Location on 202; OPTIONS * an empty 200 with
-//     Allow);
+//     valid application/json (Location on 202; on POST /jobs a 200 only
+//     with Prefer, carrying Location and Preference-Applied, and a
+//     Preference-Applied only of the form wait=N; OPTIONS * an empty 200
+//     with Allow);
 //   - never holds more than the admission bound of jobs PENDING or RUNNING,
 //     and shows every job in a state that agrees with its error and times;
 //   - keeps the server's invariants (CheckInvariants) after the request,
@@ -68,15 +71,18 @@ var problemDetails = []string{
 //     timer and no live job may be left.
 func FuzzHTTP(f *testing.F) {
 	for _, s := range httpSeeds {
-		f.Add(s.setup, s.method, s.target, s.contentType, []byte(s.body))
+		f.Add(s.setup, s.method, s.target, s.contentType, s.prefer, []byte(s.body))
 	}
-	f.Fuzz(func(t *testing.T, setup byte, method, target, contentType string, body []byte) {
-		runHTTP(t, setup, method, target, contentType, body)
+	f.Fuzz(func(t *testing.T, setup byte, method, target, contentType, prefer string, body []byte) {
+		runHTTP(t, setup, method, target, contentType, prefer, body)
 	})
 }
 
-func runHTTP(t *testing.T, setup byte, method, target, contentType string, body []byte) {
-	req := readRequest(method, target, contentType, body)
+// runHTTP is one input of FuzzHTTP. A POST /jobs with Prefer: wait=N
+// admits a job of the fuzz model, which never blocks on a hostile task id,
+// so the wait ends with the job, whatever the clock.
+func runHTTP(t *testing.T, setup byte, method, target, contentType, prefer string, body []byte) {
+	req := readRequest(method, target, contentType, prefer, body)
 	if req == nil {
 		return // net/http refuses it before any handler runs
 	}
@@ -118,12 +124,12 @@ func runHTTP(t *testing.T, setup byte, method, target, contentType string, body 
 	rec := httptest.NewRecorder()
 	srv.ServeHTTP(rec, req.WithContext(ctx))
 	res := rec.Result()
-	desc := fmt.Sprintf("setup %#x, %s %q (path %q), Content-Type %q, body %q:\n  answered %d %v %q",
-		setup, req.Method, target, req.URL.Path, contentType, body, res.StatusCode, res.Header, rec.Body.Bytes())
+	desc := fmt.Sprintf("setup %#x, %s %q (path %q), Content-Type %q, Prefer %q, body %q:\n  answered %d %v %q",
+		setup, req.Method, target, req.URL.Path, contentType, prefer, body, res.StatusCode, res.Header, rec.Body.Bytes())
 	if err := checkReply(res, rec.Body.Bytes(), req, cfg.AsyncEnabled); err != nil {
 		t.Fatalf("%s\n%v", desc, err)
 	}
-	if res.StatusCode == http.StatusAccepted {
+	if res.StatusCode == http.StatusAccepted || (res.StatusCode == http.StatusOK && isSubmit(req)) {
 		jobs++
 	}
 	if err := checkJobs(srv, jobs); err != nil {
@@ -134,13 +140,21 @@ func runHTTP(t *testing.T, setup byte, method, target, contentType string, body 
 	}
 }
 
+// isSubmit reports whether req reached POST /jobs.
+func isSubmit(req *http.Request) bool {
+	return req.Method == http.MethodPost && req.URL.Path == "/jobs" && req.RequestURI != "*"
+}
+
 // readRequest parses the request as net/http's server does, or returns nil
 // if the server would refuse it before calling the handler.
-func readRequest(method, target, contentType string, body []byte) *http.Request {
+func readRequest(method, target, contentType, prefer string, body []byte) *http.Request {
 	var raw bytes.Buffer
 	fmt.Fprintf(&raw, "%s %s HTTP/1.1\r\nHost: fuzz.test\r\n", method, target)
 	if contentType != "" {
 		fmt.Fprintf(&raw, "Content-Type: %s\r\n", contentType)
+	}
+	if prefer != "" {
+		fmt.Fprintf(&raw, "Prefer: %s\r\n", prefer)
 	}
 	fmt.Fprintf(&raw, "Content-Length: %d\r\n\r\n", len(body))
 	raw.Write(body)
@@ -241,6 +255,10 @@ func rfc9110Title(code int) string {
 	return http.StatusText(code)
 }
 
+// appliedWait is the form of Preference-Applied: the one preference the
+// server applies, wait, with the whole seconds it applied.
+var appliedWait = regexp.MustCompile(`^wait=[0-9]+$`)
+
 // checkReply checks the status, headers and body of a reply to req.
 func checkReply(res *http.Response, body []byte, req *http.Request, asyncEnabled bool) error {
 	code := res.StatusCode
@@ -260,8 +278,29 @@ func checkReply(res *http.Response, body []byte, req *http.Request, asyncEnabled
 			return fmt.Errorf("problem detail %q is not a documented one", p.Detail)
 		}
 	}
+	if pa := res.Header.Values("Preference-Applied"); len(pa) > 0 {
+		if !isSubmit(req) || (code != http.StatusOK && code != http.StatusAccepted) || len(pa) != 1 || !appliedWait.MatchString(pa[0]) {
+			return fmt.Errorf("%d with Preference-Applied %q", code, pa)
+		}
+	}
 	switch code {
 	case http.StatusOK:
+		if isSubmit(req) {
+			var j struct {
+				JobID string `json:"job_id"`
+				State string `json:"state"`
+			}
+			switch {
+			case json.Unmarshal(body, &j) != nil || j.JobID == "":
+				return fmt.Errorf("200 to a submit with body %q", body)
+			case j.State != "DONE" && j.State != "FAILED" && j.State != "TIMEOUT":
+				return fmt.Errorf("200 to a submit for a job %s", j.State)
+			case res.Header.Get("Preference-Applied") == "":
+				return fmt.Errorf("200 to a submit without Preference-Applied")
+			case res.Header.Get("Location") != "jobs/"+j.JobID:
+				return fmt.Errorf("200 to a submit for %s with Location %q", j.JobID, res.Header.Get("Location"))
+			}
+		}
 		if req.Method == http.MethodOptions && req.RequestURI == "*" {
 			if res.Header.Get("Allow") == "" || len(body) != 0 {
 				return fmt.Errorf("OPTIONS * with Allow %q and %d bytes of body", res.Header.Get("Allow"), len(body))

@@ -64,8 +64,9 @@ type Config struct {
 	// 2^30). Models of your own (Options.Model) do not see it.
 	MaxPixels int
 	// MaxWait is the default and the ceiling of the timeout of
-	// GET /jobs/{id}/wait (JSON "max_wait", in milliseconds). Zero makes
-	// every wait return at once.
+	// GET /jobs/{id}/wait, and the ceiling, in whole seconds, of
+	// Prefer: wait on POST /jobs (JSON "max_wait", in milliseconds). Zero
+	// makes every wait return at once.
 	MaxWait time.Duration
 	// Model names the built-in model to run: "fingerprint" or "echo" (JSON
 	// "model"). Options.Model replaces it with a model of your own.

@@ -11,7 +11,8 @@ import (
 )
 
 // postJob is POST /jobs: take the body's share of the byte budget, parse,
-// admit, answer 202 at once.
+// admit, answer 202 at once; or, when the client sent Prefer: wait=N,
+// answer the job's outcome if it ends within N seconds (prefer.go).
 func (s *Server) postJob(w http.ResponseWriter, r *http.Request) {
 	charge := bodyCharge(r.ContentLength, s.cfg.MaxBodyBytes)
 	if !s.submitBytes.TryAcquire(charge) {
@@ -27,6 +28,10 @@ func (s *Server) postJob(w http.ResponseWriter, r *http.Request) {
 	}
 	id, err := s.admit(req)
 	s.submitBytes.Release(charge) // admitted, the request is bounded by the queue
+	var wait int64
+	if n, ok := preferWait(r.Header); ok {
+		wait = appliedWait(n, s.cfg.MaxWait)
+	}
 	switch {
 	case errors.Is(err, ledger.ErrQueueFull):
 		w.Header().Set("Retry-After", "1")
@@ -35,15 +40,22 @@ func (s *Server) postJob(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, http.StatusServiceUnavailable, detailShuttingDown, nil)
 	case err != nil:
 		s.storeFailed(w, r, err)
+	case wait > 0:
+		s.awaitSubmitted(w, r, id, wait)
 	default:
-		// A relative reference (RFC 9110 §10.2.2), resolved against the
-		// request's own URL: /jobs gives /jobs/{id}, and /api/jobs, the URL
-		// a client sees when the handler is mounted under a prefix (by
-		// http.StripPrefix or a proxy), gives /api/jobs/{id}. The server
-		// never sees the prefix, so an absolute path could not be right.
-		w.Header().Set("Location", "jobs/"+id)
-		writeJSON(w, http.StatusAccepted, acceptedBody{JobID: id, State: ledger.Pending.String()})
+		writeAccepted(w, id)
 	}
+}
+
+// writeAccepted answers 202 for the admitted job id.
+func writeAccepted(w http.ResponseWriter, id string) {
+	// A relative reference (RFC 9110 §10.2.2), resolved against the
+	// request's own URL: /jobs gives /jobs/{id}, and /api/jobs, the URL a
+	// client sees when the handler is mounted under a prefix (by
+	// http.StripPrefix or a proxy), gives /api/jobs/{id}. The server never
+	// sees the prefix, so an absolute path could not be right.
+	w.Header().Set("Location", "jobs/"+id)
+	writeJSON(w, http.StatusAccepted, acceptedBody{JobID: id, State: ledger.Pending.String()})
 }
 
 // getJob is GET /jobs/{id}.

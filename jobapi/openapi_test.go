@@ -71,7 +71,7 @@ func children(keys map[string]bool, prefix string) []string {
 // to the methods it lacks, so HEAD, which every GET path accepts, lists
 // GET's codes but 405.
 var contractCodes = map[string][]string{
-	"/jobs post":             {"202", "400", "405", "413", "415", "422", "429", "503"},
+	"/jobs post":             {"200", "202", "400", "405", "413", "415", "422", "429", "503"},
 	"/jobs/{id} get":         {"200", "404", "405", "503"},
 	"/jobs/{id} head":        {"200", "404", "503"},
 	"/jobs/{id}/wait get":    {"200", "400", "404", "405", "503"},
