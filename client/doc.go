@@ -28,8 +28,9 @@
 // status, Retry-After and the members of the RFC 9457 problem the server
 // sent. It unwraps to the sentinel that the status means on that route:
 // ErrQueueFull (429 on POST /jobs), ErrNotFound (404 on a job's routes),
-// ErrNotDone (409 on a result), ErrTerminal (409 on a cancel) and
-// ErrUnavailable (503 anywhere). A transport error is returned as the
+// ErrNotDone (409 on a result), ErrTerminal (409 on a cancel),
+// ErrKeyConflict (SubmitKeyed's 422: the key was used for another request)
+// and ErrUnavailable (503 anywhere). A transport error is returned as the
 // *http.Client returned it (a *url.Error); the caller cannot tell whether
 // the server acted on the request.
 //

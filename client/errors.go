@@ -29,7 +29,13 @@ var (
 	// disabled, no worker free, too many /infer bodies in flight); the
 	// *Error's RetryAfter says when to try again.
 	ErrUnavailable = errors.New("client: service unavailable")
+	// ErrKeyConflict: POST /jobs under an Idempotency-Key answered 422,
+	// the key having been used for a job with another body (SubmitKeyed).
+	ErrKeyConflict = errors.New("client: idempotency key used for another request")
 )
+
+// detailKeyConflict is the server's fixed detail of ErrKeyConflict's 422.
+const detailKeyConflict = "Idempotency-Key was used for another request"
 
 // Error is a reply other than the route's success: an RFC 9457 problem
 // (application/problem+json) as the server writes every error, or any

@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -23,10 +24,42 @@ func (c *Client) Submit(ctx context.Context, req Request) (Accepted, error) {
 // SubmitJSON is Submit with the body already encoded, for a caller that
 // sends one body many times (a load generator).
 func (c *Client) SubmitJSON(ctx context.Context, body []byte) (Accepted, error) {
-	var acc Accepted
-	r, err := c.call(ctx, http.MethodPost, c.route(nil, "jobs"), body, http.StatusAccepted, &acc, submitErrors)
+	return c.submit(ctx, body)
+}
+
+// SubmitKeyed is Submit under the Idempotency-Key key (1 to 255 printable
+// ASCII characters): while the job it created is retained, sending the
+// same key and request again answers that job, as the first call did, and
+// runs nothing; so a call whose outcome is unknown (a transport error, a
+// 503) can be retried safely. The same key with another request is an
+// *Error that unwraps to ErrKeyConflict. The request is encoded as Submit
+// encodes it, the same bytes for the same Request, which the server
+// compares byte for byte.
+func (c *Client) SubmitKeyed(ctx context.Context, key string, req Request) (Accepted, error) {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return Accepted{}, fmt.Errorf("client: encoding the request: %w", err)
+	}
+	acc, err := c.submit(ctx, body, [2]string{"Idempotency-Key", key})
+	var e *Error
+	if errors.As(err, &e) && e.StatusCode == http.StatusUnprocessableEntity && e.Detail == detailKeyConflict {
+		e.sentinel = ErrKeyConflict
+	}
+	return acc, err
+}
+
+// submit is POST /jobs of body with the header fields hdr.
+func (c *Client) submit(ctx context.Context, body []byte, hdr ...[2]string) (Accepted, error) {
+	r, err := c.do(ctx, http.MethodPost, c.route(nil, "jobs"), body, hdr...)
 	if err != nil {
 		return Accepted{}, err
+	}
+	if r.status != http.StatusAccepted {
+		return Accepted{}, newError(r, submitErrors[r.status])
+	}
+	var acc Accepted
+	if err := json.Unmarshal(r.body, &acc); err != nil {
+		return Accepted{}, fmt.Errorf("client: POST %s: %d reply: %w", r.url, r.status, err)
 	}
 	if acc.JobID == "" {
 		return Accepted{}, fmt.Errorf("client: POST %s: 202 reply without a job_id", r.url)

@@ -50,3 +50,22 @@ func TestSubmitWaitRefused(t *testing.T) {
 	_, err := c.SubmitWait(context.Background(), client.Request{}, time.Second)
 	require.ErrorIs(t, err, client.ErrQueueFull)
 }
+
+// TestSubmitKeyed: a retry under the key answers the same job; another
+// request under it is ErrKeyConflict.
+func TestSubmitKeyed(t *testing.T) {
+	c, _ := serve(t, "", nil)
+	ctx := context.Background()
+	req := client.Request{TaskID: "k", Params: json.RawMessage(`{"n":1}`)}
+	first, err := c.SubmitKeyed(ctx, "key-1", req)
+	require.NoError(t, err)
+	again, err := c.SubmitKeyed(ctx, "key-1", req)
+	require.NoError(t, err)
+	require.Equal(t, first, again)
+
+	_, err = c.SubmitKeyed(ctx, "key-1", client.Request{TaskID: "other"})
+	require.ErrorIs(t, err, client.ErrKeyConflict)
+	require.Equal(t, 422, apiError(t, err).StatusCode)
+	_, err = c.SubmitKeyed(ctx, "", req)
+	require.Equal(t, 400, apiError(t, err).StatusCode)
+}

@@ -32,6 +32,7 @@ const (
 	setupFull                     // jobs that run until shutdown, up to the bound
 	setupAsyncOff                 // async_enabled false (and no jobs)
 	setupSmallMaxBody             // max_body_bytes 64
+	setupKeyed                    // the setup's jobs are submitted under keys "k", "k2"
 )
 
 // problemDetails are the fixed problem details of docs/http.md.
@@ -47,10 +48,12 @@ var problemDetails = []string{
 	"no worker became free before the deadline", "deadline exceeded",
 	"image exceeds max_pixels", "too many /infer requests in flight",
 	"too many job submissions in flight",
+	"Idempotency-Key must be 1 to 255 printable characters",
+	"Idempotency-Key was used for another request",
 }
 
 // FuzzHTTP sends one hostile request (method, request target, Content-Type,
-// Prefer and body, parsed by net/http as a server would) to a jobapi handler in a
+// Prefer, Idempotency-Key and body, parsed by net/http as a server would) to a jobapi handler in a
 // state chosen by setup, and checks that the handler:
 //   - does not panic;
 //   - answers one of the documented status codes, and no 5xx: the server is
@@ -71,18 +74,24 @@ var problemDetails = []string{
 //     timer and no live job may be left.
 func FuzzHTTP(f *testing.F) {
 	for _, s := range httpSeeds {
-		f.Add(s.setup, s.method, s.target, s.contentType, s.prefer, []byte(s.body))
+		f.Add(s.setup, s.method, s.target, s.contentType, s.prefer, s.key, []byte(s.body))
 	}
-	f.Fuzz(func(t *testing.T, setup byte, method, target, contentType, prefer string, body []byte) {
-		runHTTP(t, setup, method, target, contentType, prefer, body)
+	f.Fuzz(func(t *testing.T, setup byte, method, target, contentType, prefer, key string, body []byte) {
+		runHTTP(t, setup, method, target, contentType, prefer, key, body)
 	})
 }
 
 // runHTTP is one input of FuzzHTTP. A POST /jobs with Prefer: wait=N
 // admits a job of the fuzz model, which never blocks on a hostile task id,
 // so the wait ends with the job, whatever the clock.
-func runHTTP(t *testing.T, setup byte, method, target, contentType, prefer string, body []byte) {
-	req := readRequest(method, target, contentType, prefer, body)
+//
+// With setupKeyed, the setup's jobs are submitted under the keys "k" (the
+// first), "k2", ..., so that a hostile request can replay or collide. A
+// replay with Prefer: wait of a job the setup keeps running would wait for
+// ever on the still clock; it cannot happen, since its body holds
+// blockTaskID, which no input can name.
+func runHTTP(t *testing.T, setup byte, method, target, contentType, prefer, key string, body []byte) {
+	req := readRequest(method, target, contentType, prefer, key, body)
 	if req == nil {
 		return // net/http refuses it before any handler runs
 	}
@@ -124,12 +133,12 @@ func runHTTP(t *testing.T, setup byte, method, target, contentType, prefer strin
 	rec := httptest.NewRecorder()
 	srv.ServeHTTP(rec, req.WithContext(ctx))
 	res := rec.Result()
-	desc := fmt.Sprintf("setup %#x, %s %q (path %q), Content-Type %q, Prefer %q, body %q:\n  answered %d %v %q",
-		setup, req.Method, target, req.URL.Path, contentType, prefer, body, res.StatusCode, res.Header, rec.Body.Bytes())
+	desc := fmt.Sprintf("setup %#x, %s %q (path %q), Content-Type %q, Prefer %q, Idempotency-Key %q, body %q:\n  answered %d %v %q",
+		setup, req.Method, target, req.URL.Path, contentType, prefer, key, body, res.StatusCode, res.Header, rec.Body.Bytes())
 	if err := checkReply(res, rec.Body.Bytes(), req, cfg.AsyncEnabled); err != nil {
 		t.Fatalf("%s\n%v", desc, err)
 	}
-	if res.StatusCode == http.StatusAccepted || (res.StatusCode == http.StatusOK && isSubmit(req)) {
+	if (res.StatusCode == http.StatusAccepted || (res.StatusCode == http.StatusOK && isSubmit(req))) && !replayed(res, rec.Body.Bytes(), jobs) {
 		jobs++
 	}
 	if err := checkJobs(srv, jobs); err != nil {
@@ -140,6 +149,20 @@ func runHTTP(t *testing.T, setup byte, method, target, contentType, prefer strin
 	}
 }
 
+// replayed reports whether a submit's success names a job the server
+// held before it (ids j1 ... jN): an idempotent replay, which admits
+// nothing.
+func replayed(res *http.Response, body []byte, jobs int) bool {
+	var a struct {
+		JobID string `json:"job_id"`
+	}
+	if json.Unmarshal(body, &a) != nil || !strings.HasPrefix(a.JobID, "j") {
+		return false
+	}
+	n, err := strconv.Atoi(a.JobID[1:])
+	return err == nil && n >= 1 && n <= jobs
+}
+
 // isSubmit reports whether req reached POST /jobs.
 func isSubmit(req *http.Request) bool {
 	return req.Method == http.MethodPost && req.URL.Path == "/jobs" && req.RequestURI != "*"
@@ -147,7 +170,7 @@ func isSubmit(req *http.Request) bool {
 
 // readRequest parses the request as net/http's server does, or returns nil
 // if the server would refuse it before calling the handler.
-func readRequest(method, target, contentType, prefer string, body []byte) *http.Request {
+func readRequest(method, target, contentType, prefer, key string, body []byte) *http.Request {
 	var raw bytes.Buffer
 	fmt.Fprintf(&raw, "%s %s HTTP/1.1\r\nHost: fuzz.test\r\n", method, target)
 	if contentType != "" {
@@ -155,6 +178,9 @@ func readRequest(method, target, contentType, prefer string, body []byte) *http.
 	}
 	if prefer != "" {
 		fmt.Fprintf(&raw, "Prefer: %s\r\n", prefer)
+	}
+	if key != "" {
+		fmt.Fprintf(&raw, "Idempotency-Key: %s\r\n", key)
 	}
 	fmt.Fprintf(&raw, "Content-Length: %d\r\n\r\n", len(body))
 	raw.Write(body)
@@ -175,7 +201,17 @@ func prepare(t *testing.T, srv *jobapi.Server, setup byte) int {
 		if body == "" {
 			body = string(jobBody(task))
 		}
-		rec := serve(srv, http.MethodPost, "/jobs", body)
+		req := httptest.NewRequest(http.MethodPost, "/jobs", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		if setup&setupKeyed != 0 {
+			key := "k" // the first job's; then k2, k3, ...
+			if jobs > 0 {
+				key += strconv.Itoa(jobs + 1)
+			}
+			req.Header.Set("Idempotency-Key", key)
+		}
+		rec := httptest.NewRecorder()
+		srv.ServeHTTP(rec, req)
 		if rec.Code != http.StatusAccepted {
 			t.Fatalf("setup: POST /jobs = %d %s", rec.Code, rec.Body)
 		}

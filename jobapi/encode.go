@@ -27,6 +27,28 @@ func writeSnapshot(w http.ResponseWriter, status int, b snapshotBody) {
 	bufPool.Put(bp)
 }
 
+// writeAcceptedBody writes the 202 of POST /jobs, acceptedBody for id, by
+// hand as the snapshot is: an idempotent replay is this and a lookup
+// (BenchmarkKeyedReplay). TestAcceptedEncoding checks it against
+// encoding/json.
+func writeAcceptedBody(w http.ResponseWriter, id string) {
+	bp := bufPool.Get().(*[]byte)
+	buf := appendAccepted((*bp)[:0], id)
+	buf = append(buf, '\n')
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusAccepted)
+	w.Write(buf) //nolint:errcheck // the client went away
+	*bp = buf
+	bufPool.Put(bp)
+}
+
+// appendAccepted appends the JSON encoding of acceptedBody for id.
+func appendAccepted(buf []byte, id string) []byte {
+	buf = append(buf, `{"job_id":`...)
+	buf = appendString(buf, id)
+	return append(buf, `,"state":"PENDING"}`...)
+}
+
 // appendSnapshot appends the JSON encoding of b, as encoding/json writes it.
 func appendSnapshot(buf []byte, b snapshotBody) []byte {
 	buf = append(buf, `{"job_id":`...)

@@ -22,6 +22,14 @@ func TestSnapshotEncoding(t *testing.T) {
 	}
 }
 
+func TestAcceptedEncoding(t *testing.T) {
+	for _, id := range []string{"A", "7Q4X", "q\"\\<>&\u2028"} {
+		want, err := json.Marshal(acceptedBody{JobID: id, State: "PENDING"})
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(appendAccepted(nil, id)))
+	}
+}
+
 func FuzzAppendString(f *testing.F) {
 	f.Add("plain")
 	f.Add("\x00\xff\u2028<tag>&\"\\")

@@ -10,15 +10,31 @@ import (
 	"github.com/jobledger/jobledger/ledger"
 )
 
-// postJob is POST /jobs: take the body's share of the byte budget, parse,
-// admit, answer 202 at once; or, when the client sent Prefer: wait=N,
-// answer the job's outcome if it ends within N seconds (prefer.go).
+// postJob is POST /jobs: check the Idempotency-Key, take the body's share
+// of the byte budget, parse, admit, answer 202 at once; or, when the
+// client sent Prefer: wait=N, answer the job's outcome if it ends within N
+// seconds (prefer.go). Under an Idempotency-Key whose job is retained, the
+// body is read but not parsed, and the submit is answered from that job
+// (idempotency.go).
 func (s *Server) postJob(w http.ResponseWriter, r *http.Request) {
+	key, ok := idempotencyKey(r.Header)
+	if !ok {
+		writeProblem(w, http.StatusBadRequest, detailBadKey, nil)
+		return
+	}
 	charge := bodyCharge(r.ContentLength, s.cfg.MaxBodyBytes)
 	if !s.submitBytes.TryAcquire(charge) {
 		w.Header().Set("Retry-After", "1")
 		writeProblem(w, http.StatusServiceUnavailable, detailSubmitBusy, nil)
 		return
+	}
+	var digest string
+	if key != "" {
+		var done bool
+		if digest, done = s.replay(w, r, key); done {
+			s.submitBytes.Release(charge)
+			return
+		}
 	}
 	req, perr := parseRequest(w, r, s.cfg.MaxBodyBytes, s.model)
 	if perr != nil {
@@ -26,25 +42,33 @@ func (s *Server) postJob(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, perr.status, perr.detail, nil)
 		return
 	}
-	id, err := s.admit(req)
+	id, err := s.admit(req, key, digest)
 	s.submitBytes.Release(charge) // admitted, the request is bounded by the queue
-	var wait int64
-	if n, ok := preferWait(r.Header); ok {
-		wait = appliedWait(n, s.cfg.MaxWait)
-	}
 	switch {
 	case errors.Is(err, ledger.ErrQueueFull):
 		w.Header().Set("Retry-After", "1")
 		writeProblem(w, http.StatusTooManyRequests, detailQueueFull, nil)
 	case errors.Is(err, ErrShuttingDown):
 		writeProblem(w, http.StatusServiceUnavailable, detailShuttingDown, nil)
+	case errors.Is(err, ledger.ErrKeyConflict):
+		writeProblem(w, http.StatusUnprocessableEntity, detailKeyConflict, nil)
 	case err != nil:
 		s.storeFailed(w, r, err)
-	case wait > 0:
-		s.awaitSubmitted(w, r, id, wait)
 	default:
-		writeAccepted(w, id)
+		s.answerAdmitted(w, r, id)
 	}
+}
+
+// answerAdmitted answers a submit whose job id is admitted: 202, or, with
+// Prefer: wait=N, the job's outcome if it ends within the wait.
+func (s *Server) answerAdmitted(w http.ResponseWriter, r *http.Request, id string) {
+	if n, ok := preferWait(r.Header); ok {
+		if wait := appliedWait(n, s.cfg.MaxWait); wait > 0 {
+			s.awaitSubmitted(w, r, id, wait)
+			return
+		}
+	}
+	writeAccepted(w, id)
 }
 
 // writeAccepted answers 202 for the admitted job id.
@@ -55,7 +79,7 @@ func writeAccepted(w http.ResponseWriter, id string) {
 	// http.StripPrefix or a proxy), gives /api/jobs/{id}. The server never
 	// sees the prefix, so an absolute path could not be right.
 	w.Header().Set("Location", "jobs/"+id)
-	writeJSON(w, http.StatusAccepted, acceptedBody{JobID: id, State: ledger.Pending.String()})
+	writeAcceptedBody(w, id)
 }
 
 // getJob is GET /jobs/{id}.

@@ -48,6 +48,8 @@ const (
 	detailInferBusy     = "too many /infer requests in flight"
 	detailSubmitBusy    = "too many job submissions in flight"
 	detailStoreFailed   = "job store unavailable"
+	detailBadKey        = "Idempotency-Key must be 1 to 255 printable characters"
+	detailKeyConflict   = "Idempotency-Key was used for another request"
 )
 
 // titles are the reason phrases of RFC 9110 where net/http's StatusText

@@ -32,8 +32,7 @@ func badRequest(detail string) *requestError {
 // JSON itself and its fields (400), then the model's own validation (400, or
 // 422 for an *UnprocessableError).
 func parseRequest(w http.ResponseWriter, r *http.Request, maxBody int64, m Model) (Request, *requestError) {
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || !(mt == "application/json" || strings.HasSuffix(mt, "+json")) {
+	if !jsonMediaType(r.Header.Get("Content-Type")) {
 		w.Header().Set("Accept-Post", "application/json")
 		return Request{}, &requestError{status: http.StatusUnsupportedMediaType, detail: detailMediaType}
 	}
@@ -79,6 +78,16 @@ func parseRequest(w http.ResponseWriter, r *http.Request, maxBody int64, m Model
 		}
 	}
 	return req, nil
+}
+
+// jsonMediaType reports whether a Content-Type is JSON: application/json
+// or a +json type, with any parameters.
+func jsonMediaType(ct string) bool {
+	if ct == "application/json" {
+		return true // the common case, without mime's allocations
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json"))
 }
 
 // decodeError maps a json.Decoder error to its reply.

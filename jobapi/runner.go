@@ -20,7 +20,13 @@ import (
 // an id, a Clock whose Now panics); that panic still reaches the caller,
 // and net/http's per-request recovery, but no longer leaves wg counting a
 // runner that never started, which made Shutdown wait forever.
-func (s *Server) admit(req Request) (string, error) {
+//
+// With an idempotency key (key not empty, digest its body's) it submits
+// through SubmitKeyed:
+// a replay answers the id of the job that holds the key and starts
+// nothing, since that job has its runner already; ledger.ErrKeyConflict
+// says the key holds another request.
+func (s *Server) admit(req Request, key, digest string) (string, error) {
 	if !s.enter() {
 		return "", ErrShuttingDown
 	}
@@ -30,12 +36,24 @@ func (s *Server) admit(req Request) (string, error) {
 			s.wg.Done()
 		}
 	}()
-	id, err := s.store.Submit(s.writes, req.TaskID, req)
+	var (
+		id       string
+		replayed bool
+		err      error
+	)
+	if key != "" {
+		id, replayed, err = s.store.SubmitKeyed(s.writes, key, digest, req.TaskID, req)
+	} else {
+		id, err = s.store.Submit(s.writes, req.TaskID, req)
+	}
 	if err != nil {
 		if errors.Is(err, ledger.ErrQueueFull) {
 			s.metrics.rejected.Inc()
 		}
 		return "", err
+	}
+	if replayed {
+		return id, nil
 	}
 	s.metrics.submitted.Inc()
 	s.launch(id, s.cfg.AsyncTimeout)

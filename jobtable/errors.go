@@ -22,6 +22,10 @@ var (
 	// ErrRequestTaken is returned by TakeRequest for a job that is not
 	// terminal once its request has been moved out.
 	ErrRequestTaken = errors.New("jobtable: request already taken")
+	// ErrKeyConflict is returned by SubmitKeyed when a retained job was
+	// submitted under the same idempotency key with another request
+	// (another digest). Nothing is admitted.
+	ErrKeyConflict = errors.New("jobtable: idempotency key used for another request")
 	// ErrInvalidConfig wraps every reason New refuses a Config.
 	ErrInvalidConfig = errors.New("jobtable: invalid config")
 )

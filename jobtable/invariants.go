@@ -133,5 +133,26 @@ func (t *Table[Req, Res]) checkInvariants() error {
 	if depth != live {
 		fail("DepthInv", "depth %d, non-terminal jobs %d", depth, live)
 	}
+
+	// KeyInv: at most one retained job per idempotency key, and the index
+	// names exactly the retained jobs that hold a key.
+	keyed := 0
+	for j := range t.jobs.all() {
+		if j.key == "" {
+			continue
+		}
+		keyed++
+		if t.keys[j.key] != j {
+			fail("KeyInv", "job %s holds key %q, which the index does not give it", j.view.ID, j.key)
+		}
+	}
+	for k, j := range t.keys {
+		if j.key != k || t.jobs.lookup(j.view.ID) != j {
+			fail("KeyInv", "key %q names job %s, which is not retained under it", k, j.view.ID)
+		}
+	}
+	if keyed != len(t.keys) {
+		fail("KeyInv", "%d jobs hold a key, the index has %d keys", keyed, len(t.keys))
+	}
 	return errors.Join(errs...)
 }

@@ -54,6 +54,11 @@ type job[Req, Res any] struct {
 	// reqReleased is guarded by mu; it sits here to share state's word.
 	reqReleased bool // req moved out by TakeRequest or dropped by the end
 
+	// key and digest: the idempotency key the job was submitted under
+	// (SubmitKeyed), "" for none, and the request's digest; immutable
+	// after Submit.
+	key, digest string
+
 	mu   sync.Mutex
 	view Snapshot // the job as Snapshot returns it; frozen once terminal
 	req  Req

@@ -19,6 +19,9 @@ func (t *Table[Req, Res]) retainLocked(j *job[Req, Res]) {
 func (t *Table[Req, Res]) evictFrontLocked() {
 	j := t.retained.popFront()
 	t.jobs.removeLocked(j)
+	if j.key != "" {
+		delete(t.keys, j.key) // the key goes with its job
+	}
 }
 
 // evictLocked evicts terminal jobs whose JobTTL has passed at now, then the

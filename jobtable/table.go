@@ -18,7 +18,8 @@ import (
 //     its only decrement, exactly once per job [4].
 //   - jobs: the id map, a jobIndex. A lookup takes no lock at all, so
 //     readers of any jobs never contend, and none waits for a Submit.
-//   - mu guards retained, the retention list, and makes its holder the one
+//   - mu guards retained, the retention list, and keys, the idempotency
+//     keys' index, and makes its holder the one
 //     writer of jobs: Submit evicts and inserts, and the terminal
 //     transition appends to retained, all under mu [5]. Neither the list
 //     (a retentionList) nor the index takes a lock of its own.
@@ -53,6 +54,12 @@ type Table[Req, Res any] struct {
 	mu       sync.Mutex
 	jobs     jobIndex[Req, Res]            // read without a lock; written under mu
 	retained retentionList[*job[Req, Res]] // terminal jobs, least recently completed first
+	// keys indexes the jobs submitted under an idempotency key, by key:
+	// written under mu, with the insertion and with the eviction of the
+	// job (keyed.go). Invariant (KeyInv): keys[k] is a job of jobs whose
+	// key is k, and every job of jobs with a key is keys[its key]: at most
+	// one retained job per key.
+	keys map[string]*job[Req, Res]
 
 	evictedTTL atomic.Uint64
 	evictedLRU atomic.Uint64

@@ -49,6 +49,14 @@ func (c *coded[Req, Res]) Submit(ctx context.Context, taskID string, req Req) (s
 	return c.Ledger.Submit(ctx, taskID, b)
 }
 
+func (c *coded[Req, Res]) SubmitKeyed(ctx context.Context, key, digest, taskID string, req Req) (string, bool, error) {
+	b, err := c.req.Encode(req)
+	if err != nil {
+		return "", false, fmt.Errorf("ledger: encoding the request: %w", err)
+	}
+	return c.Ledger.SubmitKeyed(ctx, key, digest, taskID, b)
+}
+
 func (c *coded[Req, Res]) TakeRequest(ctx context.Context, id string) (Req, error) {
 	var zero Req
 	b, err := c.Ledger.TakeRequest(ctx, id)

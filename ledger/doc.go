@@ -27,6 +27,13 @@
 //   - Admission: at most Config.MaxQueue jobs are PENDING or RUNNING at
 //     once; Submit's check of the bound and its taking of a slot are one
 //     atomic step, so concurrent Submits never admit more.
+//   - Idempotency keys: SubmitKeyed checks its key in the same atomic step
+//     as the admission and the insertion, so concurrent SubmitKeyed calls
+//     with one new key create exactly one job; a replay (same key, same
+//     digest) creates nothing and takes no slot, even with the queue full;
+//     the same key with another digest is ErrKeyConflict; a key is held
+//     exactly while its job is retained (at most one retained job per
+//     key), and is free again once retention evicts the job.
 //   - The state machine: PENDING -> RUNNING -> DONE | FAILED | TIMEOUT, and
 //     PENDING may end directly. Terminal states are absorbing: a second
 //     terminal call returns ErrTerminal and changes nothing; Start on a job

@@ -21,6 +21,19 @@ type Ledger[Req, Res any] interface {
 	// Submit admits a job carrying req and returns its id, or
 	// ErrQueueFull. It evicts expired terminal jobs first (retention).
 	Submit(ctx context.Context, taskID string, req Req) (string, error)
+	// SubmitKeyed is Submit under an idempotency key (not empty), for a
+	// request whose fingerprint is digest. While a job submitted under key
+	// is retained, it creates nothing and takes no slot: it returns that
+	// job's id with replayed true if digest is that job's, else
+	// ErrKeyConflict. Otherwise it is Submit, and the new job holds key
+	// until it is evicted. The check of the key is one atomic step with
+	// the admission and the insertion.
+	SubmitKeyed(ctx context.Context, key, digest, taskID string, req Req) (id string, replayed bool, err error)
+	// LookupKey returns the id of the retained job that holds key and its
+	// digest, or ErrNotFound; it changes nothing. A caller that finds the
+	// key answers a replay (or a conflict) as a read; one that does not
+	// must still go through SubmitKeyed, which decides atomically.
+	LookupKey(ctx context.Context, key string) (id, digest string, err error)
 	// TakeRequest hands out the job's request, once, while the job is not
 	// terminal: ErrRequestTaken afterwards, ErrTerminal once it ended.
 	TakeRequest(ctx context.Context, id string) (Req, error)
@@ -94,6 +107,7 @@ var (
 	ErrTerminal      = jobtable.ErrTerminal
 	ErrNotDone       = jobtable.ErrNotDone
 	ErrRequestTaken  = jobtable.ErrRequestTaken
+	ErrKeyConflict   = jobtable.ErrKeyConflict
 	ErrInvalidConfig = jobtable.ErrInvalidConfig
 	// ErrClosed is returned by every call after Close.
 	ErrClosed = errors.New("ledger: closed")

@@ -41,6 +41,20 @@ func (m *Memory[Req, Res]) Submit(_ context.Context, taskID string, req Req) (st
 	return m.t.Submit(taskID, req)
 }
 
+func (m *Memory[Req, Res]) SubmitKeyed(_ context.Context, key, digest, taskID string, req Req) (string, bool, error) {
+	if m.closed.Load() {
+		return "", false, ErrClosed
+	}
+	return m.t.SubmitKeyed(key, digest, taskID, req)
+}
+
+func (m *Memory[Req, Res]) LookupKey(_ context.Context, key string) (string, string, error) {
+	if m.closed.Load() {
+		return "", "", ErrClosed
+	}
+	return m.t.LookupKey(key)
+}
+
 func (m *Memory[Req, Res]) TakeRequest(_ context.Context, id string) (Req, error) {
 	if m.closed.Load() {
 		var zero Req

@@ -59,6 +59,8 @@ type refJob struct {
 	taken bool
 	res   string
 	seq   int           // submission order, for Recovered's ties
+	key   string        // idempotency key, "" for none
+	dig   string        // the digest submitted with key
 	done  chan struct{} // closed at the end
 }
 
@@ -77,7 +79,8 @@ func openReference(cfg ledger.Config, disk []refJob) *reference {
 	r := &reference{cfg: cfg, jobs: map[string]*refJob{}}
 	now := cfg.Now()
 	for _, d := range disk {
-		j := &refJob{snap: d.snap, req: d.req, taken: d.taken, res: d.res, seq: d.seq, done: make(chan struct{})}
+		j := &refJob{snap: d.snap, req: d.req, taken: d.taken, res: d.res, seq: d.seq, key: d.key, dig: d.dig,
+			done: make(chan struct{})}
 		switch j.snap.State {
 		case ledger.Pending:
 			r.depth++
@@ -119,6 +122,44 @@ func (r *reference) Submit(_ context.Context, taskID string, req string) (string
 	if r.closed {
 		return "", ledger.ErrClosed
 	}
+	return r.submitLocked(taskID, req, "", "")
+}
+
+// SubmitKeyed looks for the key among every job, the dumbest way.
+func (r *reference) SubmitKeyed(_ context.Context, key, digest, taskID string, req string) (string, bool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return "", false, ledger.ErrClosed
+	}
+	for id, j := range r.jobs {
+		if j.key == key {
+			if j.dig != digest {
+				return "", false, ledger.ErrKeyConflict
+			}
+			return id, true, nil
+		}
+	}
+	id, err := r.submitLocked(taskID, req, key, digest)
+	return id, false, err
+}
+
+func (r *reference) LookupKey(_ context.Context, key string) (string, string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return "", "", ledger.ErrClosed
+	}
+	for id, j := range r.jobs {
+		if j.key == key {
+			return id, j.dig, nil
+		}
+	}
+	return "", "", ledger.ErrNotFound
+}
+
+// r.mu must be held.
+func (r *reference) submitLocked(taskID, req, key, digest string) (string, error) {
 	if r.depth >= max(r.cfg.MaxQueue, 0) {
 		return "", ledger.ErrQueueFull
 	}
@@ -134,7 +175,7 @@ func (r *reference) Submit(_ context.Context, taskID string, req string) (string
 	id := r.cfg.NewID()
 	r.depth++
 	r.jobs[id] = &refJob{snap: ledger.Snapshot{ID: id, TaskID: taskID, State: ledger.Pending, CreatedAt: now},
-		req: req, seq: r.next, done: make(chan struct{})}
+		req: req, seq: r.next, key: key, dig: digest, done: make(chan struct{})}
 	r.next++
 	return id, nil
 }
@@ -306,7 +347,7 @@ func (r *reference) Close() error {
 	r.closed = true
 	r.disk = make([]refJob, 0, len(r.jobs))
 	for _, j := range r.jobs {
-		r.disk = append(r.disk, refJob{snap: j.snap, req: j.req, taken: j.taken, res: j.res, seq: j.seq})
+		r.disk = append(r.disk, refJob{snap: j.snap, req: j.req, taken: j.taken, res: j.res, seq: j.seq, key: j.key, dig: j.dig})
 	}
 	return nil
 }

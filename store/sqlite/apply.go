@@ -21,7 +21,26 @@ import (
 // first the admission (the writer is the only one to read and change
 // v.depth, so the check and the increment are one step), then retention,
 // then the insertion.
+//
+// Under an idempotency key (o.key), the key is looked up first, in the
+// same transaction: a job that holds it answers the submit (a replay, or
+// ErrKeyConflict for another digest) and nothing is admitted or evicted.
+// A job whose LRU eviction the batch has counted but not yet deleted still
+// holds its key: the replay is then ordered before the Submit that evicted
+// it, as the other writes of the batch that name it are (retention.go).
 func applySubmit(t *txq, cfg *ledger.Config, v *view, o *op, now int64) (reply, error) {
+	if o.key != "" {
+		var id, digest string
+		err := t.queryRow(qKeyLookup, o.key).Scan(&id, &digest)
+		switch {
+		case err == nil && digest != o.digest:
+			return reply{err: ledger.ErrKeyConflict}, nil
+		case err == nil:
+			return reply{snap: ledger.Snapshot{ID: id}, replayed: true}, nil
+		case !errors.Is(err, sql.ErrNoRows):
+			return reply{}, fmt.Errorf("sqlite: looking up an idempotency key: %w", err)
+		}
+	}
 	if !admit(v.depth, cfg.MaxQueue) {
 		return reply{err: ledger.ErrQueueFull}, nil
 	}
@@ -32,7 +51,13 @@ func applySubmit(t *txq, cfg *ledger.Config, v *view, o *op, now int64) (reply, 
 	if req == nil {
 		req = []byte{} // NULL means released
 	}
-	res, err := t.exec(qInsert, o.id, o.taskID, req, now)
+	var res sql.Result
+	var err error
+	if o.key != "" {
+		res, err = t.exec(qInsertKeyed, o.id, o.taskID, req, now, o.key, o.digest)
+	} else {
+		res, err = t.exec(qInsert, o.id, o.taskID, req, now)
+	}
 	if err != nil {
 		return reply{}, fmt.Errorf("sqlite: inserting job %s: %w", o.id, err)
 	}

@@ -20,6 +20,8 @@ const (
 	qEvictBelow               // TTL eviction: the terminal jobs before a seq
 	qEvictOldest              // LRU eviction: the n least recently completed
 	qSetDepth                 // meta's depth
+	qInsertKeyed              // SubmitKeyed: a job that holds an idempotency key
+	qKeyLookup                // SubmitKeyed: the job that holds a key, and its digest
 	nQueries
 )
 
@@ -43,6 +45,11 @@ var queries = [nQueries]string{
 	qEvictOldest: `DELETE FROM jobs WHERE seq IS NOT NULL AND seq <= (
 		SELECT seq FROM jobs WHERE seq IS NOT NULL ORDER BY seq LIMIT 1 OFFSET ?1 - 1)`,
 	qSetDepth: `UPDATE meta SET value = ?1 WHERE key = 'depth'`,
+	// The key was looked up in the same transaction (qKeyLookup), so the
+	// unique index on idem_key is never the conflict; the id may be.
+	qInsertKeyed: `INSERT INTO jobs (id, task_id, state, request, created_at, idem_key, idem_digest)
+		VALUES (?1, ?2, 0, ?3, ?4, ?5, ?6) ON CONFLICT (id) DO NOTHING`,
+	qKeyLookup: `SELECT id, idem_digest FROM jobs WHERE idem_key = ?1`,
 }
 
 // prepareWrites prepares the writer's queries on db.

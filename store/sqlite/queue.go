@@ -40,6 +40,8 @@ type op struct {
 	kind    opKind
 	id      string
 	taskID  string  // Submit
+	key     string  // SubmitKeyed's idempotency key; "" for Submit
+	digest  string  // SubmitKeyed's request digest
 	payload []byte  // Submit's request, Finish's result: the caller's copy
 	cause   *string // Fail's and Timeout's error message; nil for a nil error
 	reply   chan reply
@@ -49,6 +51,9 @@ type op struct {
 type reply struct {
 	snap ledger.Snapshot
 	err  error
+	// replayed: a SubmitKeyed answered with the job that holds its key,
+	// creating nothing.
+	replayed bool
 	// panicked is a panic to re-raise in the caller's goroutine: one of
 	// the injected clock, or a duplicate id from Config.NewID, as
 	// jobtable raises them.

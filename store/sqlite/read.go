@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/jobledger/jobledger/ledger"
 )
@@ -19,7 +20,7 @@ import (
 // readStmts are the reads, prepared on the reader pool (database/sql
 // prepares each again on every connection that runs it).
 type readStmts struct {
-	state, snapshot, result, request *sql.Stmt
+	state, snapshot, result, request, key *sql.Stmt
 }
 
 func prepareReads(ctx context.Context, db *sql.DB) (*readStmts, error) {
@@ -28,6 +29,7 @@ func prepareReads(ctx context.Context, db *sql.DB) (*readStmts, error) {
 		`SELECT ` + snapCols + ` FROM jobs WHERE id = ?1`,
 		`SELECT ` + snapCols + `, result FROM jobs WHERE id = ?1`,
 		`SELECT state, request IS NOT NULL, request FROM jobs WHERE id = ?1`,
+		`SELECT id, idem_digest FROM jobs WHERE idem_key = ?1`,
 	}
 	ps := make([]*sql.Stmt, len(texts))
 	for i, text := range texts {
@@ -38,10 +40,24 @@ func prepareReads(ctx context.Context, db *sql.DB) (*readStmts, error) {
 		}
 		ps[i] = st
 	}
-	return &readStmts{state: ps[0], snapshot: ps[1], result: ps[2], request: ps[3]}, nil
+	return &readStmts{state: ps[0], snapshot: ps[1], result: ps[2], request: ps[3], key: ps[4]}, nil
 }
 
-func (r *readStmts) close() { closeStmts([]*sql.Stmt{r.state, r.snapshot, r.result, r.request}) }
+func (r *readStmts) close() { closeStmts([]*sql.Stmt{r.state, r.snapshot, r.result, r.request, r.key}) }
+
+// LookupKey returns the id and digest of the job that holds the
+// idempotency key as of the latest commit, or ErrNotFound: a read, on the
+// reader pool, which a replay needs instead of a write.
+func (s *Store) LookupKey(ctx context.Context, key string) (string, string, error) {
+	if s.closed.Load() {
+		return "", "", ledger.ErrClosed
+	}
+	var id, digest string
+	if err := s.reads.key.QueryRowContext(ctx, key).Scan(&id, &digest); err != nil {
+		return "", "", s.readErr(ctx, "under key "+strconv.Quote(key), err)
+	}
+	return id, digest, nil
+}
 
 // State returns the job's state alone, or ErrNotFound.
 func (s *Store) State(ctx context.Context, id string) (ledger.State, error) {

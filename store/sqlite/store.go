@@ -77,25 +77,31 @@ var _ ledger.Ledger[[]byte, []byte] = (*Store)(nil)
 // not run at all (the writer skips a write whose ctx has ended before it
 // starts it): the outcome is unknown, as the ledger contract says.
 func (s *Store) do(ctx context.Context, o *op) (ledger.Snapshot, error) {
+	r := s.doReply(ctx, o)
+	return r.snap, r.err
+}
+
+// doReply is do, returning the whole reply.
+func (s *Store) doReply(ctx context.Context, o *op) reply {
 	if s.closed.Load() {
-		return ledger.Snapshot{}, ledger.ErrClosed
+		return reply{err: ledger.ErrClosed}
 	}
 	if err := ctx.Err(); err != nil {
-		return ledger.Snapshot{}, err
+		return reply{err: err}
 	}
 	o.ctx = ctx
 	o.reply = make(chan reply, 1)
 	if !s.q.push(o) {
-		return ledger.Snapshot{}, ledger.ErrClosed
+		return reply{err: ledger.ErrClosed}
 	}
 	select {
 	case r := <-o.reply:
 		if r.panicked != nil {
 			panic(r.panicked)
 		}
-		return r.snap, r.err
+		return r
 	case <-ctx.Done():
-		return ledger.Snapshot{}, ctx.Err()
+		return reply{err: ctx.Err()}
 	}
 }
 
@@ -112,6 +118,26 @@ func (s *Store) Submit(ctx context.Context, taskID string, req []byte) (string, 
 		return "", err
 	}
 	return snap.ID, nil
+}
+
+// SubmitKeyed is Submit under the idempotency key key (not empty), for a
+// request whose fingerprint is digest (see ledger.Ledger). The key is
+// checked in the writer's transaction that admits and inserts the job, and
+// the file's unique index on it holds at most one job per key. A replay
+// commits nothing; it does use up one id of Config.NewID.
+func (s *Store) SubmitKeyed(ctx context.Context, key, digest, taskID string, req []byte) (string, bool, error) {
+	if key == "" {
+		panic("sqlite: SubmitKeyed with an empty key")
+	}
+	if s.closed.Load() {
+		return "", false, ledger.ErrClosed
+	}
+	id := s.cfg.NewID()
+	r := s.doReply(ctx, &op{kind: opSubmit, id: id, taskID: taskID, payload: bytes.Clone(req), key: key, digest: digest})
+	if r.err != nil {
+		return "", false, r.err
+	}
+	return r.snap.ID, r.replayed, nil
 }
 
 // Start moves a PENDING job to RUNNING, or returns ErrNotPending with its

@@ -168,7 +168,7 @@ func (s *Store) apply(t *txq, v *view, o *op, now int64) (r reply, wrote, ended 
 	switch o.kind {
 	case opSubmit:
 		r, err = applySubmit(t, &s.cfg, v, o, now)
-		return r, r.err == nil, false, err
+		return r, r.err == nil && !r.replayed, false, err
 	case opStart:
 		r, err = applyStart(t, o, s.isTaken(o.id), now)
 		return r, r.err == nil, false, err

@@ -1,0 +1,130 @@
+package jobapi
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/jobledger/jobledger/ledger"
+)
+
+// Idempotency-Key (the IETF httpapi Idempotency-Key header draft) on
+// POST /jobs: a submit under a key creates a job only if no retained job
+// holds the key; a repeat with the same body answers as the first did, and
+// one with another body is refused with 422. The ledger checks the key in
+// the step that admits the job (ledger.Ledger.SubmitKeyed), so two
+// concurrent submits with one new key create exactly one job.
+
+// maxKeyLen bounds an idempotency key, in characters (bytes: only printable
+// ASCII is accepted).
+const maxKeyLen = 255
+
+// idempotencyKey reads the Idempotency-Key of h: "" and true when there is
+// none, the key and true when it is well-formed, false when it is not. The
+// draft writes the key as a structured-field string ("..."), and many
+// clients send it bare, so either is accepted: a quoted value is unquoted
+// (with \" and \\ as its escapes). The key itself must be 1 to 255
+// printable ASCII characters (0x20 to 0x7E); two fields are refused, as
+// they cannot both be honoured.
+func idempotencyKey(h http.Header) (string, bool) {
+	vals := h.Values("Idempotency-Key")
+	switch len(vals) {
+	case 0:
+		return "", true
+	case 1:
+	default:
+		return "", false
+	}
+	v := strings.Trim(vals[0], " \t")
+	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
+		var b strings.Builder
+		for i := 1; i < len(v)-1; i++ {
+			c := v[i]
+			if c == '\\' {
+				i++
+				if i == len(v)-1 || (v[i] != '"' && v[i] != '\\') {
+					return "", false
+				}
+				c = v[i]
+			} else if c == '"' {
+				return "", false
+			}
+			b.WriteByte(c)
+		}
+		v = b.String()
+	}
+	if v == "" || len(v) > maxKeyLen {
+		return "", false
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] < 0x20 || v[i] > 0x7e {
+			return "", false
+		}
+	}
+	return v, true
+}
+
+// replay reads the body of a submit under key and answers it from the
+// retained job that holds key, if there is one: as the first submit was
+// answered (answerAdmitted) when the body is the same, byte for byte, 422
+// when it is not. It returns the body's digest, and done true when it
+// answered (a replay, a conflict, or a refusal of the body's media type or
+// size, or a failed store); else it leaves the body, read, for
+// parseRequest, and the caller admits through SubmitKeyed, which decides
+// again, atomically with the admission.
+//
+// The key is looked up before the body is parsed, so that a replay costs a
+// read of the ledger, as a GET of the job does, not a parse and an
+// admission (BenchmarkKeyedReplay); the same bytes were parsed when the
+// job was created. The price is that "the same body" is byte for byte:
+// the same request with other spacing is another body.
+func (s *Server) replay(w http.ResponseWriter, r *http.Request, key string) (string, bool) {
+	if !jsonMediaType(r.Header.Get("Content-Type")) {
+		w.Header().Set("Accept-Post", "application/json")
+		writeProblem(w, http.StatusUnsupportedMediaType, detailMediaType, nil)
+		return "", true
+	}
+	raw, err := readBody(w, r, s.cfg.MaxBodyBytes)
+	switch {
+	case tooLarge(err):
+		writeProblem(w, http.StatusRequestEntityTooLarge, detailTooLarge, nil)
+		return "", true
+	case err != nil:
+		writeProblem(w, http.StatusBadRequest, detailBadJSON, nil) // the body broke off
+		return "", true
+	}
+	sum := sha256.Sum256(raw)
+	digest := hex.EncodeToString(sum[:])
+	id, held, err := s.store.LookupKey(r.Context(), key)
+	switch {
+	case errors.Is(err, ledger.ErrNotFound):
+		r.Body = io.NopCloser(bytes.NewReader(raw))
+		return digest, false
+	case err != nil:
+		s.storeFailed(w, r, err)
+	case held != digest:
+		writeProblem(w, http.StatusUnprocessableEntity, detailKeyConflict, nil)
+	default:
+		s.answerAdmitted(w, r, id)
+	}
+	return digest, true
+}
+
+// readBody reads the whole body of r, at most max bytes (an
+// *http.MaxBytesError beyond), into a buffer of its Content-Length when
+// that is known and within max.
+func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
+	body := http.MaxBytesReader(w, r.Body, max)
+	if n := r.ContentLength; n >= 0 && n <= max {
+		buf := make([]byte, n)
+		if _, err := io.ReadFull(body, buf); err != nil {
+			return nil, err
+		}
+		return buf, nil
+	}
+	return io.ReadAll(body)
+}

@@ -1,0 +1,165 @@
+package jobapi_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobledger/jobledger/jobapi"
+)
+
+// postKeyed posts the raw JSON body with the given Idempotency-Key fields.
+func (h *harness) postKeyed(body string, keys ...string) reply {
+	h.t.Helper()
+	req, err := http.NewRequest(http.MethodPost, h.ts.URL+"/jobs", bytes.NewReader([]byte(body)))
+	require.NoError(h.t, err)
+	req.Header.Set("Content-Type", "application/json")
+	for _, k := range keys {
+		req.Header.Add("Idempotency-Key", k)
+	}
+	resp, err := h.ts.Client().Do(req)
+	require.NoError(h.t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(h.t, err)
+	r := reply{Status: resp.StatusCode, Header: resp.Header, Raw: raw}
+	if len(raw) > 0 && raw[0] == '{' {
+		require.NoError(h.t, json.Unmarshal(raw, &r.Body), "%s", raw)
+	}
+	return r
+}
+
+// TestIdempotencyKeyReplay: a repeat of a submit under its key, with the
+// same body, answers as the first did
+// (202, the same id and Location), creates nothing and takes no slot, even
+// with the queue full, and after the job ended.
+func TestIdempotencyKeyReplay(t *testing.T) {
+	g := newGate()
+	h := newHarness(t, g, func(c *jobapi.Config) { c.AsyncMaxQueue = 1 })
+	first := h.postKeyed(`{"task_id":"t","params":{"a":1}}`, "key-1")
+	require.Equal(t, http.StatusAccepted, first.Status, "%s", first.Raw)
+	id := first.Body["job_id"].(string)
+	<-g.started
+
+	again := h.postKeyed(`{"task_id":"t","params":{"a":1}}`, "key-1")
+	require.Equal(t, http.StatusAccepted, again.Status, "the full queue does not refuse a replay: %s", again.Raw)
+	require.Equal(t, first.Body, again.Body)
+	require.Equal(t, first.Header.Get("Location"), again.Header.Get("Location"))
+	quoted := h.postKeyed(`{"task_id":"t","params":{"a":1}}`, `"key-1"`)
+	require.Equal(t, id, quoted.Body["job_id"], "the draft's quoted form is the same key")
+	require.Equal(t, http.StatusTooManyRequests, h.postKeyed(`{}`, "key-2").Status, "a new key takes a slot")
+
+	g.release <- struct{}{}
+	require.Equal(t, "DONE", h.waitDone(id).Body["state"])
+	again = h.postKeyed(`{"task_id":"t","params":{"a":1}}`, "key-1")
+	require.Equal(t, http.StatusAccepted, again.Status)
+	require.Equal(t, first.Body, again.Body, "answered as the first was, though the job is DONE")
+	select {
+	case task := <-g.started:
+		t.Fatalf("a replay ran a job: %s", task)
+	default:
+	}
+	m := h.get("/metrics")
+	require.Contains(t, string(m.Raw), "jobledger_jobs_submitted_total 1\n")
+}
+
+// TestIdempotencyKeyConflict: the key with another body is 422, and
+// changes nothing. Bodies are compared byte for byte: the same request
+// with other spacing is another body.
+func TestIdempotencyKeyConflict(t *testing.T) {
+	h := newHarness(t, nil, echoConfig)
+	first := h.postKeyed(`{"task_id":"t"}`, "k")
+	require.Equal(t, http.StatusAccepted, first.Status)
+	for _, body := range []string{`{"task_id":"u"}`, `{"task_id":"t","params":{}}`, `{}`, `{ "task_id":"t"}`, `{not json`} {
+		requireProblem(t, h.postKeyed(body, "k"), http.StatusUnprocessableEntity, "Idempotency-Key was used for another request")
+	}
+	h.waitDone(first.Body["job_id"].(string))
+	require.Equal(t, first.Body, h.postKeyed(`{"task_id":"t"}`, "k").Body)
+}
+
+// TestIdempotencyKeyInvalid: a key that is empty, longer than 255
+// characters or not printable ASCII, and two keys, are 400 before the
+// body is read, and create nothing.
+func TestIdempotencyKeyInvalid(t *testing.T) {
+	h := newHarness(t, nil, echoConfig)
+	for name, keys := range map[string][]string{
+		"empty":        {""},
+		"empty quoted": {`""`},
+		"too long":     {strings.Repeat("k", 256)},
+		"tab":          {"a\tb"},
+		"not ASCII":    {"clé"},
+		"bad escape":   {`"a\b"`},
+		"two":          {"a", "b"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			requireProblem(t, h.postKeyed(`{not json`, keys...), http.StatusBadRequest,
+				"Idempotency-Key must be 1 to 255 printable characters")
+		})
+	}
+	require.Equal(t, http.StatusAccepted, h.postKeyed(`{}`, strings.Repeat("k", 255)).Status, "255 is allowed")
+	require.Equal(t, http.StatusAccepted, h.postKeyed(`{}`, ` ~!"#$%&'()*+,-./:;<=>?@[\]^_{|} `).Status, "every printable character")
+	m := h.get("/metrics")
+	require.Contains(t, string(m.Raw), "jobledger_jobs_submitted_total 2\n")
+}
+
+// TestIdempotencyKeyEvictedWithItsJob: once retention evicts the job, its
+// key is free again.
+func TestIdempotencyKeyEvictedWithItsJob(t *testing.T) {
+	h := newHarness(t, nil, func(c *jobapi.Config) {
+		c.Model = "echo"
+		c.AsyncJobTTL = time.Minute
+	})
+	first := h.postKeyed(`{"task_id":"t"}`, "k")
+	id := first.Body["job_id"].(string)
+	h.waitDone(id)
+	h.clock.Advance(time.Minute)
+	h.waitDone(h.submit("evicts", nil))
+	requireProblem(t, h.get("/jobs/"+id), http.StatusNotFound, "no such job")
+	fresh := h.postKeyed(`{"task_id":"other"}`, "k")
+	require.Equal(t, http.StatusAccepted, fresh.Status, "%s", fresh.Raw)
+	require.NotEqual(t, id, fresh.Body["job_id"])
+	h.waitDone(fresh.Body["job_id"].(string))
+}
+
+// TestIdempotencyKeyConcurrent: concurrent submits with one new key create
+// one job, and all answer its id.
+func TestIdempotencyKeyConcurrent(t *testing.T) {
+	h := newHarness(t, nil, echoConfig)
+	const n = 8
+	ids := make([]any, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { ids[i] = h.postKeyed(`{"task_id":"t"}`, "k").Body["job_id"] })
+	}
+	wg.Wait()
+	for i := range n {
+		require.Equal(t, ids[0], ids[i])
+	}
+	h.waitDone(ids[0].(string))
+	require.Contains(t, string(h.get("/metrics").Raw), "jobledger_jobs_submitted_total 1\n")
+}
+
+// TestIdempotencyKeyWithPrefer: a replay honours Prefer: wait like a first
+// submit, answering the job's outcome.
+func TestIdempotencyKeyWithPrefer(t *testing.T) {
+	h := newHarness(t, nil, echoConfig)
+	first := h.postKeyed(`{"task_id":"t","params":{"fail":"boom"}}`, "k")
+	h.waitDone(first.Body["job_id"].(string))
+	req, err := http.NewRequest(http.MethodPost, h.ts.URL+"/jobs", strings.NewReader(`{"task_id":"t","params":{"fail":"boom"}}`))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Idempotency-Key", "k")
+	req.Header.Set("Prefer", "wait=5")
+	resp, err := h.ts.Client().Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, "wait=5", resp.Header.Get("Preference-Applied"))
+}
