@@ -31,8 +31,7 @@ func (s *Server) postJob(w http.ResponseWriter, r *http.Request) {
 	var digest string
 	if key != "" {
 		var done bool
-		if digest, done = s.replay(w, r, key); done {
-			s.submitBytes.Release(charge)
+		if digest, done = s.replay(w, r, key, func() { s.submitBytes.Release(charge) }); done {
 			return
 		}
 	}

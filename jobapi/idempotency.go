@@ -75,15 +75,18 @@ func idempotencyKey(h http.Header) (string, bool) {
 // answered (a replay, a conflict, or a refusal of the body's media type or
 // size, or a failed store); else it leaves the body, read, for
 // parseRequest, and the caller admits through SubmitKeyed, which decides
-// again, atomically with the admission.
+// again, atomically with the admission. It calls release, which gives back
+// the body's share of the byte budget, once it has answered or is about
+// to answer, so that a replay that waits (Prefer: wait) holds no share.
 //
 // The key is looked up before the body is parsed, so that a replay costs a
 // read of the ledger, as a GET of the job does, not a parse and an
 // admission (BenchmarkKeyedReplay); the same bytes were parsed when the
 // job was created. The price is that "the same body" is byte for byte:
 // the same request with other spacing is another body.
-func (s *Server) replay(w http.ResponseWriter, r *http.Request, key string) (string, bool) {
+func (s *Server) replay(w http.ResponseWriter, r *http.Request, key string, release func()) (string, bool) {
 	if !jsonMediaType(r.Header.Get("Content-Type")) {
+		release()
 		w.Header().Set("Accept-Post", "application/json")
 		writeProblem(w, http.StatusUnsupportedMediaType, detailMediaType, nil)
 		return "", true
@@ -91,19 +94,23 @@ func (s *Server) replay(w http.ResponseWriter, r *http.Request, key string) (str
 	raw, err := readBody(w, r, s.cfg.MaxBodyBytes)
 	switch {
 	case tooLarge(err):
+		release()
 		writeProblem(w, http.StatusRequestEntityTooLarge, detailTooLarge, nil)
 		return "", true
 	case err != nil:
+		release()
 		writeProblem(w, http.StatusBadRequest, detailBadJSON, nil) // the body broke off
 		return "", true
 	}
 	sum := sha256.Sum256(raw)
 	digest := hex.EncodeToString(sum[:])
 	id, held, err := s.store.LookupKey(r.Context(), key)
-	switch {
-	case errors.Is(err, ledger.ErrNotFound):
+	if errors.Is(err, ledger.ErrNotFound) {
 		r.Body = io.NopCloser(bytes.NewReader(raw))
 		return digest, false
+	}
+	release()
+	switch {
 	case err != nil:
 		s.storeFailed(w, r, err)
 	case held != digest:

@@ -163,3 +163,39 @@ func TestIdempotencyKeyWithPrefer(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Equal(t, "wait=5", resp.Header.Get("Preference-Applied"))
 }
+
+// TestIdempotencyKeyReplayWaitHoldsNoBudget: a replay that waits
+// (Prefer: wait) gives back its body's share of the submission byte
+// budget before it waits, so that it does not refuse other submits.
+func TestIdempotencyKeyReplayWaitHoldsNoBudget(t *testing.T) {
+	g := newGate()
+	h := newHarness(t, g, func(c *jobapi.Config) {
+		c.AsyncMaxQueue = 1 // a budget of one body of max_body_bytes
+		c.MaxBodyBytes = 64
+	})
+	first := h.postKeyed(`{"task_id":"t"}`, "k")
+	require.Equal(t, http.StatusAccepted, first.Status)
+	<-g.started
+	got := make(chan int, 1)
+	go func() {
+		req, err := http.NewRequest(http.MethodPost, h.ts.URL+"/jobs", strings.NewReader(`{"task_id":"t"}`))
+		if err != nil {
+			got <- -1
+			return
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Idempotency-Key", "k")
+		req.Header.Set("Prefer", "wait=5")
+		resp, err := h.ts.Client().Do(req)
+		if err != nil {
+			got <- -1
+			return
+		}
+		resp.Body.Close()
+		got <- resp.StatusCode
+	}()
+	until(t, "the replay waits", func() bool { return jobapi.Waiting(h.srv) == 1 })
+	requireProblem(t, h.postKeyed(`{"task_id":"u"}`, "k2"), http.StatusTooManyRequests, "job queue is full")
+	g.release <- struct{}{}
+	require.Equal(t, http.StatusOK, <-got)
+}
