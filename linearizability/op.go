@@ -92,6 +92,7 @@ const (
 	NotDone
 	RequestTaken
 	Deadline
+	KeyConflict // ErrKeyConflict, of SubmitKeyed (KeyModel)
 )
 
 var outcomeNames = [...]string{
@@ -104,6 +105,7 @@ var outcomeNames = [...]string{
 	NotDone:      "not-done",
 	RequestTaken: "request-taken",
 	Deadline:     "deadline",
+	KeyConflict:  "key-conflict",
 }
 
 func (o Outcome) String() string {

@@ -1,0 +1,162 @@
+package linearizability_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobledger/jobledger/ledger"
+	lin "github.com/jobledger/jobledger/linearizability"
+	"github.com/jobledger/jobledger/store/sqlite"
+)
+
+// keyOp is one operation of a hand-written key history.
+func keySubmit(key, digest string, out lin.KeyOutput, call, ret int64) porcupine.Operation {
+	return porcupine.Operation{Input: lin.KeyInput{Op: lin.KeySubmit, Key: key, Digest: digest}, Output: out, Call: call, Return: ret}
+}
+
+func keyEnd(key, id string, call, ret int64) porcupine.Operation {
+	return porcupine.Operation{Input: lin.KeyInput{Op: lin.KeyEnd, Key: key, ID: id}, Output: lin.KeyOutput{Outcome: lin.OK}, Call: call, Return: ret}
+}
+
+var (
+	created  = func(id string) lin.KeyOutput { return lin.KeyOutput{ID: id, Outcome: lin.OK} }
+	replayed = func(id string) lin.KeyOutput { return lin.KeyOutput{ID: id, Replayed: true, Outcome: lin.OK} }
+	conflict = lin.KeyOutput{Outcome: lin.KeyConflict}
+	full     = lin.KeyOutput{Outcome: lin.QueueFull}
+)
+
+// TestKeyHistories: key histories that must pass KeyModel and histories
+// that must fail it, each failure with its visualization written.
+func TestKeyHistories(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		ok   bool
+		h    []porcupine.Operation
+	}{
+		{"replay-ok", true, []porcupine.Operation{
+			keySubmit("k", "d", created("j1"), 0, 1), keySubmit("k", "d", replayed("j1"), 2, 3),
+			keySubmit("k", "e", conflict, 4, 5)}},
+		{"concurrent-new-key-ok", true, []porcupine.Operation{
+			// Overlapping: either may be the one that created the job.
+			keySubmit("k", "d", replayed("j1"), 0, 3), keySubmit("k", "d", created("j1"), 1, 2)}},
+		{"new-job-after-end-ok", true, []porcupine.Operation{
+			keySubmit("k", "d", created("j1"), 0, 1), keyEnd("k", "j1", 2, 3),
+			keySubmit("k", "d", replayed("j1"), 4, 5), // not evicted yet
+			keySubmit("k", "e", created("j2"), 6, 7), // evicted meanwhile
+			keySubmit("k", "e", replayed("j2"), 8, 9)}},
+		{"full-frees-an-ended-key-ok", true, []porcupine.Operation{
+			keySubmit("k", "d", created("j1"), 0, 1), keyEnd("k", "j1", 2, 3), keySubmit("k", "d", full, 4, 5)}},
+		{"two-jobs-one-key-bad", false, []porcupine.Operation{
+			keySubmit("k", "d", created("j1"), 0, 1), keySubmit("k", "d", created("j2"), 2, 3)}},
+		{"concurrent-both-created-bad", false, []porcupine.Operation{
+			keySubmit("k", "d", created("j1"), 0, 2), keySubmit("k", "d", created("j2"), 1, 3)}},
+		{"replay-of-another-id-bad", false, []porcupine.Operation{
+			keySubmit("k", "d", created("j1"), 0, 1), keySubmit("k", "d", replayed("j9"), 2, 3)}},
+		{"replay-other-digest-bad", false, []porcupine.Operation{
+			keySubmit("k", "d", created("j1"), 0, 1), keySubmit("k", "e", replayed("j1"), 2, 3)}},
+		{"conflict-same-digest-bad", false, []porcupine.Operation{
+			keySubmit("k", "d", created("j1"), 0, 1), keySubmit("k", "d", conflict, 2, 3)}},
+		{"full-while-held-bad", false, []porcupine.Operation{
+			keySubmit("k", "d", created("j1"), 0, 1), keySubmit("k", "d", full, 2, 3)}},
+		{"replay-after-its-eviction-bad", false, []porcupine.Operation{
+			keySubmit("k", "d", created("j1"), 0, 1), keyEnd("k", "j1", 2, 3),
+			keySubmit("k", "e", created("j2"), 4, 5), keySubmit("k", "d", replayed("j1"), 6, 7)}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path, err := lin.CheckKeys(c.h, 10*time.Second, dir)
+			if c.ok {
+				require.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			require.FileExists(t, path)
+			require.Equal(t, dir, filepath.Dir(path))
+		})
+	}
+}
+
+// keyRecorder records a key history with a logical clock.
+type keyRecorder struct {
+	clock atomic.Int64
+	mu    sync.Mutex
+	ops   []porcupine.Operation
+}
+
+func (r *keyRecorder) add(in lin.KeyInput, call int64, out lin.KeyOutput) {
+	ret := r.clock.Add(1)
+	r.mu.Lock()
+	r.ops = append(r.ops, porcupine.Operation{Input: in, Output: out, Call: call, Return: ret})
+	r.mu.Unlock()
+}
+
+// TestKeyHistoriesRecorded runs concurrent SubmitKeyed calls (a few keys,
+// two digests each) and ends of their jobs on each store, with retention
+// that evicts, records the history and checks it against KeyModel.
+func TestKeyHistoriesRecorded(t *testing.T) {
+	cfg := ledger.Config{MaxQueue: 4, JobTTL: -1, MaxCompleted: 2}
+	stores := map[string]func(t *testing.T) ledger.Ledger[string, string]{
+		"memory": func(t *testing.T) ledger.Ledger[string, string] {
+			l, err := ledger.NewMemory[string, string](cfg)
+			require.NoError(t, err)
+			return l
+		},
+		"sqlite": func(t *testing.T) ledger.Ledger[string, string] {
+			st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "jobs.db"), cfg, sqlite.Options{})
+			require.NoError(t, err)
+			return ledger.WithCodecs(st, ledger.String{}, ledger.String{})
+		},
+	}
+	for name, open := range stores {
+		t.Run(name, func(t *testing.T) {
+			l := open(t)
+			defer l.Close()
+			ctx := context.Background()
+			rec := &keyRecorder{}
+			const workers, rounds = 4, 30
+			var wg sync.WaitGroup
+			for w := range workers {
+				wg.Go(func() {
+					for i := range rounds {
+						key := "k" + strconv.Itoa((w+i)%3)
+						digest := "d" + strconv.Itoa(i%2)
+						call := rec.clock.Add(1)
+						id, again, err := l.SubmitKeyed(ctx, key, digest, "t", "p")
+						out := lin.KeyOutput{ID: id, Replayed: again, Outcome: lin.OK}
+						switch {
+						case errors.Is(err, ledger.ErrKeyConflict):
+							out = lin.KeyOutput{Outcome: lin.KeyConflict}
+						case errors.Is(err, ledger.ErrQueueFull):
+							out = lin.KeyOutput{Outcome: lin.QueueFull}
+						case err != nil:
+							t.Error(err)
+							return
+						}
+						rec.add(lin.KeyInput{Op: lin.KeySubmit, Key: key, Digest: digest}, call, out)
+						if out.Outcome == lin.OK && !again && i%3 != 0 {
+							call := rec.clock.Add(1)
+							if _, err := l.Fail(ctx, id, errors.New("done")); err != nil && !errors.Is(err, ledger.ErrTerminal) {
+								t.Error(err)
+								return
+							}
+							rec.add(lin.KeyInput{Op: lin.KeyEnd, Key: key, ID: id}, call, lin.KeyOutput{Outcome: lin.OK})
+						}
+					}
+				})
+			}
+			wg.Wait()
+			path, err := lin.CheckKeys(rec.ops, time.Minute, t.TempDir())
+			require.NoError(t, err, "visualization: %s", path)
+			require.NoError(t, l.CheckInvariants())
+		})
+	}
+}
