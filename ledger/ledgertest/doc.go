@@ -1,9 +1,10 @@
 // Package ledgertest is the conformance suite of the ledger's contract:
 // every store runs it unchanged, through the ledger.Ledger interface alone,
 // and passes it. Its rules are jobtable's own tests made store-neutral: the
-// state machine, admission, take-once, retention, waiting, timestamps, the
-// design's stress, and, for a store that survives a restart, the restart
-// semantics of package ledger's doc.
+// state machine, admission, take-once, retention, waiting, timestamps,
+// idempotency keys (replay, conflict, eviction with the job, one job per
+// key under a race), the design's stress, and, for a store that survives a
+// restart, the restart semantics of package ledger's doc.
 //
 // # Usage
 //
