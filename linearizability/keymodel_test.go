@@ -51,7 +51,7 @@ func TestKeyHistories(t *testing.T) {
 		{"new-job-after-end-ok", true, []porcupine.Operation{
 			keySubmit("k", "d", created("j1"), 0, 1), keyEnd("k", "j1", 2, 3),
 			keySubmit("k", "d", replayed("j1"), 4, 5), // not evicted yet
-			keySubmit("k", "e", created("j2"), 6, 7), // evicted meanwhile
+			keySubmit("k", "e", created("j2"), 6, 7),  // evicted meanwhile
 			keySubmit("k", "e", replayed("j2"), 8, 9)}},
 		{"full-frees-an-ended-key-ok", true, []porcupine.Operation{
 			keySubmit("k", "d", created("j1"), 0, 1), keyEnd("k", "j1", 2, 3), keySubmit("k", "d", full, 4, 5)}},
