@@ -18,7 +18,7 @@ import (
 	"github.com/jobledger/jobledger/store/sqlite"
 )
 
-// keyOp is one operation of a hand-written key history.
+// keySubmit and keyEnd are operations of a hand-written key history.
 func keySubmit(key, digest string, out lin.KeyOutput, call, ret int64) porcupine.Operation {
 	return porcupine.Operation{Input: lin.KeyInput{Op: lin.KeySubmit, Key: key, Digest: digest}, Output: out, Call: call, Return: ret}
 }
