@@ -97,7 +97,8 @@ func (s *Store) commitBatch(committed view, first []*op) (view, []*op) {
 		b.ops = append(b.ops, ops...)
 	}
 	if !b.wrote {
-		// Only refusals: nothing to make durable, and no fsync to pay.
+		// Only refusals and replays (SubmitKeyed answered from a
+		// committed row): nothing to make durable, and no fsync to pay.
 		tx.Rollback()
 		s.answerEach(b.ops, b.replies)
 		return committed, b.ops
