@@ -59,6 +59,15 @@
 // The request stays in the row while the job is PENDING (Start of a taken
 // job, or the job's end, releases it).
 //
+// # Idempotency keys
+//
+// SubmitKeyed locks the ledger row, which every admission of every store
+// on the database takes first, then looks the key up and, if no retained
+// job holds it, admits and inserts the job holding it, in one transaction:
+// two keyed submits with one new key, on any replicas, create one job. A
+// unique index on the key states the same in the database, and a key
+// leaves with its row when retention deletes the job.
+//
 // # Restart, and the single-replica assumption
 //
 // Open applies the SQLite store's restart, under the advisory lock: every

@@ -29,8 +29,46 @@ import (
 // the row as the other committed it, so concurrent Submits on any
 // replicas never admit more than MaxQueue.
 func (s *Store) Submit(ctx context.Context, taskID string, req []byte) (string, error) {
+	id, _, err := s.submit(ctx, "", "", taskID, req)
+	return id, err
+}
+
+// SubmitKeyed is Submit under an idempotency key (see ledger.Ledger). The
+// transaction locks the ledger row first, which every admission of every
+// replica also takes, then looks the key up: a retained job holding it is
+// answered (a replay, or ErrKeyConflict for another digest) with no slot
+// taken; otherwise the job is admitted and inserted holding the key, all
+// before the lock is released. As in jobtable, the key is looked up
+// before the retention pass, so a replay of a job that pass would evict
+// is ordered before it.
+func (s *Store) SubmitKeyed(ctx context.Context, key, digest, taskID string, req []byte) (string, bool, error) {
+	if key == "" {
+		panic("postgres: SubmitKeyed with an empty key")
+	}
+	return s.submit(ctx, key, digest, taskID, req)
+}
+
+// LookupKey returns the id and digest of the retained job that holds key,
+// or ErrNotFound. It reads committed rows and changes nothing.
+func (s *Store) LookupKey(ctx context.Context, key string) (string, string, error) {
 	if s.closed.Load() {
-		return "", ledger.ErrClosed
+		return "", "", ledger.ErrClosed
+	}
+	var id, digest string
+	err := s.pool.QueryRow(ctx, `SELECT id, idem_digest FROM jobs WHERE idem_key = $1`, key).Scan(&id, &digest)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return "", "", ledger.ErrNotFound
+	case err != nil:
+		return "", "", s.callErr(ctx, "looking up an idempotency key", err)
+	}
+	return id, digest, nil
+}
+
+// submit is Submit, under key when key is not empty.
+func (s *Store) submit(ctx context.Context, key, digest, taskID string, req []byte) (string, bool, error) {
+	if s.closed.Load() {
+		return "", false, ledger.ErrClosed
 	}
 	id := s.cfg.NewID()
 	if req == nil {
@@ -39,8 +77,24 @@ func (s *Store) Submit(ctx context.Context, taskID string, req []byte) (string, 
 	req = bytes.Clone(req)
 	now := s.now()
 	var ttl, lru uint64
-	dup := false
+	dup, replayed := false, false
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		if key != "" {
+			if _, err := tx.Exec(ctx, `SELECT 1 FROM ledger WHERE id = 1 FOR UPDATE`); err != nil {
+				return err
+			}
+			var held, heldDigest string
+			err := tx.QueryRow(ctx, `SELECT id, idem_digest FROM jobs WHERE idem_key = $1`, key).Scan(&held, &heldDigest)
+			switch {
+			case err == nil && heldDigest != digest:
+				return &refusal{err: ledger.ErrKeyConflict}
+			case err == nil:
+				id, replayed = held, true
+				return nil
+			case !errors.Is(err, pgx.ErrNoRows):
+				return err
+			}
+		}
 		tag, err := tx.Exec(ctx, `UPDATE ledger SET depth = depth + 1 WHERE id = 1 AND depth < $1`, max(s.cfg.MaxQueue, 0))
 		if err != nil {
 			return err
@@ -51,8 +105,12 @@ func (s *Store) Submit(ctx context.Context, taskID string, req []byte) (string, 
 		if ttl, lru, err = s.evict(ctx, tx, now); err != nil {
 			return err
 		}
-		tag, err = tx.Exec(ctx, `INSERT INTO jobs (id, task_id, state, request, created_at)
-			VALUES ($1, $2, 0, $3, coalesce($4, `+dbNow+`)) ON CONFLICT (id) DO NOTHING`, id, taskID, req, now)
+		var k, d *string
+		if key != "" {
+			k, d = &key, &digest
+		}
+		tag, err = tx.Exec(ctx, `INSERT INTO jobs (id, task_id, state, request, created_at, idem_key, idem_digest)
+			VALUES ($1, $2, 0, $3, coalesce($4, `+dbNow+`), $5, $6) ON CONFLICT (id) DO NOTHING`, id, taskID, req, now, k, d)
 		if err != nil {
 			return err
 		}
@@ -67,14 +125,14 @@ func (s *Store) Submit(ctx context.Context, taskID string, req []byte) (string, 
 		panic(fmt.Sprintf("postgres: Config.NewID returned duplicate id %q", id))
 	}
 	if r, ok := asRefusal(err); ok {
-		return "", r.err
+		return "", false, r.err
 	}
 	if err != nil {
-		return "", s.callErr(ctx, "submitting a job", err)
+		return "", false, s.callErr(ctx, "submitting a job", err)
 	}
 	s.evictedTTL.Add(ttl)
 	s.evictedLRU.Add(lru)
-	return id, nil
+	return id, replayed, nil
 }
 
 // evict runs one retention pass inside tx, which holds the ledger row's
