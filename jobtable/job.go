@@ -114,6 +114,7 @@ func (j *job[Req, Res]) setStateLocked(s State) {
 // j.mu must be held.
 func (j *job[Req, Res]) terminateLocked(to State, res Res, err error, now time.Time, depth *atomic.Int32) bool {
 	if !canTransition(j.loadState(), to) {
+		traceRefused(j, to)
 		return false
 	}
 	j.res = res
@@ -128,8 +129,9 @@ func (j *job[Req, Res]) terminateLocked(to State, res Res, err error, now time.T
 	// The final snapshot is written: publish it by storing the state, the
 	// last write to the payload. Then the decrement: a submitter that takes
 	// the freed slot never finds MaxQueue other jobs still live.
+	traceAtomic()
 	j.state.Store(int32(to))
-	depth.Add(-1)
+	traceTerminated(j, depth.Add(-1))
 	return true
 }
 

@@ -74,11 +74,14 @@ func (t *Table[Req, Res]) TakeRequest(id string) (Req, error) {
 	defer j.mu.Unlock()
 	switch {
 	case j.loadState().Terminal():
+		traceTake(j, ErrTerminal)
 		return zero, ErrTerminal
 	case j.reqReleased:
+		traceTake(j, ErrRequestTaken)
 		return zero, ErrRequestTaken
 	}
 	req := j.req
 	j.req, j.reqReleased = zero, true
+	traceTake(j, nil)
 	return req, nil
 }

@@ -128,11 +128,13 @@ func (t *Table[Req, Res]) Submit(taskID string, req Req) (string, error) {
 
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	traceAtomic() // eviction and insertion, one step of the trace
 	t.evictLocked(now)
 	if !t.jobs.insertLocked(j) {
 		panic(fmt.Sprintf("jobtable: Config.NewID returned duplicate id %q", id))
 	}
 	inserted = true
+	traceSubmitInsert(t, id)
 	return id, nil
 }
 
@@ -140,7 +142,10 @@ func (t *Table[Req, Res]) Submit(taskID string, req Req) (string, error) {
 // job it returns may be evicted as soon as it returns, which only a
 // terminal job can be (see Table).
 func (t *Table[Req, Res]) lookup(id string) *job[Req, Res] {
-	return t.jobs.lookup(id)
+	traceAtomic()
+	j := t.jobs.lookup(id)
+	traceLookup(id, j)
+	return j
 }
 
 // Depth returns the number of admitted jobs that are not yet terminal.
@@ -176,11 +181,14 @@ func (t *Table[Req, Res]) Stats() Stats {
 func (t *Table[Req, Res]) admit() bool {
 	limit := int32(max(t.cfg.MaxQueue, 0))
 	for {
+		traceAtomic()
 		d := t.depth.Load()
+		traceSubmitLoad(d)
 		if d >= limit {
 			return false
 		}
-		if t.depth.CompareAndSwap(d, d+1) {
+		traceAtomic()
+		if traceSubmitCAS(t.depth.CompareAndSwap(d, d+1), d+1) {
 			return true
 		}
 	}

@@ -18,10 +18,12 @@ func (t *Table[Req, Res]) Start(id string) (Snapshot, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if !canTransition(j.loadState(), Running) {
+		traceStart(j, ErrNotPending)
 		return j.snapshotLocked(), ErrNotPending
 	}
 	j.view.StartedAt = t.cfg.Now() // under j.mu: ordered against the terminal transition's read
 	j.setStateLocked(Running)
+	traceStart(j, nil)
 	return j.snapshotLocked(), nil
 }
 

@@ -24,10 +24,12 @@ func (t *Table[Req, Res]) Wait(ctx context.Context, id string) (Snapshot, error)
 		return Snapshot{}, ErrNotFound
 	}
 	if snap, ok := j.final(); ok {
+		traceWaitCheck(j, snap.State)
 		return snap, nil // already terminal: no lock needed
 	}
 	snap, done := j.register()
 	if done == nil {
+		traceWaitCheck(j, snap.State)
 		return snap, nil // terminal by the time the lock was ours
 	}
 
@@ -36,14 +38,18 @@ func (t *Table[Req, Res]) Wait(ctx context.Context, id string) (Snapshot, error)
 		// A context that never ends: a plain receive, which the runtime
 		// wakes faster than a select.
 		<-done
-		return j.view, nil // see below
+		snap = j.view // see below
+		traceWaitWoken(j, snap.State)
+		return snap, nil
 	}
 	select {
 	case <-done:
 		// Received from the closed channel: ordered after the terminal
 		// critical section, which wrote the final snapshot before it
 		// closed the channel. No lock: the finisher may still hold it.
-		return j.view, nil
+		snap = j.view
+		traceWaitWoken(j, snap.State)
+		return snap, nil
 	case <-ctxDone:
 		// The snapshot is taken after the context ended, so it shows the
 		// job as it was at the deadline or later, never before. select
@@ -70,5 +76,6 @@ func (j *job[Req, Res]) register() (Snapshot, <-chan struct{}) {
 	if snap.State.Terminal() {
 		return snap, nil
 	}
+	traceWaitRegister(j, snap.State)
 	return snap, j.waitChanLocked()
 }

@@ -1,0 +1,221 @@
+//go:build jobtable_trace
+
+package jobtable
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+)
+
+// Trace logging for trace validation (spec/trace.mjs checks the log
+// against spec/JobTable.tla). Built only with the tag jobtable_trace;
+// trace_nop.go stands in for it otherwise.
+//
+// Each hook logs one spec action at the point where Go performs it: inside
+// the critical section for a locked step; for a lock-free atomic, the
+// operation runs between traceAtomic, which takes the trace lock, and the
+// hook that logs it and releases the lock, so the order of the log is the
+// order in which the atomics took effect. A goroutine logs only once the
+// harness has given it a thread role (traceAs: s1, r1, t1, w1 ...), so the
+// package's other tests run unchanged with the tag.
+
+// traceEvent is one line of the log. D is the depth Go knows at that
+// step, N and R the id map's and the retention list's lengths.
+type traceEvent struct {
+	A  string `json:"a"`            // the spec action
+	T  string `json:"t"`            // the thread role
+	J  string `json:"j,omitempty"`  // the job id
+	R  string `json:"r,omitempty"`  // the call's result: ok or the error's name
+	St string `json:"st,omitempty"` // the state stored or read
+	D  *int32 `json:"d,omitempty"`
+	N  *int   `json:"n,omitempty"`
+	L  *int   `json:"l,omitempty"`
+}
+
+var tracer struct {
+	on     atomic.Bool
+	mu     sync.Mutex // the trace lock: orders the log
+	roles  sync.Map   // goroutine id -> role
+	events []traceEvent
+}
+
+// traceBegin starts a log; traceEnd stops it and returns it. Neither may
+// run while a table call is in flight.
+func traceBegin() {
+	tracer.events = nil
+	tracer.on.Store(true)
+}
+
+func traceEnd() []traceEvent {
+	tracer.on.Store(false)
+	tracer.roles.Clear()
+	ev := tracer.events
+	tracer.events = nil
+	return ev
+}
+
+// traceAs gives the calling goroutine a thread role; "" takes it away.
+func traceAs(role string) {
+	if role == "" {
+		tracer.roles.Delete(goid())
+		return
+	}
+	tracer.roles.Store(goid(), role)
+}
+
+// traceNote logs an event the harness itself observes (a waiter that gave
+// up); the checker has no action for it.
+func traceNote(action, id string) {
+	traceLog(traceEvent{A: action, J: id}, false)
+}
+
+func goid() uint64 {
+	var buf [64]byte
+	b := buf[:runtime.Stack(buf[:], false)]
+	b = bytes.TrimPrefix(b, []byte("goroutine "))
+	n, _ := strconv.ParseUint(string(b[:bytes.IndexByte(b, ' ')]), 10, 64)
+	return n
+}
+
+// traceLog appends the events under the trace lock; held says the caller
+// took it with traceAtomic.
+func traceLog(e traceEvent, held bool, more ...traceEvent) {
+	if !tracer.on.Load() {
+		return
+	}
+	if !held {
+		tracer.mu.Lock()
+	}
+	if role, ok := tracer.roles.Load(goid()); ok {
+		e.T = role.(string)
+		tracer.events = append(tracer.events, e)
+		for _, m := range more {
+			m.T = e.T
+			tracer.events = append(tracer.events, m)
+		}
+	}
+	tracer.mu.Unlock()
+}
+
+func traceAtomic() {
+	if tracer.on.Load() {
+		tracer.mu.Lock()
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func errName(err error) string {
+	for _, e := range []struct {
+		err  error
+		name string
+	}{
+		{nil, "ok"}, {ErrNotFound, "ErrNotFound"}, {ErrNotPending, "ErrNotPending"},
+		{ErrTerminal, "ErrTerminal"}, {ErrRequestTaken, "ErrRequestTaken"},
+	} {
+		if errors.Is(err, e.err) {
+			return e.name
+		}
+	}
+	return err.Error()
+}
+
+// endAction names the terminal call that ends a job in state s.
+func endAction(s State) string {
+	switch s {
+	case Done:
+		return "Finish"
+	case Failed:
+		return "Fail"
+	}
+	return "Timeout"
+}
+
+func traceSubmitLoad(d int32) {
+	traceLog(traceEvent{A: "SubmitLoad", D: ptr(d)}, true)
+}
+
+func traceSubmitCAS(ok bool, d1 int32) bool {
+	e := traceEvent{A: "SubmitCAS", R: "retry"}
+	if ok {
+		e.R, e.D = "ok", ptr(d1)
+	}
+	traceLog(e, true)
+	return ok
+}
+
+// After traceAtomic, t.mu held: eviction and insertion are one step.
+func traceSubmitInsert[Req, Res any](t *Table[Req, Res], id string) {
+	traceLog(traceEvent{A: "SubmitInsert", J: id, N: ptr(t.jobs.live), L: ptr(t.retained.len())}, true)
+}
+
+// After traceAtomic: the lookup that found no job.
+func traceLookup[Req, Res any](id string, j *job[Req, Res]) {
+	if j != nil {
+		if tracer.on.Load() {
+			tracer.mu.Unlock()
+		}
+		return
+	}
+	traceLog(traceEvent{A: "Lookup", J: id, R: "ErrNotFound"}, true)
+}
+
+// j.mu is held.
+func traceStart[Req, Res any](j *job[Req, Res], err error) {
+	traceLog(traceEvent{A: "Start", J: j.view.ID, R: errName(err), St: j.loadState().String()}, false)
+}
+
+// j.mu is held.
+func traceTake[Req, Res any](j *job[Req, Res], err error) {
+	traceLog(traceEvent{A: "TakeRequest", J: j.view.ID, R: errName(err)}, false)
+}
+
+// j.mu is held: a terminal call refused, the job being terminal already.
+func traceRefused[Req, Res any](j *job[Req, Res], to State) {
+	traceLog(traceEvent{A: endAction(to), J: j.view.ID, R: "ErrTerminal", St: j.loadState().String()}, false)
+}
+
+// After traceAtomic, j.mu and the table mutex held: the terminal state
+// stored and depth.Add(-1) returned d. Nothing another thread can observe
+// happened between the call's check and these two atomics, so the call
+// and TerminateRelease are logged together.
+func traceTerminated[Req, Res any](j *job[Req, Res], d int32) {
+	s := j.loadState()
+	traceLog(traceEvent{A: endAction(s), J: j.view.ID, R: "ok"}, true,
+		traceEvent{A: "TerminateRelease", J: j.view.ID, St: s.String(), D: ptr(d)})
+}
+
+// A terminal state seen by Wait: nothing changes a terminal job again, so
+// it is logged once the read is done.
+func traceWaitCheck[Req, Res any](j *job[Req, Res], s State) {
+	traceLog(traceEvent{A: "WaitCheck", J: j.view.ID, St: s.String()}, false)
+}
+
+// j.mu is held: the check saw s, not terminal, and the waiter takes done.
+func traceWaitRegister[Req, Res any](j *job[Req, Res], s State) {
+	traceLog(traceEvent{A: "WaitCheck", J: j.view.ID, St: s.String()}, false,
+		traceEvent{A: "WaitRegister", J: j.view.ID})
+}
+
+// Woken by the close of done, Wait returns a snapshot in state s.
+func traceWaitWoken[Req, Res any](j *job[Req, Res], s State) {
+	traceLog(traceEvent{A: "WaitBlock", J: j.view.ID}, false,
+		traceEvent{A: "WaitReturn", J: j.view.ID, St: s.String()})
+}
+
+// writeTrace encodes events as ndjson.
+func writeTrace(events []traceEvent) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	for _, e := range events {
+		if err := enc.Encode(e); err != nil {
+			return nil, err
+		}
+	}
+	return buf.Bytes(), nil
+}

@@ -1,0 +1,21 @@
+//go:build !jobtable_trace
+
+package jobtable
+
+// The trace hooks, compiled out: every one is empty and inlines to nothing,
+// so a normal build runs exactly the code it would without them. The build
+// tag jobtable_trace swaps in trace.go, which logs each step as the spec
+// action it implements (docs/verification.md, "Trace validation").
+
+func traceAtomic()                                             {}
+func traceSubmitLoad(int32)                                    {}
+func traceSubmitCAS(ok bool, _ int32) bool                     { return ok }
+func traceSubmitInsert[Req, Res any](*Table[Req, Res], string) {}
+func traceLookup[Req, Res any](string, *job[Req, Res])         {}
+func traceStart[Req, Res any](*job[Req, Res], error)           {}
+func traceTake[Req, Res any](*job[Req, Res], error)            {}
+func traceRefused[Req, Res any](*job[Req, Res], State)         {}
+func traceTerminated[Req, Res any](*job[Req, Res], int32)      {}
+func traceWaitCheck[Req, Res any](*job[Req, Res], State)       {}
+func traceWaitRegister[Req, Res any](*job[Req, Res], State)    {}
+func traceWaitWoken[Req, Res any](*job[Req, Res], State)       {}

@@ -1,0 +1,193 @@
+//go:build jobtable_trace
+
+package jobtable
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The trace driver: short runs of the design's stress shape (submitters
+// racing for a small queue, runners that start, take and end their jobs,
+// timers that time out any job, waiters on any job), each under a random
+// schedule, each logged as one trace for spec/trace.mjs.
+//
+//	go test -tags jobtable_trace -run '^TestTraceRuns$' ./jobtable \
+//	    -trace.dir DIR -trace.n 100 -trace.seed 1
+var (
+	traceDir  = flag.String("trace.dir", "", "write the traces to this folder")
+	traceN    = flag.Int("trace.n", 3, "number of runs")
+	traceSeed = flag.Uint64("trace.seed", 1, "seed of the first run; run k uses seed+k")
+	traceJobs = flag.Int("trace.jobs", 40, "Submit calls per run")
+)
+
+// The configuration every run uses, written in each trace's header: the
+// clock never moves, so retention is by the LRU bound only.
+const (
+	traceMaxQueue     = 4
+	traceMaxCompleted = 3
+)
+
+func TestTraceRuns(t *testing.T) {
+	dir := *traceDir
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	for k := range *traceN {
+		seed := *traceSeed + uint64(k)
+		events := traceRun(t, seed, *traceJobs)
+		b, err := writeTrace(events)
+		if err != nil {
+			t.Fatal(err)
+		}
+		head := fmt.Sprintf(`{"config":{"MaxQueue":%d,"MaxCompleted":%d},"seed":%d}`+"\n",
+			traceMaxQueue, traceMaxCompleted, seed)
+		name := filepath.Join(dir, fmt.Sprintf("trace-%04d.ndjson", seed))
+		if err := os.WriteFile(name, append([]byte(head), b...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// traceRun runs one schedule and returns its log.
+func traceRun(tb testing.TB, seed uint64, jobs int) []traceEvent {
+	epoch := time.Unix(0, 0)
+	tab, err := New[int, int](Config{
+		MaxQueue:     traceMaxQueue,
+		MaxCompleted: traceMaxCompleted,
+		JobTTL:       time.Hour,
+		Now:          func() time.Time { return epoch },
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	const submitters, runners, timerLoops, waiterLoops = 2, 3, 1, 2
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		known   []string
+		next    = map[string]int{}
+		work    = make(chan string, jobs)
+		subDone sync.WaitGroup
+	)
+	// role returns a fresh name of a one-shot role (a timer, a waiter: each
+	// makes one call in the spec).
+	role := func(p string) string {
+		mu.Lock()
+		defer mu.Unlock()
+		next[p]++
+		return fmt.Sprintf("%s%d", p, next[p])
+	}
+	pick := func(r *rand.Rand) (string, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(known) == 0 {
+			return "", false
+		}
+		return known[r.IntN(len(known))], true
+	}
+	yield := func(r *rand.Rand) {
+		for range r.IntN(3) {
+			runtime.Gosched()
+		}
+	}
+	traceBegin()
+	share := jobs / submitters
+	for s := range submitters {
+		wg.Add(1)
+		subDone.Add(1)
+		go func() {
+			defer wg.Done()
+			defer subDone.Done()
+			r := rand.New(rand.NewPCG(seed, uint64(s)))
+			traceAs(fmt.Sprintf("s%d", s+1))
+			for range share {
+				id, err := tab.Submit("task", 0)
+				if errors.Is(err, ErrQueueFull) {
+					yield(r)
+					continue
+				}
+				mu.Lock()
+				known = append(known, id)
+				mu.Unlock()
+				work <- id
+				yield(r)
+			}
+		}()
+	}
+	go func() { subDone.Wait(); close(work) }()
+	for n := range runners {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(seed, 100+uint64(n)))
+			traceAs(fmt.Sprintf("r%d", n+1))
+			for id := range work {
+				yield(r)
+				if _, err := tab.Start(id); err != nil {
+					continue
+				}
+				yield(r)
+				_, _ = tab.TakeRequest(id)
+				yield(r)
+				switch r.IntN(3) {
+				case 0:
+					_, _ = tab.Finish(id, 1)
+				case 1:
+					_, _ = tab.Fail(id, errors.New("failed"))
+				default:
+					_, _ = tab.Timeout(id, context.DeadlineExceeded)
+				}
+			}
+		}()
+	}
+	for n := range timerLoops {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(seed, 200+uint64(n)))
+			for range jobs / 4 {
+				yield(r)
+				id, ok := pick(r)
+				if !ok {
+					runtime.Gosched()
+					continue
+				}
+				traceAs(role("t"))
+				_, _ = tab.Timeout(id, context.DeadlineExceeded)
+			}
+		}()
+	}
+	for n := range waiterLoops {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(seed, 300+uint64(n)))
+			for range jobs / 4 {
+				yield(r)
+				id, ok := pick(r)
+				if !ok {
+					runtime.Gosched()
+					continue
+				}
+				traceAs(role("w"))
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				if _, err := tab.Wait(ctx, id); err != nil && !errors.Is(err, ErrNotFound) {
+					traceNote("WaitTimeout", id)
+				}
+				cancel()
+			}
+		}()
+	}
+	wg.Wait()
+	return traceEnd()
+}
