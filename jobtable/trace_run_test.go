@@ -155,13 +155,14 @@ func traceRun(tb testing.TB, seed uint64, jobs int) []traceEvent {
 		go func() {
 			defer wg.Done()
 			r := rand.New(rand.NewPCG(seed, 200+uint64(n)))
-			for range jobs / 4 {
+			for k := 0; k < jobs/4; {
 				yield(r)
 				id, ok := pick(r)
 				if !ok {
 					runtime.Gosched()
 					continue
 				}
+				k++
 				traceAs(role("t"))
 				_, _ = tab.Timeout(id, context.DeadlineExceeded)
 			}
@@ -172,13 +173,14 @@ func traceRun(tb testing.TB, seed uint64, jobs int) []traceEvent {
 		go func() {
 			defer wg.Done()
 			r := rand.New(rand.NewPCG(seed, 300+uint64(n)))
-			for range jobs / 4 {
+			for k := 0; k < jobs/4; {
 				yield(r)
 				id, ok := pick(r)
 				if !ok {
 					runtime.Gosched()
 					continue
 				}
+				k++
 				traceAs(role("w"))
 				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 				if _, err := tab.Wait(ctx, id); err != nil && !errors.Is(err, ErrNotFound) {

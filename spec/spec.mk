@@ -7,15 +7,17 @@
 #                           (tla-checker)
 #   make tlc                every configuration with TLC (TLA2TOOLS=path/to/jar)
 #   make spec-mutants-tlc   the TLC-only (liveness) mutations, with TLC
+#   make trace-check        runs of the Go table (jobtable, tag
+#                           jobtable_trace) checked against JobTable.tla
 
 SPEC_DIR     := spec
 NODE         ?= node
 NPM          ?= npm
 TLA_CHECKER  := $(SPEC_DIR)/node_modules/tla-checker/package.json
 
-GATES += spec-check spec-mutants
+GATES += spec-check spec-mutants trace-check
 
-.PHONY: spec-check spec-mutants tlc spec-mutants-tlc
+.PHONY: spec-check spec-mutants tlc spec-mutants-tlc trace-check
 
 # npm ci installs exactly what package-lock.json pins (tla-checker 0.9.0).
 $(TLA_CHECKER): $(SPEC_DIR)/package.json $(SPEC_DIR)/package-lock.json
@@ -37,3 +39,23 @@ tlc:
 
 spec-mutants-tlc:
 	$(NODE) $(SPEC_DIR)/mutants.mjs --tlc
+
+# Trace validation: TRACE_N random runs of the stress shape (TRACE_JOBS
+# Submit calls each) on the real table built with the tag jobtable_trace,
+# each log checked against JobTable.tla (spec/trace.mjs, one process per
+# core); then edited events of the first trace must be rejected at that
+# event (--bite). Any rejection or error fails; the traces of a failure
+# are kept in TRACE_KEEP.
+TRACE_N    ?= 100
+TRACE_JOBS ?= 40
+TRACE_SEED ?= 1
+TRACE_KEEP ?= $(SPEC_DIR)/trace-failed
+trace-check: $(TLA_CHECKER)
+	@dir=$$(mktemp -d) && trap 'rm -rf "$$dir"' EXIT && \
+	$(GO) test -count=1 -tags jobtable_trace -run '^TestTraceRuns$$' ./jobtable \
+	    -trace.dir "$$dir" -trace.n $(TRACE_N) -trace.jobs $(TRACE_JOBS) -trace.seed $(TRACE_SEED) >"$$dir/go.log" 2>&1 \
+	    || { cat "$$dir/go.log"; exit 1; }; \
+	if ! $(NODE) --stack-size=30000 $(SPEC_DIR)/trace.mjs --quiet "$$dir"; then \
+	    rm -rf $(TRACE_KEEP) && mkdir -p $(TRACE_KEEP) && cp "$$dir"/*.ndjson $(TRACE_KEEP)/ && \
+	    echo "traces kept in $(TRACE_KEEP)"; exit 1; fi; \
+	$(NODE) --stack-size=30000 $(SPEC_DIR)/trace.mjs --bite "$$dir/trace-$$(printf %04d $(TRACE_SEED)).ndjson"

@@ -49,11 +49,14 @@ function outcomeOf(result, cfg) {
 }
 
 // tlaCheck model-checks spec (the text of a module) with cfg (the text of a
-// configuration) and returns { outcome, states, trace, secs }.
-export function tlaCheck(spec, cfg) {
+// configuration) and returns { outcome, states, trace, secs }. opts may
+// raise maxDepth and allow deadlock (trace validation: a trace the spec
+// cannot follow ends in a state without successor).
+export function tlaCheck(spec, cfg, opts = {}) {
   const t0 = Date.now();
   const result = JSON.parse(
-    check_spec_with_cfg(spec, cfg, '{}', MAX_STATES, MAX_DEPTH, false, false),
+    check_spec_with_cfg(spec, cfg, '{}', opts.maxStates ?? MAX_STATES,
+      opts.maxDepth ?? MAX_DEPTH, opts.allowDeadlock ?? false, false),
   );
   return {
     outcome: outcomeOf(result, cfg),

@@ -1,0 +1,428 @@
+// Trace validation: checks that logs of the Go table (ndjson, one spec
+// action a line, written by jobtable's TestTraceRuns under the tag
+// jobtable_trace) are behaviours of JobTable.tla.
+//
+//   node spec/trace.mjs [--jobs N] [--expect-reject] FILE|DIR ...
+//
+// For each trace it generates one self-contained module, JobTable.tla with
+// the trace index i spliced into its variables and a TraceNext that
+// follows each logged event with the matching spec action and its observed
+// values, and a cfg whose constants (jobs, threads of each role) come from
+// the trace and whose constant Trace is the trace itself. tla-checker
+// explores it with deadlock allowed: the invariant "i < Len(Trace)" is
+// violated exactly when the whole trace was consumed (accepted); a search
+// that ends without it means no behaviour of the spec produces the trace
+// (rejected), and a bisection over prefixes finds the first event it
+// cannot follow. A parse or evaluation error, an unknown thread or action,
+// or a bound reached is an error, never a verdict.
+//
+// Exit status: 0 every trace accepted (with --expect-reject: at least one
+// rejected and none in error), 1 otherwise, 2 on an error.
+
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { join, dirname, basename } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { spawn } from 'node:child_process';
+import { availableParallelism } from 'node:os';
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+// Thread roles by the letter of their name, as the spec's constants.
+const ROLES = { s: 'Submitters', r: 'Runners', t: 'Timers', p: 'Pollers', w: 'Waiters', m: 'Misusers' };
+// The actions a trace may log; WaitTimeout is the harness's note of a wait
+// that never returned, which no action of the spec matches.
+const ACTIONS = new Set(['SubmitLoad', 'SubmitCAS', 'SubmitInsert', 'Lookup', 'Start', 'TakeRequest',
+  'Finish', 'Fail', 'Timeout', 'TerminateRelease', 'WaitCheck', 'WaitRegister', 'WaitBlock',
+  'WaitReturn', 'WaitTimeout']);
+const UNKNOWN = -1000; // an integer field Go did not log
+
+export class TraceError extends Error {}
+
+// parseTrace reads a log: its header (the table's configuration) and its
+// events, with Go's random ids renamed j1, j2 ... in order of appearance.
+// Go learns a job's id only after admission, so each submitter's
+// SubmitLoad and SubmitCAS events are given the id of the insertion that
+// ends the attempt, or a fresh name (x1, x2 ...) for an attempt refused
+// with ErrQueueFull or cut off by the end of the trace: the spec claims an
+// id for it all the same.
+export function parseTrace(text) {
+  const lines = text.split('\n').filter((l) => l.trim() !== '');
+  if (lines.length === 0) throw new TraceError('empty trace');
+  const head = JSON.parse(lines[0]);
+  if (!head.config) throw new TraceError('first line is no header with the config');
+  const events = lines.slice(1).map((l, k) => {
+    let e;
+    try { e = JSON.parse(l); } catch (err) { throw new TraceError(`event ${k + 1}: ${err.message}`); }
+    if (!ACTIONS.has(e.a)) throw new TraceError(`event ${k + 1}: unknown action ${JSON.stringify(e.a)}`);
+    if (typeof e.t !== 'string' || !/^[srtpwm][0-9]+$/.test(e.t)) {
+      throw new TraceError(`event ${k + 1}: unknown thread ${JSON.stringify(e.t)}`);
+    }
+    return e;
+  });
+  const names = new Map();
+  const nameOf = (id) => {
+    if (!names.has(id)) names.set(id, `j${names.size + 1}`);
+    return names.get(id);
+  };
+  let phantoms = 0;
+  const open = new Map(); // thread -> events of its admission attempt
+  const close = (t, name) => {
+    for (const e of open.get(t) ?? []) e.j = name;
+    open.delete(t);
+  };
+  const out = events.map((e) => ({ ...e }));
+  for (const e of out) {
+    if (e.a === 'SubmitLoad' || e.a === 'SubmitCAS') {
+      if (!open.has(e.t)) open.set(e.t, []);
+      open.get(e.t).push(e);
+      if (e.a === 'SubmitLoad' && e.d >= head.config.MaxQueue) close(e.t, `x${++phantoms}`);
+    } else if (e.a === 'SubmitInsert') {
+      e.j = nameOf(e.j);
+      close(e.t, e.j);
+    } else if (e.j !== undefined) {
+      e.j = nameOf(e.j);
+    }
+  }
+  for (const t of [...open.keys()]) close(t, `x${++phantoms}`);
+  const jobs = [...names.values()];
+  for (let k = 1; k <= phantoms; k++) jobs.push(`x${k}`);
+  return { config: head.config, events: out, jobs };
+}
+
+const str = (s) => JSON.stringify(s);
+const set = (xs) => `{${xs.map(str).join(', ')}}`;
+
+// The record of one event: every field present, so that every record of
+// Trace has the same domain.
+function record(e) {
+  const int = (v) => (Number.isInteger(v) ? v : UNKNOWN);
+  return `[a |-> ${str(e.a)}, t |-> ${str(e.t)}, j |-> ${str(e.j ?? 'nojob')}, ` +
+    `r |-> ${str(e.r ?? '')}, st |-> ${str(e.st ?? '')}, d |-> ${int(e.d)}, ` +
+    `n |-> ${int(e.n)}, l |-> ${int(e.l)}]`;
+}
+
+// What the trace module adds to JobTable.tla.
+const TRACE_DEFS = String.raw`
+-----------------------------------------------------------------------------
+(* Trace validation, generated by spec/trace.mjs: each step follows the    *)
+(* next logged event with the action it names, for the thread it names,    *)
+(* and checks the values Go observed there.                                *)
+
+Unknown == ${UNKNOWN}
+
+TraceInit == Init /\ i = 0
+
+\* Go's answer r to call c on job j is the spec's, or j was evicted after
+\* Go's lock-free lookup found it: the call is linearised at the lookup
+\* (see Table in jobtable/table.go), where the job was terminal.
+Answer(c, j, r) ==
+    \/ Contract(c, j) = r
+    \/ (j \in evicted /\ r \in {"ErrNotPending", "ErrTerminal"})
+
+\* Any step of thread t in its role.
+ThreadNext(t) ==
+    \/ (t \in Runners /\ Runner(t))
+    \/ (t \in (Runners \cup Timers) /\ Terminator(t))
+    \/ (t \in Misusers /\ Misuser(t))
+    \/ (t \in Pollers /\ Poller(t))
+    \/ (t \in Waiters /\ Waiter(t))
+
+EndCall(e) ==
+    IF e.a = "Finish" THEN Finish(e.t)
+    ELSE IF e.a = "Fail" THEN Fail(e.t)
+    ELSE Timeout(e.t)
+
+Step(e) ==
+    CASE e.a = "SubmitLoad" ->
+            /\ SubmitLoad(e.t)
+            /\ depth = e.d
+            /\ e.j \in claimed'
+            /\ (claimed' \ claimed) \subseteq {e.j}
+      [] e.a = "SubmitCAS" ->
+            /\ SubmitCAS(e.t)
+            /\ tjob[e.t] = e.j
+            /\ (e.r = "ok") = (pc'[e.t] = "SubmitInsert")
+            /\ ((e.r = "ok") => (depth' = e.d))
+      [] e.a = "SubmitInsert" ->
+            /\ SubmitInsert(e.t)
+            /\ tjob[e.t] = e.j
+            /\ Cardinality(table') = e.n
+            /\ Len(lru') = e.l
+      [] e.a = "Lookup" ->
+            /\ e.j \notin table
+            /\ ThreadNext(e.t)
+            /\ tjob'[e.t] \in {e.j, NoJob}
+            /\ queue' \in {queue, queue \ {e.j}}
+            /\ pc'[e.t] # "Done" \/ e.t \notin Runners
+      [] e.a = "Start" ->
+            /\ e.j \in queue
+            /\ Answer("Start", e.j, e.r)
+            /\ Start(e.t)
+            /\ queue' = queue \ {e.j}
+            /\ ((e.r = "ok") => (state'[e.j] = "RUNNING"))
+            /\ ((e.r # "ok") => (e.j \in evicted \/ state[e.j] = e.st))
+      [] e.a = "TakeRequest" ->
+            /\ tjob[e.t] = e.j
+            /\ Answer("TakeRequest", e.j, e.r)
+            /\ TakeRequest(e.t)
+      [] e.a \in {"Finish", "Fail", "Timeout"} ->
+            /\ ((e.t \in Runners) => (tjob[e.t] = e.j))
+            /\ Answer("End", e.j, e.r)
+            /\ ((e.r # "ok") => (e.j \in evicted \/ state[e.j] = e.st))
+            /\ EndCall(e)
+            /\ (e.r = "ok") = (pc'[e.t] = "TerminateRelease")
+            /\ ((e.r = "ok") => (tjob'[e.t] = e.j))
+      [] e.a = "TerminateRelease" ->
+            /\ tjob[e.t] = e.j
+            /\ TerminateRelease(e.t)
+            /\ depth' = e.d
+            /\ state'[e.j] = e.st
+      [] e.a = "WaitCheck" ->
+            /\ WaitCheck(e.t)
+            /\ tjob'[e.t] = e.j
+            /\ IF e.st \in Terminal
+                  THEN /\ pc'[e.t] = "Done"
+                       /\ (e.j \in evicted \/ view'[e.t].st = e.st)
+                  ELSE /\ pc'[e.t] = "WaitRegister"
+                       /\ state[e.j] = e.st
+      [] e.a = "WaitRegister" ->
+            /\ tjob[e.t] = e.j
+            /\ WaitRegister(e.t)
+      [] e.a = "WaitBlock" ->
+            /\ tjob[e.t] = e.j
+            /\ WaitBlock(e.t)
+      [] e.a = "WaitReturn" ->
+            /\ tjob[e.t] = e.j
+            /\ WaitReturn(e.t)
+            /\ view'[e.t].st = e.st
+      [] OTHER -> FALSE
+
+TraceNext ==
+    /\ i < Len(Trace)
+    /\ Step(Trace[i + 1])
+    /\ i' = i + 1
+
+\* Violated exactly when the whole trace has been followed: acceptance.
+TraceNotConsumed == i < Len(Trace)
+`;
+
+// traceModule turns JobTable.tla into JobTableTrace: one module (the
+// checker reads no EXTENDS of user modules), with the constant Trace, the
+// variable i, and ids chosen by the trace rather than in a fixed order.
+export function traceModule(spec) {
+  const edits = [
+    [/^-+ MODULE JobTable -+$/m, (m) => m.replace('JobTable', 'JobTableTrace')],
+    // the last constant, then Trace
+    [/^(\s*)Defect(\s*\\\*[^\n]*)?$/m, (_m, ws) => `${ws}Defect,${ws}Trace`],
+    // the last variable, then the index of the trace
+    [/^(\s*)callsOK(\s*\\\*[^\n]*)?$/m, (_m, ws) => `${ws}callsOK,${ws}i`],
+    // NextId hands ids out in a fixed order to stand in for symmetry; a
+    // trace names its own, so any unclaimed id may come next (ids are
+    // interchangeable: spec/README.md, Reductions).
+    [/ELSE \{CHOOSE j \\in Jobs \\ claimed : TRUE\}/, () => 'ELSE Jobs \\ claimed'],
+    [/\n=+\s*$/, () => `\n${TRACE_DEFS}\n${'='.repeat(77)}\n`],
+  ];
+  let out = spec;
+  for (const [re, fn] of edits) {
+    if (!re.test(out)) throw new TraceError(`JobTable.tla no longer matches ${re}`);
+    out = out.replace(re, fn);
+  }
+  return out;
+}
+
+// traceCfg: constants from the trace, the trace as the constant Trace.
+export function traceCfg(t, upTo = t.events.length) {
+  const threads = {};
+  for (const role of Object.values(ROLES)) threads[role] = new Set();
+  for (const e of t.events) threads[ROLES[e.t[0]]].add(e.t);
+  const lines = [
+    'CONSTANTS',
+    `    Jobs = ${set(t.jobs)}`,
+    ...Object.values(ROLES).map((r) => `    ${r} = ${set([...threads[r]])}`),
+    `    MaxQueue = ${t.config.MaxQueue}`,
+    `    MaxCompleted = ${t.config.MaxCompleted}`,
+    '    TTL = 1',
+    '    MaxTime = 0',
+    '    RunnerOutcomes = {"DONE", "FAILED", "TIMEOUT"}',
+    '    WaitDeadline = FALSE',
+    '    Defect = "none"',
+    `    Trace = <<${t.events.slice(0, upTo).map(record).join(',\n        ')}>>`,
+    'INIT TraceInit',
+    'NEXT TraceNext',
+    'INVARIANT TraceNotConsumed',
+  ];
+  return lines.join('\n') + '\n';
+}
+
+let checker;
+async function check(module, cfg, len) {
+  checker ??= await import('./tlachecker.mjs');
+  const r = checker.tlaCheck(module, cfg, { allowDeadlock: true, maxDepth: len + 10 });
+  if (r.outcome === 'violates TraceNotConsumed') return { accepted: true, ...r };
+  if (r.outcome === 'pass') return { accepted: false, ...r };
+  throw new TraceError(`no verdict: ${r.outcome}`);
+}
+
+// checkTrace returns { accepted, events, secs, at? }: at is the 1-based
+// index of the first event the spec cannot follow.
+export async function checkTrace(text, spec = readFileSync(join(here, 'JobTable.tla'), 'utf8')) {
+  const t = parseTrace(text);
+  const module = traceModule(spec);
+  const t0 = Date.now();
+  const n = t.events.length;
+  const r = await check(module, traceCfg(t), n);
+  const res = { accepted: r.accepted, events: n, states: r.states, secs: (Date.now() - t0) / 1000 };
+  if (!r.accepted) {
+    // The longest accepted prefix: prefixes of an accepted one are.
+    let lo = 0, hi = n; // prefix lo accepted, prefix hi rejected
+    while (hi - lo > 1) {
+      const mid = (lo + hi) >> 1;
+      if ((await check(module, traceCfg(t, mid), mid)).accepted) lo = mid; else hi = mid;
+    }
+    res.at = hi;
+    res.event = t.events[hi - 1];
+  }
+  return res;
+}
+
+// bite shows that the check bites: each edit of one event of an accepted
+// trace must be rejected at exactly that event, and a trace naming an
+// unknown thread must be an error. Returns the exit status.
+async function bite(file) {
+  const lines = readFileSync(file, 'utf8').split('\n').filter((l) => l.trim() !== '');
+  const events = lines.slice(1).map((l) => JSON.parse(l));
+  const edits = [
+    ['a CAS that reports the wrong depth', (e) => e.a === 'SubmitCAS' && e.r === 'ok', (e) => { e.d += 1; }],
+    ['a Start that says a PENDING job was not pending', (e) => e.a === 'Start' && e.r === 'ok',
+      (e) => { e.r = 'ErrNotPending'; }],
+    ['a terminal state other than the call stored', (e) => e.a === 'TerminateRelease',
+      (e) => { e.st = e.st === 'DONE' ? 'FAILED' : 'DONE'; }],
+    ['a decrement that returns the wrong depth', (e) => e.a === 'TerminateRelease', (e) => { e.d -= 1; }],
+    ['a TakeRequest refused on a live job', (e) => e.a === 'TakeRequest' && e.r === 'ok',
+      (e) => { e.r = 'ErrTerminal'; }],
+    ['an insertion whose map lost a job', (e) => e.a === 'SubmitInsert', (e) => { e.n -= 1; }],
+  ];
+  let status = 0;
+  for (const [what, find, edit] of edits) {
+    const k = events.findIndex(find);
+    if (k < 0) {
+      console.log(`bite: ${what}: no such event in ${basename(file)}`);
+      status = 1;
+      continue;
+    }
+    const cut = events.slice(0, k + 10).map((e) => ({ ...e }));
+    edit(cut[k]);
+    const text = [lines[0], ...cut.map((e) => JSON.stringify(e))].join('\n');
+    const r = await checkTrace(text);
+    const ok = !r.accepted && r.at === k + 1;
+    if (!ok) status = 1;
+    console.log(`bite: ${what} (event ${k + 1}): ${r.accepted ? 'ACCEPTED' : `rejected at event ${r.at}`}${ok ? '' : ' (WRONG)'}`);
+  }
+  const bad = [lines[0], ...events.slice(0, 5).map((e, k) => JSON.stringify(k === 2 ? { ...e, t: 'q1' } : e))].join('\n');
+  try {
+    await checkTrace(bad);
+    console.log('bite: an unknown thread gave a verdict (WRONG)');
+    status = 1;
+  } catch (err) {
+    console.log(`bite: an unknown thread is an error: ${err.message}`);
+  }
+  return status;
+}
+
+function traceFiles(args) {
+  const files = [];
+  for (const a of args) {
+    if (statSync(a).isDirectory()) {
+      for (const f of readdirSync(a).sort()) if (f.endsWith('.ndjson')) files.push(join(a, f));
+    } else files.push(a);
+  }
+  return files;
+}
+
+// One line per trace; returns the counts.
+async function runFiles(files, quiet) {
+  const tally = { accepted: 0, rejected: 0, errors: 0 };
+  for (const f of files) {
+    try {
+      const r = await checkTrace(readFileSync(f, 'utf8'));
+      if (r.accepted) {
+        tally.accepted++;
+        if (!quiet) console.log(`accepted ${basename(f)}: ${r.events} events, ${r.states} states, ${r.secs.toFixed(1)}s`);
+      } else {
+        tally.rejected++;
+        console.log(`REJECTED ${basename(f)} at event ${r.at} of ${r.events}: ${JSON.stringify(r.event)}`);
+      }
+    } catch (err) {
+      tally.errors++;
+      console.log(`ERROR ${basename(f)}: ${err.message}`);
+    }
+  }
+  return tally;
+}
+
+async function main() {
+  const args = process.argv.slice(2);
+  const opt = (name) => {
+    const k = args.indexOf(name);
+    if (k < 0) return undefined;
+    const v = args[k + 1];
+    args.splice(k, 2);
+    return v;
+  };
+  const flags = new Set(args.filter((a) => ['--expect-reject', '--worker', '--quiet', '--bite'].includes(a)));
+  const expectReject = flags.has('--expect-reject');
+  const worker = flags.has('--worker');
+  const quiet = flags.has('--quiet');
+  const rest = args.filter((a) => !flags.has(a));
+  const jobs = Number(opt('--jobs') ?? availableParallelism());
+  const files = traceFiles(rest.filter((a) => a !== String(jobs) && a !== '--jobs'));
+  if (files.length === 0) {
+    console.error('trace: no trace given');
+    process.exit(2);
+  }
+  let tally;
+  const t0 = Date.now();
+  if (worker || jobs <= 1 || files.length === 1) {
+    if (flags.has('--bite')) process.exit(await bite(files[0]));
+    tally = await runFiles(files, quiet);
+    if (worker) {
+      console.log(`#tally ${JSON.stringify(tally)}`);
+      return;
+    }
+  } else {
+    // Worker processes, each with its share of the traces.
+    const shares = Array.from({ length: Math.min(jobs, files.length) }, () => []);
+    files.forEach((f, k) => shares[k % shares.length].push(f));
+    tally = { accepted: 0, rejected: 0, errors: 0 };
+    await Promise.all(shares.map((share) => new Promise((resolve) => {
+      const p = spawn(process.execPath, ['--stack-size=30000', fileURLToPath(import.meta.url), '--worker',
+        ...(quiet ? ['--quiet'] : []), ...share],
+        { stdio: ['ignore', 'pipe', 'inherit'] });
+      let buf = '';
+      p.stdout.on('data', (d) => {
+        buf += d;
+        let k;
+        while ((k = buf.indexOf('\n')) >= 0) {
+          const line = buf.slice(0, k);
+          buf = buf.slice(k + 1);
+          if (line.startsWith('#tally ')) {
+            const t = JSON.parse(line.slice(7));
+            for (const key of Object.keys(tally)) tally[key] += t[key];
+          } else console.log(line);
+        }
+      });
+      p.on('close', (code) => {
+        if (code !== 0) tally.errors++;
+        resolve();
+      });
+    })));
+  }
+  const secs = ((Date.now() - t0) / 1000).toFixed(1);
+  console.log(`trace: ${files.length} traces, ${tally.accepted} accepted, ${tally.rejected} rejected, ` +
+    `${tally.errors} errors, ${secs}s`);
+  if (tally.errors > 0 || tally.accepted + tally.rejected !== files.length) process.exit(2);
+  if (expectReject) process.exit(tally.rejected > 0 ? 0 : 1);
+  process.exit(tally.rejected > 0 ? 1 : 0);
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) await main();
