@@ -144,7 +144,7 @@ func (t *Table[Req, Res]) Submit(taskID string, req Req) (string, error) {
 func (t *Table[Req, Res]) lookup(id string) *job[Req, Res] {
 	traceAtomic()
 	j := t.jobs.lookup(id)
-	traceLookup(id, j)
+	traceLookup(id, j == nil)
 	return j
 }
 

@@ -155,8 +155,8 @@ func traceSubmitInsert[Req, Res any](t *Table[Req, Res], id string) {
 }
 
 // After traceAtomic: the lookup that found no job.
-func traceLookup[Req, Res any](id string, j *job[Req, Res]) {
-	if j != nil {
+func traceLookup(id string, missed bool) {
+	if !missed {
 		if tracer.on.Load() {
 			tracer.mu.Unlock()
 		}
@@ -202,8 +202,10 @@ func traceWaitRegister[Req, Res any](j *job[Req, Res], s State) {
 		traceEvent{A: "WaitRegister", J: j.view.ID})
 }
 
-// Woken by the close of done, Wait returns a snapshot in state s.
-func traceWaitWoken[Req, Res any](j *job[Req, Res], s State) {
+// Woken by the close of done, Wait returns the final snapshot, read
+// without the lock as Wait reads it.
+func traceWaitWoken[Req, Res any](j *job[Req, Res]) {
+	s := j.view.State
 	traceLog(traceEvent{A: "WaitBlock", J: j.view.ID}, false,
 		traceEvent{A: "WaitReturn", J: j.view.ID, St: s.String()})
 }

@@ -11,11 +11,11 @@ func traceAtomic()                                             {}
 func traceSubmitLoad(int32)                                    {}
 func traceSubmitCAS(ok bool, _ int32) bool                     { return ok }
 func traceSubmitInsert[Req, Res any](*Table[Req, Res], string) {}
-func traceLookup[Req, Res any](string, *job[Req, Res])         {}
+func traceLookup(string, bool)                                 {}
 func traceStart[Req, Res any](*job[Req, Res], error)           {}
 func traceTake[Req, Res any](*job[Req, Res], error)            {}
 func traceRefused[Req, Res any](*job[Req, Res], State)         {}
 func traceTerminated[Req, Res any](*job[Req, Res], int32)      {}
 func traceWaitCheck[Req, Res any](*job[Req, Res], State)       {}
 func traceWaitRegister[Req, Res any](*job[Req, Res], State)    {}
-func traceWaitWoken[Req, Res any](*job[Req, Res], State)       {}
+func traceWaitWoken[Req, Res any](*job[Req, Res])              {}

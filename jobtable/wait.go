@@ -38,18 +38,16 @@ func (t *Table[Req, Res]) Wait(ctx context.Context, id string) (Snapshot, error)
 		// A context that never ends: a plain receive, which the runtime
 		// wakes faster than a select.
 		<-done
-		snap = j.view // see below
-		traceWaitWoken(j, snap.State)
-		return snap, nil
+		traceWaitWoken(j)
+		return j.view, nil // see below
 	}
 	select {
 	case <-done:
 		// Received from the closed channel: ordered after the terminal
 		// critical section, which wrote the final snapshot before it
 		// closed the channel. No lock: the finisher may still hold it.
-		snap = j.view
-		traceWaitWoken(j, snap.State)
-		return snap, nil
+		traceWaitWoken(j)
+		return j.view, nil
 	case <-ctxDone:
 		// The snapshot is taken after the context ended, so it shows the
 		// job as it was at the deadline or later, never before. select
