@@ -26,7 +26,8 @@
 # HTTP_RUNS (HTTP-level runs, default 0 for the first-catch mode and 1 with
 # -full), LINCHECK_FLAGS (default "-short -q"), LINCHECK_HTTP_FLAGS
 # (default "-duration=1s -q"), CRASH_FLAGS (the crash gate's lincheck
-# flags, default "-cycles 20 -q").
+# flags, default "-cycles 20 -q"), TRACE_N and TRACE_JOBS (the trace gate's
+# runs, default 20, and Submit calls per run, default 40).
 # Exit status: 0 when the normal build passes and every mutant is caught.
 set -u
 cd "$(dirname "$0")/.."
@@ -44,6 +45,8 @@ fi
 HTTP_RUNS=${HTTP_RUNS:-$full}
 
 FUZZTIME=${FUZZTIME:-60s}
+TRACE_N=${TRACE_N:-20}
+TRACE_JOBS=${TRACE_JOBS:-40}
 FUZZ_BASELINE=${FUZZ_BASELINE:-10s}
 
 # The list: mutant, comma-separated gates, description.
@@ -64,7 +67,7 @@ fi
 # patch_of MUTANT: the diff of PKG/NAME, PKG/testdata/mutants/NAME.patch.
 patch_of() { echo "${1%/*}/testdata/mutants/${1##*/}.patch"; }
 
-all_gates=(test:jobtable test:jobapi test:store/sqlite test:linearizability test:stress test:fuzz lincheck crash)
+all_gates=(test:jobtable test:jobapi test:store/sqlite test:linearizability test:stress test:fuzz lincheck crash trace)
 [ "$HTTP_RUNS" -gt 0 ] && all_gates+=(lincheck-http)
 
 work=$(mktemp -d)
@@ -184,6 +187,36 @@ gate() {
       fi
       verdict="fuzzing engine error, no finding"
       return 2
+      ;;
+    trace)
+      # trace[:N] (make trace-check): N runs (default TRACE_N) of the
+      # trace driver on this build (tag jobtable_trace), each log checked
+      # against spec/JobTable.tla. A rejected trace is a catch; so is a
+      # driver that fails after writing traces none of which is rejected
+      # (the mutant crashed the run). A checker error is no verdict.
+      local n=${pkg:-$TRACE_N} dir=$work/traces-${tag//\//-}
+      rm -rf "$dir" && mkdir -p "$dir"
+      "$GO" test "${ov[@]}" -count=1 -tags jobtable_trace -run '^TestTraceRuns$' ./jobtable/ \
+        -trace.dir "$dir" -trace.n "$n" -trace.jobs "$TRACE_JOBS" >"$log" 2>&1
+      code=$?
+      if [ $code -ne 0 ] && grep -q '\[build failed\]\|\[setup failed\]' "$log"; then
+        verdict="does not build"
+        return 2
+      fi
+      local drv=$code
+      if ! ls "$dir"/*.ndjson >/dev/null 2>&1; then
+        [ $drv -eq 0 ] && { verdict="no trace written"; return 2; }
+        verdict="trace driver failed before its first trace"
+        return 1
+      fi
+      node --stack-size=30000 spec/trace.mjs --quiet --stop "$dir" >>"$log" 2>&1
+      case $? in
+        0) [ $drv -eq 0 ] && return 0; verdict="trace driver failed"; return 1 ;;
+        1) verdict="$(sed -n 's/^REJECTED \([^ ]*\) at event \([0-9]*\) of [0-9]*: .*"a":"\([A-Za-z]*\)".*/\3, event \2 of \1/p' "$log" | head -1)"
+           verdict="trace rejected at ${verdict}"
+           return 1 ;;
+        *) verdict="trace checker error"; return 2 ;;
+      esac
       ;;
     *)
       verdict="unknown gate"

@@ -2,7 +2,10 @@
 // action a line, written by jobtable's TestTraceRuns under the tag
 // jobtable_trace) are behaviours of JobTable.tla.
 //
-//   node spec/trace.mjs [--jobs N] [--expect-reject] FILE|DIR ...
+//   node spec/trace.mjs [--jobs N] [--quiet] [--stop] [--expect-reject] FILE|DIR ...
+//   node spec/trace.mjs --bite FILE
+//
+// --stop ends at the first rejected trace (the mutant gate needs one).
 //
 // For each trace it generates one self-contained module, JobTable.tla with
 // the trace index i spliced into its variables and a TraceNext that
@@ -29,11 +32,12 @@ const here = dirname(fileURLToPath(import.meta.url));
 
 // Thread roles by the letter of their name, as the spec's constants.
 const ROLES = { s: 'Submitters', r: 'Runners', t: 'Timers', p: 'Pollers', w: 'Waiters', m: 'Misusers' };
-// The actions a trace may log; WaitTimeout is the harness's note of a wait
-// that never returned, which no action of the spec matches.
+// The actions a trace may log; WaitTimeout and Panic are the harness's
+// notes of a wait that never returned and of a call that panicked, which
+// no action of the spec matches.
 const ACTIONS = new Set(['SubmitLoad', 'SubmitCAS', 'SubmitInsert', 'Lookup', 'Start', 'TakeRequest',
   'Finish', 'Fail', 'Timeout', 'TerminateRelease', 'WaitCheck', 'WaitRegister', 'WaitBlock',
-  'WaitReturn', 'WaitTimeout']);
+  'WaitReturn', 'WaitTimeout', 'Panic']);
 const UNKNOWN = -1000; // an integer field Go did not log
 
 export class TraceError extends Error {}
@@ -340,7 +344,7 @@ function traceFiles(args) {
 }
 
 // One line per trace; returns the counts.
-async function runFiles(files, quiet) {
+async function runFiles(files, quiet, stop) {
   const tally = { accepted: 0, rejected: 0, errors: 0 };
   for (const f of files) {
     try {
@@ -351,6 +355,7 @@ async function runFiles(files, quiet) {
       } else {
         tally.rejected++;
         console.log(`REJECTED ${basename(f)} at event ${r.at} of ${r.events}: ${JSON.stringify(r.event)}`);
+        if (stop) break;
       }
     } catch (err) {
       tally.errors++;
@@ -369,7 +374,7 @@ async function main() {
     args.splice(k, 2);
     return v;
   };
-  const flags = new Set(args.filter((a) => ['--expect-reject', '--worker', '--quiet', '--bite'].includes(a)));
+  const flags = new Set(args.filter((a) => ['--expect-reject', '--worker', '--quiet', '--bite', '--stop'].includes(a)));
   const expectReject = flags.has('--expect-reject');
   const worker = flags.has('--worker');
   const quiet = flags.has('--quiet');
@@ -384,7 +389,7 @@ async function main() {
   const t0 = Date.now();
   if (worker || jobs <= 1 || files.length === 1) {
     if (flags.has('--bite')) process.exit(await bite(files[0]));
-    tally = await runFiles(files, quiet);
+    tally = await runFiles(files, quiet, flags.has('--stop'));
     if (worker) {
       console.log(`#tally ${JSON.stringify(tally)}`);
       return;
@@ -394,10 +399,14 @@ async function main() {
     const shares = Array.from({ length: Math.min(jobs, files.length) }, () => []);
     files.forEach((f, k) => shares[k % shares.length].push(f));
     tally = { accepted: 0, rejected: 0, errors: 0 };
+    const stopping = flags.has('--stop');
+    const children = [];
+    let stopped = false;
     await Promise.all(shares.map((share) => new Promise((resolve) => {
       const p = spawn(process.execPath, ['--stack-size=30000', fileURLToPath(import.meta.url), '--worker',
-        ...(quiet ? ['--quiet'] : []), ...share],
+        ...[...flags].filter((f) => f === '--quiet' || f === '--stop'), ...share],
         { stdio: ['ignore', 'pipe', 'inherit'] });
+      children.push(p);
       let buf = '';
       p.stdout.on('data', (d) => {
         buf += d;
@@ -406,13 +415,20 @@ async function main() {
           const line = buf.slice(0, k);
           buf = buf.slice(k + 1);
           if (line.startsWith('#tally ')) {
-            const t = JSON.parse(line.slice(7));
-            for (const key of Object.keys(tally)) tally[key] += t[key];
-          } else console.log(line);
+            tally.accepted += JSON.parse(line.slice(7)).accepted;
+          } else {
+            console.log(line);
+            if (line.startsWith('REJECTED ')) tally.rejected++;
+            if (line.startsWith('ERROR ')) tally.errors++;
+            if (stopping && line.startsWith('REJECTED ')) {
+              stopped = true;
+              for (const c of children) c.kill();
+            }
+          }
         }
       });
       p.on('close', (code) => {
-        if (code !== 0) tally.errors++;
+        if (code !== 0 && !stopped) tally.errors++;
         resolve();
       });
     })));
@@ -420,7 +436,9 @@ async function main() {
   const secs = ((Date.now() - t0) / 1000).toFixed(1);
   console.log(`trace: ${files.length} traces, ${tally.accepted} accepted, ${tally.rejected} rejected, ` +
     `${tally.errors} errors, ${secs}s`);
-  if (tally.errors > 0 || tally.accepted + tally.rejected !== files.length) process.exit(2);
+  if (tally.errors > 0) process.exit(2);
+  if (tally.rejected > 0 && flags.has('--stop')) process.exit(expectReject ? 0 : 1);
+  if (tally.accepted + tally.rejected !== files.length) process.exit(2);
   if (expectReject) process.exit(tally.rejected > 0 ? 0 : 1);
   process.exit(tally.rejected > 0 ? 1 : 0);
 }
