@@ -40,7 +40,7 @@ tlc:
 spec-mutants-tlc:
 	$(NODE) $(SPEC_DIR)/mutants.mjs --tlc
 
-# Trace validation: TRACE_N random runs of the stress shape (TRACE_JOBS
+# Trace validation: vet of the traced build, then TRACE_N random runs of the stress shape (TRACE_JOBS
 # Submit calls each) on the real table built with the tag jobtable_trace,
 # each log checked against JobTable.tla (spec/trace.mjs, one process per
 # core); then edited events of the first trace must be rejected at that
@@ -51,6 +51,7 @@ TRACE_JOBS ?= 40
 TRACE_SEED ?= 1
 TRACE_KEEP ?= $(SPEC_DIR)/trace-failed
 trace-check: $(TLA_CHECKER)
+	@$(GO) vet -tags jobtable_trace ./jobtable/
 	@dir=$$(mktemp -d) && trap 'rm -rf "$$dir"' EXIT && \
 	$(GO) test -count=1 -tags jobtable_trace -run '^TestTraceRuns$$' ./jobtable \
 	    -trace.dir "$$dir" -trace.n $(TRACE_N) -trace.jobs $(TRACE_JOBS) -trace.seed $(TRACE_SEED) >"$$dir/go.log" 2>&1 \
