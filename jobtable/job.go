@@ -91,11 +91,14 @@ func (j *job[Req, Res]) final() (Snapshot, bool) {
 // snapshot is read without the lock (see final); a live job's under j.mu.
 func (j *job[Req, Res]) snapshot() Snapshot {
 	if snap, ok := j.final(); ok {
+		traceSnapshot(j, snap)
 		return snap
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	return j.snapshotLocked()
+	snap := j.snapshotLocked()
+	traceSnapshot(j, snap)
+	return snap
 }
 
 // setStateLocked moves j to the live state s (RUNNING), in its view and

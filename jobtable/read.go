@@ -48,6 +48,7 @@ func (t *Table[Req, Res]) Result(id string) (Res, Snapshot, error) {
 		defer j.mu.Unlock()
 		snap = j.snapshotLocked()
 	}
+	traceResult(j, snap)
 	if snap.State != Done {
 		return zero, snap, ErrNotDone
 	}

@@ -32,6 +32,8 @@ type traceEvent struct {
 	J  string `json:"j,omitempty"`  // the job id
 	R  string `json:"r,omitempty"`  // the call's result: ok or the error's name
 	St string `json:"st,omitempty"` // the state stored or read
+	E  string `json:"e,omitempty"`  // a snapshot read: its error set (yes, no)
+	C  string `json:"c,omitempty"`  // a snapshot read: its completion time set
 	D  *int32 `json:"d,omitempty"`
 	N  *int   `json:"n,omitempty"`
 	L  *int   `json:"l,omitempty"`
@@ -208,6 +210,27 @@ func traceWaitWoken[Req, Res any](j *job[Req, Res]) {
 	s := j.view.State
 	traceLog(traceEvent{A: "WaitBlock", J: j.view.ID}, false,
 		traceEvent{A: "WaitReturn", J: j.view.ID, St: s.String()})
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// A snapshot read (Snapshot, or Wait once its context ended): terminal,
+// read without the lock and logged after (nothing changes a terminal job
+// again), or copied under j.mu.
+func traceSnapshot[Req, Res any](j *job[Req, Res], s Snapshot) {
+	traceLog(traceEvent{A: "Snapshot", J: j.view.ID, St: s.State.String(),
+		E: yesNo(s.Err != nil), C: yesNo(!s.CompletedAt.IsZero())}, false)
+}
+
+// Result's read: as traceSnapshot.
+func traceResult[Req, Res any](j *job[Req, Res], s Snapshot) {
+	traceLog(traceEvent{A: "Result", J: j.view.ID, St: s.State.String(),
+		E: yesNo(s.Err != nil), C: yesNo(!s.CompletedAt.IsZero())}, false)
 }
 
 // writeTrace encodes events as ndjson.

@@ -18,4 +18,6 @@ func traceRefused[Req, Res any](*job[Req, Res], State)         {}
 func traceTerminated[Req, Res any](*job[Req, Res], int32)      {}
 func traceWaitCheck[Req, Res any](*job[Req, Res], State)       {}
 func traceWaitRegister[Req, Res any](*job[Req, Res], State)    {}
+func traceSnapshot[Req, Res any](*job[Req, Res], Snapshot)     {}
+func traceResult[Req, Res any](*job[Req, Res], Snapshot)       {}
 func traceWaitWoken[Req, Res any](*job[Req, Res])              {}

@@ -18,7 +18,7 @@ import (
 
 // The trace driver: short runs of the design's stress shape (submitters
 // racing for a small queue, runners that start, take and end their jobs,
-// timers that time out any job, waiters on any job), each under a random
+// timers that time out any job, waiters and pollers on any job), each under a random
 // schedule, each logged as one trace for spec/trace.mjs.
 //
 //	go test -tags jobtable_trace -run '^TestTraceRuns$' ./jobtable \
@@ -70,7 +70,7 @@ func traceRun(tb testing.TB, seed uint64, jobs int) []traceEvent {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	const submitters, runners, timerLoops, waiterLoops = 2, 3, 1, 2
+	const submitters, runners, timerLoops, waiterLoops, pollerLoops = 2, 3, 1, 2, 1
 	var (
 		wg      sync.WaitGroup
 		mu      sync.Mutex
@@ -199,6 +199,27 @@ func traceRun(tb testing.TB, seed uint64, jobs int) []traceEvent {
 					traceNote("WaitTimeout", id)
 				}
 				cancel()
+			}
+		}()
+	}
+	for n := range pollerLoops {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer guard()
+			r := rand.New(rand.NewPCG(seed, 400+uint64(n)))
+			for k := 0; k < jobs/4; {
+				yield(r)
+				id, ok := pick(r)
+				if !ok {
+					runtime.Gosched()
+					continue
+				}
+				k++
+				traceAs(role("p"))
+				_, _ = tab.Snapshot(id)
+				yield(r)
+				_, _, _ = tab.Result(id)
 			}
 		}()
 	}

@@ -37,7 +37,7 @@ const ROLES = { s: 'Submitters', r: 'Runners', t: 'Timers', p: 'Pollers', w: 'Wa
 // no action of the spec matches.
 const ACTIONS = new Set(['SubmitLoad', 'SubmitCAS', 'SubmitInsert', 'Lookup', 'Start', 'TakeRequest',
   'Finish', 'Fail', 'Timeout', 'TerminateRelease', 'WaitCheck', 'WaitRegister', 'WaitBlock',
-  'WaitReturn', 'WaitTimeout', 'Panic']);
+  'WaitReturn', 'Snapshot', 'Result', 'WaitTimeout', 'Panic']);
 const UNKNOWN = -1000; // an integer field Go did not log
 
 export class TraceError extends Error {}
@@ -102,7 +102,7 @@ function record(e) {
   const int = (v) => (Number.isInteger(v) ? v : UNKNOWN);
   return `[a |-> ${str(e.a)}, t |-> ${str(e.t)}, j |-> ${str(e.j ?? 'nojob')}, ` +
     `r |-> ${str(e.r ?? '')}, st |-> ${str(e.st ?? '')}, d |-> ${int(e.d)}, ` +
-    `n |-> ${int(e.n)}, l |-> ${int(e.l)}]`;
+    `n |-> ${int(e.n)}, l |-> ${int(e.l)}, e |-> ${str(e.e ?? '')}, c |-> ${str(e.c ?? '')}]`;
 }
 
 // What the trace module adds to JobTable.tla.
@@ -130,6 +130,15 @@ ThreadNext(t) ==
     \/ (t \in Misusers /\ Misuser(t))
     \/ (t \in Pollers /\ Poller(t))
     \/ (t \in Waiters /\ Waiter(t))
+
+\* The view a reader returned is the snapshot Go read: its state, whether
+\* its error and its completion time are set (Result's view of a DONE job
+\* carries neither flag: Go's snapshot has a completion time there).
+ReadAs(v, e) ==
+    /\ v.st = e.st
+    /\ (v.kind \in {"snapshot", "deadline"}) =>
+          (/\ v.err = (e.e = "yes")
+           /\ v.at = (e.c = "yes"))
 
 EndCall(e) ==
     IF e.a = "Finish" THEN Finish(e.t)
@@ -199,6 +208,14 @@ Step(e) ==
             /\ tjob[e.t] = e.j
             /\ WaitReturn(e.t)
             /\ view'[e.t].st = e.st
+      [] e.a = "Snapshot" ->
+            /\ Snapshot(e.t)
+            /\ tjob'[e.t] = e.j
+            /\ (e.j \in evicted \/ ReadAs(view'[e.t], e))
+      [] e.a = "Result" ->
+            /\ tjob[e.t] = e.j
+            /\ Result(e.t)
+            /\ (e.j \in evicted \/ ReadAs(view'[e.t], e))
       [] OTHER -> FALSE
 
 TraceNext ==
