@@ -1,6 +1,6 @@
 ---------------------------- MODULE DurableLedger ----------------------------
 (***************************************************************************)
-(* The ledger over the planned SQLite store (package store/sqlite): what   *)
+(* The ledger over the SQLite store (package store/sqlite): what         *)
 (* is durable, what a crash (kill -9) loses, and the order in which the    *)
 (* single writer commits, acknowledges, publishes and wakes.               *)
 (*                                                                         *)
