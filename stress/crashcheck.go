@@ -62,34 +62,41 @@ func (w *httpWorkload) checkSurvivors(life int, res *CrashResult) int {
 			res.Violations = append(res.Violations, fmt.Sprintf("after restart %d: ", life)+fmt.Sprintf(format, args...))
 		}
 	}
+	w.eachJob(ids, func(c *HTTPClient, id string) {
+		out, err := c.Snapshot(context.Background(), id)
+		switch {
+		case err != nil:
+			w.lost.Add(1)
+			report("GET /jobs/%s: %v", id, err)
+		case out.Outcome == linearizability.NotFound:
+			report("job %s, acknowledged with a 202, is gone", id)
+		default:
+			e, ok := ends[id]
+			if ok && out.State != e.state {
+				report("job %s was seen %v and now shows %v", id, e.state, out.State)
+			}
+			if ok && e.errKnown && out.Err != e.err {
+				report("job %s was seen with error %q and now shows %q", id, e.err, out.Err)
+			}
+		}
+	})
+	return len(ids)
+}
+
+// eachJob calls f on every id, from 4 recording clients at once, each
+// taking the next id until none is left, and returns when all are done.
+func (w *httpWorkload) eachJob(ids []string, f func(c *HTTPClient, id string)) {
 	var next atomic.Int64
-	var readers sync.WaitGroup
+	var clients sync.WaitGroup
 	for range 4 {
 		c := w.rec.HTTPClient(w.api)
-		readers.Go(func() {
+		clients.Go(func() {
 			for i := int(next.Add(1) - 1); i < len(ids); i = int(next.Add(1) - 1) {
-				id := ids[i]
-				out, err := c.Snapshot(context.Background(), id)
-				switch {
-				case err != nil:
-					w.lost.Add(1)
-					report("GET /jobs/%s: %v", id, err)
-				case out.Outcome == linearizability.NotFound:
-					report("job %s, acknowledged with a 202, is gone", id)
-				default:
-					e, ok := ends[id]
-					if ok && out.State != e.state {
-						report("job %s was seen %v and now shows %v", id, e.state, out.State)
-					}
-					if ok && e.errKnown && out.Err != e.err {
-						report("job %s was seen with error %q and now shows %q", id, e.err, out.Err)
-					}
-				}
+				f(c, ids[i])
 			}
 		})
 	}
-	readers.Wait()
-	return len(ids)
+	clients.Wait()
 }
 
 // finalLife drains the last life: every acknowledged job must end within
@@ -100,19 +107,11 @@ func (w *httpWorkload) finalLife(ctx context.Context, srv *server, res *CrashRes
 	deadline := time.Now().Add(w.cfg.JobTimeout + w.cfg.Grace)
 	ids := w.ids()
 	var unended atomic.Int64
-	var drain sync.WaitGroup
-	var next atomic.Int64
-	for range 4 {
-		c := w.rec.HTTPClient(w.api)
-		drain.Go(func() {
-			for i := int(next.Add(1) - 1); i < len(ids); i = int(next.Add(1) - 1) {
-				if !w.drainOne(ctx, c, ids[i], deadline) {
-					unended.Add(1)
-				}
-			}
-		})
-	}
-	drain.Wait()
+	w.eachJob(ids, func(c *HTTPClient, id string) {
+		if !w.drainOne(ctx, c, id, deadline) {
+			unended.Add(1)
+		}
+	})
 	if u := unended.Load(); u > 0 {
 		res.Violations = append(res.Violations, fmt.Sprintf("%d acknowledged job(s) not ended within the job deadline (%v) plus %v after the last restart", u, w.cfg.JobTimeout, w.cfg.Grace))
 	}

@@ -31,6 +31,18 @@
 //	res, err := stress.RunHTTP(ctx, stress.DefaultHTTPConfig())
 //	rep := linearizability.CheckHTTP(res.History, linearizability.CheckConfig{MaxQueue: res.Config.MaxQueue})
 //
-// docs/verification.md describes both drivers, their end-of-run checks and
+// # The crash test
+//
+// RunCrash starts a jobserver binary on a durable store, puts the HTTP
+// level's clients on it, kills it with SIGKILL at random moments and starts
+// it again on the same store, then drains a last life. After each restart
+// it reads every acknowledged job (none may be gone, none seen ended may
+// have changed); the history, restarts and all, is for CheckHTTP with
+// CheckConfig.Retained set, since its retention evicts nothing.
+//
+//	res, err := stress.RunCrash(ctx, cfg) // cfg from DefaultCrashConfig, with Server, Store, Dir
+//	rep := linearizability.CheckHTTP(res.History, linearizability.CheckConfig{MaxQueue: cfg.MaxQueue, Retained: true})
+//
+// docs/verification.md describes the drivers, their end-of-run checks and
 // the gates that run them.
 package stress
