@@ -262,7 +262,7 @@ func replayFixture(b *testing.B) (*jobapi.Server, string, string) {
 // Idempotency-Key (the job exists: the body is parsed and hashed, the key
 // looked up in the ledger, the 202 written) with GET /jobs/{id} of the
 // same job, both over loopback HTTP by a keep-alive client, as a client
-// sees them. Issue 14 asks that a replay cost no more than a GET of the
+// sees them. The target is a replay that costs no more than a GET of the
 // job: ratio (GET time / replay time) at or above 1.
 func BenchmarkKeyedReplay(b *testing.B) {
 	srv, body, target := replayFixture(b)

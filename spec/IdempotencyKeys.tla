@@ -1,7 +1,7 @@
 --------------------------- MODULE IdempotencyKeys ---------------------------
 (***************************************************************************)
 (* Idempotency keys in package jobtable: Table.SubmitKeyed and the key     *)
-(* index Table.keys, with the retention that frees a key (issue 14).       *)
+(* index Table.keys, with the retention that frees a key.                 *)
 (*                                                                         *)
 (* SubmitKeyed holds the table mutex for its whole step: it looks the key  *)
 (* up, and either answers with the job that holds it (a replay, taking no  *)
@@ -142,7 +142,7 @@ TypeInv ==
     /\ \A k \in Keys : index[k] \in Ids \cup {NoJob}
     /\ \A s \in Submitters : pc[s] \in {"Idle", "Locked", "Insert", "Done"}
 
-\* At most one retained job per key: the invariant issue 14 names.
+\* At most one retained job per key: the invariant of the HTTP API's keys.
 KeyInv ==
     \A i, j \in Ids :
         (i # j /\ Retained(i) /\ Retained(j)) => keyOf[i] # keyOf[j]
