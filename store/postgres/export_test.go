@@ -18,3 +18,6 @@ func (s *Store) Waiting() int { return s.waiting() }
 func OpenWithReconnectHook(ctx context.Context, dsn string, cfg ledger.Config, opts Options, hook func()) (*Store, error) {
 	return open(ctx, dsn, cfg, opts, hook)
 }
+
+// Renew renews the leases of s's replica now, as its keeper does.
+func (s *Store) Renew(ctx context.Context) error { return s.renew(ctx) }

@@ -13,7 +13,9 @@ import (
 // spec/JobTable.tla's. It reads the database in one REPEATABLE READ
 // transaction, so it sees one commit of every replica; it is exact only
 // while no call is in flight. It also checks the bound this Store admits
-// under, MaxQueue (or the depth found at Open, if that was larger).
+// under, MaxQueue (or the depth found at Open, if that was larger), and
+// LeaseInv, this store's own: exactly the live jobs that are RUNNING or
+// taken hold a lease, and a lease has an owner.
 func (s *Store) CheckInvariants() error {
 	if s.closed.Load() {
 		return nil
@@ -26,7 +28,7 @@ func (s *Store) CheckInvariants() error {
 	}
 	defer tx.Rollback(ctx)
 	var (
-		depth, live, badPayload, badOrder, terminalReq, pendingNoReq, badSeq int64
+		depth, live, badPayload, badOrder, terminalReq, pendingNoReq, badSeq, badLease int64
 	)
 	err = tx.QueryRow(ctx, `SELECT
 		(SELECT depth FROM ledger WHERE id = 1),
@@ -37,8 +39,10 @@ func (s *Store) CheckInvariants() error {
 		(SELECT count(*) FROM jobs WHERE started_at < created_at OR completed_at < coalesce(started_at, created_at)),
 		(SELECT count(*) FROM jobs WHERE seq IS NOT NULL AND request IS NOT NULL),
 		(SELECT count(*) FROM jobs WHERE state = 0 AND request IS NULL),
-		(SELECT count(*) FROM jobs WHERE seq >= (SELECT next_seq FROM ledger WHERE id = 1))`,
-	).Scan(&depth, &live, &badPayload, &badOrder, &terminalReq, &pendingNoReq, &badSeq)
+		(SELECT count(*) FROM jobs WHERE seq >= (SELECT next_seq FROM ledger WHERE id = 1)),
+		(SELECT count(*) FROM jobs WHERE (seq IS NULL AND (state = 1 OR taken)) <> (lease_until IS NOT NULL)
+			OR (lease_until IS NOT NULL AND owner IS NULL))`,
+	).Scan(&depth, &live, &badPayload, &badOrder, &terminalReq, &pendingNoReq, &badSeq, &badLease)
 	if err != nil {
 		return fmt.Errorf("postgres: CheckInvariants: %w", err)
 	}
@@ -55,6 +59,7 @@ func (s *Store) CheckInvariants() error {
 	check(terminalReq == 0, "TerminalReleasesRequestInv: %d terminal jobs hold a request", terminalReq)
 	check(pendingNoReq == 0, "RequestOnceInv: %d PENDING jobs lost their request", pendingNoReq)
 	check(badSeq == 0, "RetentionListInv: %d jobs with a seq not below the ledger's next_seq", badSeq)
+	check(badLease == 0, "LeaseInv: %d jobs hold a lease (with an owner) but are not RUNNING or taken, or the reverse", badLease)
 	return errors.Join(errs...)
 }
 

@@ -106,7 +106,8 @@ type extraRow struct {
 
 func (r extraRow) Scan(dest ...any) error { return r.Row.Scan(append(dest, r.extra...)...) }
 
-// TakeRequest hands out the job's request once while it is not terminal:
+// TakeRequest hands out the job's request once while it is not terminal,
+// and gives the job a lease of this replica (lease.go):
 // ErrRequestTaken afterwards, ErrTerminal once it ended, ErrNotFound for a
 // job the store does not hold.
 //
@@ -123,8 +124,10 @@ func (s *Store) TakeRequest(ctx context.Context, id string) ([]byte, error) {
 		return nil, ledger.ErrClosed
 	}
 	var req []byte
-	err := s.pool.QueryRow(ctx, `UPDATE jobs SET taken = true
-		WHERE id = $1 AND seq IS NULL AND NOT taken AND request IS NOT NULL RETURNING request`, id).Scan(&req)
+	err := s.pool.QueryRow(ctx, `UPDATE jobs SET taken = true,
+			owner = $2, lease_until = coalesce($3, `+dbNow+`) + $4::bigint
+		WHERE id = $1 AND seq IS NULL AND NOT taken AND request IS NOT NULL RETURNING request`,
+		id, s.opts.Replica, s.now(), s.opts.Lease.Nanoseconds()).Scan(&req)
 	switch {
 	case err == nil:
 		return req, nil

@@ -38,7 +38,7 @@ func (s *Store) recoverDatabase(ctx context.Context) error {
 			return err
 		}
 		depth -= n
-		if _, err := tx.Exec(ctx, `UPDATE jobs SET taken = false WHERE seq IS NULL AND taken`); err != nil {
+		if _, err := tx.Exec(ctx, `UPDATE jobs SET taken = false, lease_until = NULL WHERE seq IS NULL AND taken`); err != nil {
 			return fmt.Errorf("postgres: releasing the marks of PENDING jobs: %w", err)
 		}
 		if ttl, lru, err = s.evict(ctx, tx, now); err != nil {

@@ -27,7 +27,8 @@ import (
 //   - waitMu guards waiters (see wait.go).
 //   - closed: atomic, set once by Close before it closes quit; quit is
 //     closed once, by Close; stopListen and listenDone are the listener
-//     goroutine's (listen.go).
+//     goroutine's (listen.go), stopKeep and keepDone the keeper's
+//     (lease.go): set by Open, read-only afterwards.
 //
 // Lock order: waitMu is held only inside the waiters' own methods, never
 // across a database call.
@@ -47,6 +48,8 @@ type Store struct {
 	quit       chan struct{}
 	stopListen context.CancelFunc
 	listenDone chan struct{}
+	stopKeep   context.CancelFunc
+	keepDone   chan struct{}
 
 	// beforeReconnect, if set (by tests, before Open returns), is called
 	// by the listener goroutine each time before it reconnects.
@@ -70,7 +73,7 @@ func open(ctx context.Context, dsn string, cfg ledger.Config, opts Options, befo
 	if err != nil {
 		return nil, err
 	}
-	if err := opts.validate(); err != nil {
+	if opts, err = opts.withDefaults(); err != nil {
 		return nil, err
 	}
 	pcfg, err := pgxpool.ParseConfig(dsn)
@@ -114,6 +117,10 @@ func open(ctx context.Context, dsn string, cfg ledger.Config, opts Options, befo
 	s.stopListen = stop
 	s.listenDone = make(chan struct{})
 	go s.listen(lctx, pcfg.ConnConfig, conn)
+	kctx, stopKeep := context.WithCancel(context.Background())
+	s.stopKeep = stopKeep
+	s.keepDone = make(chan struct{})
+	go s.keep(kctx)
 	return s, nil
 }
 
@@ -148,7 +155,10 @@ func (s *Store) Stats() ledger.Stats {
 	return st
 }
 
-// Close stops the listener and closes the connections. Calls after Close
+// Close stops the listener and the keeper of the leases, and closes the
+// connections. The leases of this Store's live jobs are left to lapse
+// (another replica's reaper then ends them), or to this replica's next
+// Open. Calls after Close
 // return ErrClosed, and a Wait blocked in the store returns ErrClosed, with
 // the latest snapshot it read, at once. A call in flight at Close may
 // still commit. Close is idempotent.
@@ -157,6 +167,8 @@ func (s *Store) Close() error {
 		return nil
 	}
 	close(s.quit)
+	s.stopKeep()
+	<-s.keepDone
 	s.stopListen()
 	<-s.listenDone
 	s.pool.Close()

@@ -161,8 +161,9 @@ func (s *Store) evict(ctx context.Context, tx pgx.Tx, now *int64) (ttl, lru uint
 	return ttl, lru, nil
 }
 
-// Start moves a PENDING job to RUNNING, or returns ErrNotPending with its
-// snapshot (ErrNotFound for a job the store does not hold). A request
+// Start moves a PENDING job to RUNNING, under a lease of this replica
+// (lease.go), or returns ErrNotPending with its snapshot (ErrNotFound for
+// a job the store does not hold). A request
 // already taken is released in the same statement (nobody will read it
 // again: a RUNNING job never runs twice); one not taken stays until it is
 // taken or the job ends.
@@ -172,8 +173,9 @@ func (s *Store) Start(ctx context.Context, id string) (ledger.Snapshot, error) {
 	}
 	snap, err := scanSnapshot(s.pool.QueryRow(ctx, `UPDATE jobs SET state = 1,
 			started_at = greatest(coalesce($1, `+dbNow+`), created_at),
-			request = CASE WHEN taken THEN NULL ELSE request END
-		WHERE id = $2 AND state = 0 RETURNING `+snapCols, s.now(), id))
+			request = CASE WHEN taken THEN NULL ELSE request END,
+			owner = $3, lease_until = coalesce($1, `+dbNow+`) + $4::bigint
+		WHERE id = $2 AND state = 0 RETURNING `+snapCols, s.now(), id, s.opts.Replica, s.opts.Lease.Nanoseconds()))
 	switch {
 	case err == nil:
 		return snap, nil
@@ -227,7 +229,7 @@ func errText(err error) string {
 // end is a terminal transition, in one transaction: the ledger row's lock
 // and the next completion seq; the job's state guard (only a job with no
 // seq, PENDING or RUNNING, ends), state, payload, completion time (never
-// before its other times) and seq, its request released; the depth
+// before its other times) and seq, its request and lease released; the depth
 // decrement; and pg_notify with the job's id, which PostgreSQL delivers at
 // the commit, never before it and never if it fails.
 func (s *Store) end(ctx context.Context, id string, state ledger.State, res []byte, msg *string) (ledger.Snapshot, error) {
@@ -265,7 +267,7 @@ func (s *Store) end(ctx context.Context, id string, state ledger.State, res []by
 func endJob(ctx context.Context, tx pgx.Tx, id string, state ledger.State, res []byte, msg *string, now *int64, seq int64) (ledger.Snapshot, error) {
 	return scanSnapshot(tx.QueryRow(ctx, `UPDATE jobs SET state = $1, result = $2, error = $3,
 			completed_at = greatest(coalesce($4, `+dbNow+`), created_at, started_at),
-			seq = $5, request = NULL
+			seq = $5, request = NULL, lease_until = NULL
 		WHERE id = $6 AND seq IS NULL RETURNING `+snapCols, int16(state), res, msg, now, seq, id))
 }
 

@@ -1,0 +1,41 @@
+package postgres
+
+import (
+	"context"
+	"time"
+)
+
+// Leases (see the package doc, "Replicas"). A job holds a lease while it
+// is RUNNING, or PENDING with its request taken: owner names the replica
+// that runs it and lease_until says until when, in the store's time. The
+// statements that give a job its lease (TakeRequest, Start, Claim) set
+// both; an end clears lease_until. The keeper goroutine of each Store
+// renews the leases of its replica's live jobs every Lease/3, then runs
+// the reaper (reap.go), until Close.
+
+// keep is the keeper goroutine: it renews every Lease/3 until
+// ctx ends, then closes s.keepDone. A failed round (the database away) is
+// retried at the next tick; a lease that lapses meanwhile is another
+// replica's to reap.
+func (s *Store) keep(ctx context.Context) {
+	defer close(s.keepDone)
+	t := time.NewTicker(s.opts.Lease / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		_ = s.renew(ctx)
+	}
+}
+
+// renew extends, in one statement, the lease of every live job this
+// replica owns to Options.Lease from now. A job already ended (by the
+// reaper of a replica that saw its lease lapse) has none, and keeps none.
+func (s *Store) renew(ctx context.Context) error {
+	_, err := s.pool.Exec(ctx, `UPDATE jobs SET lease_until = coalesce($1, `+dbNow+`) + $2::bigint
+		WHERE lease_until IS NOT NULL AND owner = $3 AND seq IS NULL`, s.now(), s.opts.Lease.Nanoseconds(), s.opts.Replica)
+	return err
+}
