@@ -21,3 +21,7 @@ func OpenWithReconnectHook(ctx context.Context, dsn string, cfg ledger.Config, o
 
 // Renew renews the leases of s's replica now, as its keeper does.
 func (s *Store) Renew(ctx context.Context) error { return s.renew(ctx) }
+
+// Reap runs s's reaper once, as its keeper does, and returns how many jobs
+// it ended.
+func (s *Store) Reap(ctx context.Context) (int, error) { return s.reap(ctx) }

@@ -13,7 +13,7 @@ import (
 // renews the leases of its replica's live jobs every Lease/3, then runs
 // the reaper (reap.go), until Close.
 
-// keep is the keeper goroutine: it renews every Lease/3 until
+// keep is the keeper goroutine: it renews, then reaps, every Lease/3 until
 // ctx ends, then closes s.keepDone. A failed round (the database away) is
 // retried at the next tick; a lease that lapses meanwhile is another
 // replica's to reap.
@@ -28,14 +28,21 @@ func (s *Store) keep(ctx context.Context) {
 		case <-t.C:
 		}
 		_ = s.renew(ctx)
+		_, _ = s.reap(ctx)
 	}
 }
 
 // renew extends, in one statement, the lease of every live job this
 // replica owns to Options.Lease from now. A job already ended (by the
 // reaper of a replica that saw its lease lapse) has none, and keeps none.
+// It locks the rows in the order of n, as the reaper does, so that the
+// two never deadlock.
 func (s *Store) renew(ctx context.Context) error {
 	_, err := s.pool.Exec(ctx, `UPDATE jobs SET lease_until = coalesce($1, `+dbNow+`) + $2::bigint
-		WHERE lease_until IS NOT NULL AND owner = $3 AND seq IS NULL`, s.now(), s.opts.Lease.Nanoseconds(), s.opts.Replica)
-	return err
+		WHERE id IN (SELECT id FROM jobs WHERE lease_until IS NOT NULL AND owner = $3 AND seq IS NULL
+			ORDER BY n FOR UPDATE)`, s.now(), s.opts.Lease.Nanoseconds(), s.opts.Replica)
+	if err != nil {
+		return s.callErr(ctx, "renewing the leases", err)
+	}
+	return nil
 }

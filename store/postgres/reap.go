@@ -1,0 +1,75 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/jobledger/jobledger/ledger"
+)
+
+// WorkerLost is the error message of a job whose lease lapsed: the
+// replica that ran it (or had taken its request) stopped renewing it,
+// having died or lost the database, and another replica's reaper ended it
+// FAILED.
+const WorkerLost = "worker lost"
+
+// reap ends FAILED, with WorkerLost, every live job of another replica
+// whose lease lapsed before now, and returns how many it ended. Each end
+// is the one of write.go (the ledger row locked first, the state guard,
+// the next seq, the decrement and pg_notify), all in one transaction.
+//
+// The candidates' rows are locked (FOR UPDATE) after the ledger row and
+// re-checked against the latest commit, so a renewal that committed first
+// saves its job, and one that comes later waits and then finds the job
+// ended. The rows are locked in the order of n, as renew locks them, so
+// the two never deadlock. A replica never reaps its own jobs: it is alive, since it is
+// reaping, and its keeper renews them (its jobs of an earlier life are
+// Open's to end). A first read, without locks, skips the transaction
+// when nothing lapsed, so replicas with nothing to reap do not queue on
+// the ledger row.
+func (s *Store) reap(ctx context.Context) (int, error) {
+	now := s.now()
+	var lapsed bool
+	if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM jobs
+		WHERE lease_until < coalesce($1, `+dbNow+`) AND owner <> $2)`, now, s.opts.Replica).Scan(&lapsed); err != nil {
+		return 0, s.callErr(ctx, "looking for lapsed leases", err)
+	}
+	if !lapsed {
+		return 0, nil
+	}
+	n := 0
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		var seq int64
+		if err := tx.QueryRow(ctx, `SELECT next_seq FROM ledger WHERE id = 1 FOR UPDATE`).Scan(&seq); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `SELECT id FROM jobs
+			WHERE seq IS NULL AND lease_until < coalesce($1, `+dbNow+`) AND owner <> $2
+			ORDER BY n FOR UPDATE`, now, s.opts.Replica)
+		if err != nil {
+			return err
+		}
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return err
+		}
+		msg := WorkerLost
+		for i, id := range ids {
+			final, err := endJob(ctx, tx, id, ledger.Failed, nil, &msg, now, seq+int64(i))
+			if err != nil {
+				return fmt.Errorf("ending job %s: %w", id, err)
+			}
+			if err := endBookkeeping(ctx, tx, final); err != nil {
+				return fmt.Errorf("ending job %s: %w", id, err)
+			}
+		}
+		n = len(ids)
+		return nil
+	})
+	if err != nil {
+		return 0, s.callErr(ctx, "reaping lapsed leases", err)
+	}
+	return n, nil
+}
