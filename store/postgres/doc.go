@@ -68,17 +68,20 @@
 // unique index on the key states the same in the database, and a key
 // leaves with its row when retention deletes the job.
 //
-// # Restart, and the single-replica assumption
+// # Restart
 //
-// Open applies the SQLite store's restart, under the advisory lock: every
-// job RUNNING ends FAILED with InterruptedByRestart (with the decrement and
-// a notification), the taken marks of PENDING jobs are cleared so that
-// Recovered's jobs can be run again, and one retention pass runs. This is
-// right only while one Store at a time runs jobs on the database: a Store
-// opened while another is running jobs fails those jobs under it, and clears
-// the marks of requests it handed out. Replicas that open while others run
-// need leases (an owner and an expiry in database time, renewed while a job
-// runs, ended by a reaper when they lapse) in place of this: not yet done.
+// Open applies the SQLite store's restart to the jobs of its own replica
+// name (Options.Replica), under the advisory lock: that name's earlier
+// life is dead, so every job it was running ends FAILED with
+// InterruptedByRestart (with the decrement and a notification), and the
+// requests it had taken are released (the jobs are PENDING and claimable
+// again: Recovered lists them). One retention pass runs. Jobs started
+// before leases existed (schema 2) have no owner and count as the opening
+// replica's. Other names' jobs are left alone: their leases protect them
+// while their replicas live, and the reaper ends them when not (see
+// "Replicas"). With the default name, the one of a single replica, a
+// restart is the SQLite store's; two live Stores under one name are one
+// replica to the database, and the later Open fails the earlier's jobs.
 //
 // # Time
 //

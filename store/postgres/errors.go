@@ -21,11 +21,17 @@ var (
 	ErrDepthMismatch = errors.New("postgres: stored depth disagrees with the jobs")
 )
 
-// InterruptedByRestart is the error message of a job that was RUNNING when
-// the store was last closed or its process stopped: Open ends it FAILED
-// with this message.
+// InterruptedByRestart is the error message of a job that its replica was
+// running when that replica's store was last closed or its process
+// stopped: Open, under the same replica name, ends it FAILED with this
+// message.
 const InterruptedByRestart = "interrupted by restart"
 
 // notifyChannel is the channel every terminal transition notifies, with
 // the job's id as the payload.
 const notifyChannel = "jobledger_end"
+
+// workChannel is the channel every admission notifies, and Open when it
+// releases taken requests: a job may have become claimable. Its payload
+// is empty, so the notifications of one transaction merge into one.
+const workChannel = "jobledger_work"

@@ -116,9 +116,9 @@ func (r extraRow) Scan(dest ...any) error { return r.Row.Scan(append(dest, r.ext
 // taken, request held), so of concurrent takes on any replicas exactly
 // one row update succeeds (a blocked UPDATE re-checks its WHERE on the
 // committed row). The request stays in the row while the job is PENDING;
-// Open's restart clears the marks of PENDING jobs, so a job that never
-// started runs again after a restart, as with the SQLite store (see the
-// package doc for the single-replica assumption this makes).
+// Open's restart clears the marks its replica name set on PENDING jobs,
+// so a job that never started runs again after a restart, as with the
+// SQLite store, and the reaper fails a taken job whose lease lapsed.
 func (s *Store) TakeRequest(ctx context.Context, id string) ([]byte, error) {
 	if s.closed.Load() {
 		return nil, ledger.ErrClosed

@@ -13,7 +13,8 @@ import (
 // recoverDatabase is Open's one transaction, under the advisory lock
 // migrationLock: it migrates the schema, checks the stored depth, applies
 // the restart semantics (see the package doc, "Restart") and runs one
-// retention pass, then commits. It fills s.recovered and s.maxDepth.
+// retention pass, then commits. It fills s.recovered and s.maxDepth. The
+// restart ends and releases only the jobs of this Store's replica name.
 func (s *Store) recoverDatabase(ctx context.Context) error {
 	var depth int
 	var ttl, lru uint64
@@ -33,13 +34,21 @@ func (s *Store) recoverDatabase(ctx context.Context) error {
 			return fmt.Errorf("%w: depth %d, %d jobs not terminal", ErrDepthMismatch, depth, live)
 		}
 		now := s.now()
-		n, err := failRunning(ctx, tx, now, seq)
+		n, err := failRunning(ctx, tx, now, seq, s.opts.Replica)
 		if err != nil {
 			return err
 		}
 		depth -= n
-		if _, err := tx.Exec(ctx, `UPDATE jobs SET taken = false, lease_until = NULL WHERE seq IS NULL AND taken`); err != nil {
+		tag, err := tx.Exec(ctx, `UPDATE jobs SET taken = false, lease_until = NULL
+			WHERE seq IS NULL AND state = 0 AND taken AND coalesce(owner, $1) = $1`, s.opts.Replica)
+		if err != nil {
 			return fmt.Errorf("postgres: releasing the marks of PENDING jobs: %w", err)
+		}
+		if tag.RowsAffected() > 0 {
+			// Jobs claimable again: other replicas' claimers may run them.
+			if _, err := tx.Exec(ctx, `SELECT pg_notify($1, '')`, workChannel); err != nil {
+				return fmt.Errorf("postgres: notifying the released jobs: %w", err)
+			}
 		}
 		if ttl, lru, err = s.evict(ctx, tx, now); err != nil {
 			return err
@@ -60,17 +69,14 @@ func (s *Store) recoverDatabase(ctx context.Context) error {
 	return nil
 }
 
-// failRunning ends every RUNNING job FAILED with InterruptedByRestart, in
-// the order they started, each with the next completion seq from seq on,
-// the depth decremented and a notification, as an end does. It returns
-// how many it ended.
-//
-// This assumes that no other Store on the database is running jobs: a
-// second replica's RUNNING jobs would be failed under it (its Finish would
-// get ErrTerminal). Leases, which end only the jobs of a replica that
-// stopped renewing them, are the multi-replica design (issue 13).
-func failRunning(ctx context.Context, tx pgx.Tx, now *int64, seq int64) (int, error) {
-	rows, err := tx.Query(ctx, `SELECT id FROM jobs WHERE state = 1 ORDER BY started_at, n`)
+// failRunning ends every RUNNING job of replica (or of no owner: started
+// before leases) FAILED with InterruptedByRestart, in the order they
+// started, each with the next completion seq from seq on, the depth
+// decremented and a notification, as an end does. It returns how many it
+// ended. The jobs of other replicas are left to their leases.
+func failRunning(ctx context.Context, tx pgx.Tx, now *int64, seq int64, replica string) (int, error) {
+	rows, err := tx.Query(ctx, `SELECT id FROM jobs WHERE state = 1 AND coalesce(owner, $1) = $1
+		ORDER BY started_at, n`, replica)
 	if err != nil {
 		return 0, fmt.Errorf("postgres: listing RUNNING jobs: %w", err)
 	}
@@ -91,9 +97,12 @@ func failRunning(ctx context.Context, tx pgx.Tx, now *int64, seq int64) (int, er
 	return len(ids), nil
 }
 
-// pendingJobs lists the PENDING jobs, oldest first.
+// pendingJobs lists the PENDING jobs whose request nobody holds, oldest
+// first: after the restart, every PENDING job but those other replicas
+// took.
 func pendingJobs(ctx context.Context, tx pgx.Tx) ([]ledger.Snapshot, error) {
-	rows, err := tx.Query(ctx, `SELECT `+snapCols+` FROM jobs WHERE seq IS NULL AND state = 0 ORDER BY created_at, n`)
+	rows, err := tx.Query(ctx, `SELECT `+snapCols+` FROM jobs WHERE seq IS NULL AND state = 0 AND NOT taken
+		ORDER BY created_at, n`)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: listing PENDING jobs: %w", err)
 	}

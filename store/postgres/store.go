@@ -36,7 +36,7 @@ type Store struct {
 	cfg       ledger.Config
 	opts      Options
 	pool      *pgxpool.Pool
-	recovered []ledger.Snapshot // PENDING at Open, oldest first
+	recovered []ledger.Snapshot // PENDING and not taken at Open, oldest first
 	maxDepth  int               // max(MaxQueue, 0, depth found at Open)
 
 	evictedTTL, evictedLRU atomic.Uint64
@@ -125,8 +125,8 @@ func open(ctx context.Context, dsn string, cfg ledger.Config, opts Options, befo
 }
 
 // Recovered lists the jobs that were PENDING when the store was opened,
-// oldest first: the caller runs them, their deadlines still counted from
-// CreatedAt.
+// oldest first, but those whose request another replica had taken: the
+// caller runs them, their deadlines still counted from CreatedAt.
 func (s *Store) Recovered(context.Context) ([]ledger.Snapshot, error) {
 	if s.closed.Load() {
 		return nil, ledger.ErrClosed
