@@ -6,15 +6,20 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/jobledger/jobledger/ledger"
 )
 
 // The listener is one connection per Store, outside the pool, that
-// LISTENs on notifyChannel. Open connects it and LISTENs (LISTEN takes
-// effect at once outside a transaction) before the store serves; the
-// listener goroutine then hands each notification's job id to kick. When
-// the connection fails, notifications sent meanwhile are lost, so once it
-// has reconnected and LISTENs again it kicks every waiter, and each re-reads
-// its job: an end committed while it was away is then seen.
+// LISTENs on notifyChannel and workChannel. Open connects it and LISTENs
+// (LISTEN takes effect at once outside a transaction) before the store
+// serves; the listener goroutine then hands each end notification's job
+// id and snapshot to kick and to the OnEnd functions, and each work
+// notification to Work's channel. When the connection fails,
+// notifications sent meanwhile are lost, so once it has reconnected and
+// LISTENs again it kicks every waiter, and each re-reads its job (an end
+// committed while it was away is then seen), and signals Work (a claimer
+// then claims what was admitted meanwhile).
 
 // connectListener opens the listener's connection and LISTENs on it.
 func (s *Store) connectListener(ctx context.Context, cc *pgx.ConnConfig) (*pgx.Conn, error) {
@@ -22,9 +27,11 @@ func (s *Store) connectListener(ctx context.Context, cc *pgx.ConnConfig) (*pgx.C
 	if err != nil {
 		return nil, fmt.Errorf("%w: the listener: %w", ErrUnreachable, err)
 	}
-	if _, err := conn.Exec(ctx, `LISTEN `+notifyChannel); err != nil {
-		conn.Close(context.Background())
-		return nil, fmt.Errorf("postgres: LISTEN: %w", err)
+	for _, ch := range []string{notifyChannel, workChannel} {
+		if _, err := conn.Exec(ctx, `LISTEN `+ch); err != nil {
+			conn.Close(context.Background())
+			return nil, fmt.Errorf("postgres: LISTEN %s: %w", ch, err)
+		}
 	}
 	return conn, nil
 }
@@ -51,6 +58,7 @@ func (s *Store) listen(ctx context.Context, cc *pgx.ConnConfig, conn *pgx.Conn) 
 			}
 			backoff = 10 * time.Millisecond
 			s.kickAll()
+			s.signalWork()
 		}
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {
@@ -61,8 +69,34 @@ func (s *Store) listen(ctx context.Context, cc *pgx.ConnConfig, conn *pgx.Conn) 
 			}
 			continue
 		}
-		s.kick(parsePayload(n.Payload))
+		if n.Channel == workChannel {
+			s.signalWork()
+			continue
+		}
+		id, final := parsePayload(n.Payload)
+		s.kick(id, final)
+		s.reportEnd(ctx, id, final)
 	}
+}
+
+// reportEnd calls the OnEnd functions, if any, with the final snapshot of
+// job id: final, or if the notification carried none, the row's, unless
+// it is gone or cannot be read.
+func (s *Store) reportEnd(ctx context.Context, id string, final *ledger.Snapshot) {
+	s.onEndMu.Lock()
+	none := len(s.onEnd) == 0
+	s.onEndMu.Unlock()
+	if none {
+		return
+	}
+	if final == nil {
+		snap, err := s.readSnapshot(ctx, id)
+		if err != nil || !snap.State.Terminal() {
+			return
+		}
+		final = &snap
+	}
+	s.ended(*final)
 }
 
 // dropListener closes the listener's connection from the server's side,

@@ -25,13 +25,16 @@ import (
 //     afterwards (pgxpool is safe for concurrent use).
 //   - evictedTTL, evictedLRU: atomics, added to by Submit.
 //   - waitMu guards waiters (see wait.go).
+//   - onEndMu guards onEnd (work.go); work is a channel with room for
+//     one signal, sent to without blocking (work.go).
 //   - closed: atomic, set once by Close before it closes quit; quit is
 //     closed once, by Close; stopListen and listenDone are the listener
 //     goroutine's (listen.go), stopKeep and keepDone the keeper's
 //     (lease.go): set by Open, read-only afterwards.
 //
-// Lock order: waitMu is held only inside the waiters' own methods, never
-// across a database call.
+// Lock order: waitMu and onEndMu are each held only inside their own
+// methods, never together and never across a database call or a call of
+// an OnEnd function.
 type Store struct {
 	cfg       ledger.Config
 	opts      Options
@@ -43,6 +46,10 @@ type Store struct {
 
 	waitMu  sync.Mutex
 	waiters map[string]map[*waiter]struct{}
+
+	onEndMu sync.Mutex
+	onEnd   []func(ledger.Snapshot)
+	work    chan struct{}
 
 	closed     atomic.Bool
 	quit       chan struct{}
@@ -97,6 +104,7 @@ func open(ctx context.Context, dsn string, cfg ledger.Config, opts Options, befo
 		pool:    pool,
 		waiters: map[string]map[*waiter]struct{}{},
 		quit:    make(chan struct{}),
+		work:    make(chan struct{}, 1),
 
 		beforeReconnect: beforeReconnect,
 	}
@@ -113,6 +121,7 @@ func open(ctx context.Context, dsn string, cfg ledger.Config, opts Options, befo
 		pool.Close()
 		return nil, err
 	}
+	s.signalWork() // a claimer's first wait claims at once
 	lctx, stop := context.WithCancel(context.Background())
 	s.stopListen = stop
 	s.listenDone = make(chan struct{})

@@ -24,7 +24,9 @@ import (
 // once the job is committed. It evicts expired terminal jobs first.
 //
 // Admission is one statement that checks and increments together: the
-// UPDATE of the ledger row whose WHERE clause is the bound. Under READ
+// UPDATE of the ledger row whose WHERE clause is the bound. The
+// transaction notifies workChannel, delivered at its commit, so that
+// every replica's claimers learn of the job (Work). Under READ
 // COMMITTED a Submit blocked behind another's lock re-checks the clause on
 // the row as the other committed it, so concurrent Submits on any
 // replicas never admit more than MaxQueue.
@@ -118,7 +120,8 @@ func (s *Store) submit(ctx context.Context, key, digest, taskID string, req []by
 			dup = true
 			return &refusal{err: errors.New("duplicate id")}
 		}
-		return nil
+		_, err = tx.Exec(ctx, `SELECT pg_notify($1, '')`, workChannel)
+		return err
 	})
 	if dup {
 		// The id source repeated an id: the caller's bug, as in jobtable.

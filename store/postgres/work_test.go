@@ -1,0 +1,152 @@
+package postgres_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/store/postgres"
+)
+
+// requireWork waits for a signal on s's Work channel.
+func requireWork(t *testing.T, s *postgres.Store, why string) {
+	t.Helper()
+	select {
+	case <-s.Work():
+	case <-time.After(10 * time.Second):
+		t.Fatalf("no Work signal: %s", why)
+	}
+}
+
+// TestWorkSignals: Work holds a signal from Open on, and signals again on
+// an admission on another replica and when a restart releases taken
+// requests; signals coalesce.
+func TestWorkSignals(t *testing.T) {
+	dsn := newDatabase(t)
+	a := openReplica(t, dsn, "a", nil, time.Hour)
+	b := openReplica(t, dsn, "b", nil, time.Hour)
+	requireWork(t, b, "the one from Open")
+	for range 3 {
+		_, err := a.Submit(ctx, "t", []byte("req"))
+		require.NoError(t, err)
+	}
+	requireWork(t, b, "admissions on a")
+	claimed, _, err := b.Claim(ctx)
+	require.NoError(t, err)
+	_, err = a.TakeRequest(ctx, mustRecoveredOrLive(t, dsn)[0])
+	require.NoError(t, err)
+	_ = openReplica(t, dsn, "a", nil, time.Hour) // releases a's take
+	requireWork(t, b, "a's restart released a request")
+	_, err = b.Finish(ctx, claimed.ID, nil)
+	require.NoError(t, err)
+}
+
+// TestWorkAfterListenerReconnect: admissions whose notifications the
+// listener missed while it was away are made up for by a signal once it
+// listens again.
+func TestWorkAfterListenerReconnect(t *testing.T) {
+	dsn := newDatabase(t)
+	lost := make(chan struct{}, 1)
+	release := make(chan struct{})
+	a, err := postgres.OpenWithReconnectHook(ctx, dsn, ledger.Config{MaxQueue: 8}, postgres.Options{Replica: "a"}, func() {
+		select {
+		case lost <- struct{}{}:
+		default:
+		}
+		<-release
+	})
+	require.NoError(t, err)
+	defer a.Close()
+	defer close(release)
+	b := openReplica(t, dsn, "b", nil, 0)
+	requireWork(t, a, "the one from Open")
+	require.NoError(t, b.DropListener(ctx))
+	select {
+	case <-lost:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the listener did not notice its connection end")
+	}
+	_, err = b.Submit(ctx, "t", []byte("req"))
+	require.NoError(t, err)
+	release <- struct{}{}
+	requireWork(t, a, "after the reconnect")
+	snap, _, err := a.Claim(ctx)
+	require.NoError(t, err)
+	_, err = a.Finish(ctx, snap.ID, nil)
+	require.NoError(t, err)
+}
+
+// TestOnEnd: a replica's OnEnd functions get the final snapshot of every
+// end on any replica: a Finish on another, a reaped lease, an end whose
+// snapshot is too big for a notification (read from the row).
+func TestOnEnd(t *testing.T) {
+	const lease = time.Hour
+	dsn := newDatabase(t)
+	clock := newFakeClock()
+	a := openReplica(t, dsn, "a", clock, lease)
+	b := openReplica(t, dsn, "b", clock, lease)
+	ends := make(chan ledger.Snapshot, 8)
+	a.OnEnd(func(s ledger.Snapshot) { ends <- s })
+	next := func() ledger.Snapshot {
+		t.Helper()
+		select {
+		case s := <-ends:
+			return s
+		case <-time.After(10 * time.Second):
+			t.Fatal("OnEnd was not called")
+			return ledger.Snapshot{}
+		}
+	}
+	id, err := a.Submit(ctx, "t", []byte("req"))
+	require.NoError(t, err)
+	want, err := b.Finish(ctx, id, []byte("res"))
+	require.NoError(t, err)
+	require.Equal(t, want, next(), "b's Finish")
+
+	id, err = b.Submit(ctx, "t", []byte("req"))
+	require.NoError(t, err)
+	_, err = b.Start(ctx, id)
+	require.NoError(t, err)
+	clock.Advance(lease + time.Nanosecond)
+	n, err := a.Reap(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	got := next()
+	require.Equal(t, id, got.ID)
+	require.EqualError(t, got.Err, postgres.WorkerLost, "the reaped job")
+
+	id, err = b.Submit(ctx, "t", []byte("req"))
+	require.NoError(t, err)
+	want, err = b.Fail(ctx, id, errors.New(strings.Repeat("x", 9000)))
+	require.NoError(t, err)
+	require.Equal(t, want, next(), "a snapshot too big for the notification")
+}
+
+// TestNow: the store's clock is Config.Now when set, else the database's,
+// from which the snapshots' times come.
+func TestNow(t *testing.T) {
+	dsn := newDatabase(t)
+	clock := newFakeClock()
+	a := openReplica(t, dsn, "a", clock, 0)
+	now, err := a.Now(ctx)
+	require.NoError(t, err)
+	require.Equal(t, clock.Now(), now)
+
+	b := openReplica(t, dsn, "b", nil, 0)
+	before, err := b.Now(ctx)
+	require.NoError(t, err)
+	id, err := b.Submit(ctx, "t", []byte("req"))
+	require.NoError(t, err)
+	after, err := b.Now(ctx)
+	require.NoError(t, err)
+	snap, err := b.Snapshot(ctx, id)
+	require.NoError(t, err)
+	require.False(t, snap.CreatedAt.Before(before), "created %v, before %v", snap.CreatedAt, before)
+	require.False(t, after.Before(snap.CreatedAt), "created %v, after %v", snap.CreatedAt, after)
+	_, err = b.Fail(ctx, id, errors.New("done"))
+	require.NoError(t, err)
+}
