@@ -67,7 +67,7 @@ fi
 # patch_of MUTANT: the diff of PKG/NAME, PKG/testdata/mutants/NAME.patch.
 patch_of() { echo "${1%/*}/testdata/mutants/${1##*/}.patch"; }
 
-all_gates=(test:jobtable test:ledger test:jobapi test:store/sqlite test:linearizability test:stress test:fuzz lincheck crash trace)
+all_gates=(test:jobtable test:ledger test:jobapi test:store/sqlite test:store/postgres test:linearizability test:stress test:fuzz lincheck crash trace)
 [ "$HTTP_RUNS" -gt 0 ] && all_gates+=(lincheck-http)
 
 work=$(mktemp -d)
