@@ -37,8 +37,16 @@ func (s *Store) connectListener(ctx context.Context, cc *pgx.ConnConfig) (*pgx.C
 }
 
 // listen is the listener goroutine: it runs until ctx ends, then closes
-// its connection and closes s.listenDone.
-func (s *Store) listen(ctx context.Context, cc *pgx.ConnConfig, conn *pgx.Conn) {
+// its connection and closes s.listenDone. seen is the highest completion
+// seq whose end needs no report to OnEnd: each end notification with a
+// higher one is reported and raises it. Ends commit in the order of
+// their seqs (each holds the ledger row's lock until its commit), and
+// PostgreSQL delivers notifications in commit order, so after a
+// reconnect the ends missed are those with seqs between seen and the
+// ledger's next_seq read once LISTENing again: catchUp reports the ones
+// still retained, and the notifications of those that committed after
+// the LISTEN are then not reported twice.
+func (s *Store) listen(ctx context.Context, cc *pgx.ConnConfig, conn *pgx.Conn, seen int64) {
 	defer close(s.listenDone)
 	backoff := 10 * time.Millisecond
 	for {
@@ -59,6 +67,11 @@ func (s *Store) listen(ctx context.Context, cc *pgx.ConnConfig, conn *pgx.Conn) 
 			backoff = 10 * time.Millisecond
 			s.kickAll()
 			s.signalWork()
+			if seen, err = s.catchUp(ctx, seen); err != nil {
+				conn.Close(context.Background())
+				conn = nil
+				continue
+			}
 		}
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {
@@ -73,10 +86,42 @@ func (s *Store) listen(ctx context.Context, cc *pgx.ConnConfig, conn *pgx.Conn) 
 			s.signalWork()
 			continue
 		}
-		id, final := parsePayload(n.Payload)
+		id, final, seq := parsePayload(n.Payload)
 		s.kick(id, final)
-		s.reportEnd(ctx, id, final)
+		if seq > seen {
+			seen = seq
+			s.reportEnd(ctx, id, final)
+		}
 	}
+}
+
+// catchUp reports to OnEnd the ends with seqs above seen that are still
+// retained, read once the listener LISTENs again, and returns the seq
+// below the ledger's next_seq as read then: the ends the listener missed
+// while it was away are among them.
+func (s *Store) catchUp(ctx context.Context, seen int64) (int64, error) {
+	var next int64
+	if err := s.pool.QueryRow(ctx, `SELECT next_seq FROM ledger WHERE id = 1`).Scan(&next); err != nil {
+		return seen, err
+	}
+	s.onEndMu.Lock()
+	none := len(s.onEnd) == 0
+	s.onEndMu.Unlock()
+	if none || next-1 <= seen {
+		return max(seen, next-1), nil
+	}
+	rows, err := s.pool.Query(ctx, `SELECT `+snapCols+` FROM jobs WHERE seq > $1 AND seq < $2 ORDER BY seq`, seen, next)
+	if err != nil {
+		return seen, err
+	}
+	ends, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.Snapshot, error) { return scanSnapshot(r) })
+	if err != nil {
+		return seen, err
+	}
+	for _, snap := range ends {
+		s.ended(snap)
+	}
+	return next - 1, nil
 }
 
 // reportEnd calls the OnEnd functions, if any, with the final snapshot of

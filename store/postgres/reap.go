@@ -61,7 +61,7 @@ func (s *Store) reap(ctx context.Context) (int, error) {
 			if err != nil {
 				return fmt.Errorf("ending job %s: %w", id, err)
 			}
-			if err := endBookkeeping(ctx, tx, final); err != nil {
+			if err := endBookkeeping(ctx, tx, final, seq+int64(i)); err != nil {
 				return fmt.Errorf("ending job %s: %w", id, err)
 			}
 		}

@@ -13,10 +13,13 @@ import (
 // recoverDatabase is Open's one transaction, under the advisory lock
 // migrationLock: it migrates the schema, checks the stored depth, applies
 // the restart semantics (see the package doc, "Restart") and runs one
-// retention pass, then commits. It fills s.recovered and s.maxDepth. The
+// retention pass, then commits. It fills s.recovered and s.maxDepth, and
+// returns the last completion seq before its own ends: every later end
+// commits after the listener LISTENs, and is notified to it. The
 // restart ends and releases only the jobs of this Store's replica name.
-func (s *Store) recoverDatabase(ctx context.Context) error {
+func (s *Store) recoverDatabase(ctx context.Context) (int64, error) {
 	var depth int
+	var seen int64
 	var ttl, lru uint64
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, migrationLock); err != nil {
@@ -30,6 +33,7 @@ func (s *Store) recoverDatabase(ctx context.Context) error {
 			FROM ledger WHERE id = 1 FOR UPDATE`).Scan(&depth, &seq, &live); err != nil {
 			return fmt.Errorf("postgres: reading the ledger: %w", err)
 		}
+		seen = seq - 1
 		if int64(depth) != live {
 			return fmt.Errorf("%w: depth %d, %d jobs not terminal", ErrDepthMismatch, depth, live)
 		}
@@ -59,14 +63,14 @@ func (s *Store) recoverDatabase(ctx context.Context) error {
 	if err != nil {
 		var pgErr interface{ SQLState() string }
 		if errors.As(err, &pgErr) || errors.Is(err, ErrNewerSchema) || errors.Is(err, ErrForeign) || errors.Is(err, ErrDepthMismatch) {
-			return err
+			return 0, err
 		}
-		return fmt.Errorf("postgres: opening the ledger: %w", err)
+		return 0, fmt.Errorf("postgres: opening the ledger: %w", err)
 	}
 	s.evictedTTL.Add(ttl)
 	s.evictedLRU.Add(lru)
 	s.maxDepth = max(s.cfg.MaxQueue, 0, depth)
-	return nil
+	return seen, nil
 }
 
 // failRunning ends every RUNNING job of replica (or of no owner: started
@@ -90,7 +94,7 @@ func failRunning(ctx context.Context, tx pgx.Tx, now *int64, seq int64, replica 
 		if err != nil {
 			return 0, fmt.Errorf("postgres: failing job %s: %w", id, err)
 		}
-		if err := endBookkeeping(ctx, tx, final); err != nil {
+		if err := endBookkeeping(ctx, tx, final, seq+int64(i)); err != nil {
 			return 0, fmt.Errorf("postgres: failing job %s: %w", id, err)
 		}
 	}

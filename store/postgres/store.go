@@ -116,7 +116,8 @@ func open(ctx context.Context, dsn string, cfg ledger.Config, opts Options, befo
 		pool.Close()
 		return nil, err
 	}
-	if err := s.recoverDatabase(ctx); err != nil {
+	seen, err := s.recoverDatabase(ctx)
+	if err != nil {
 		conn.Close(context.Background())
 		pool.Close()
 		return nil, err
@@ -125,7 +126,7 @@ func open(ctx context.Context, dsn string, cfg ledger.Config, opts Options, befo
 	lctx, stop := context.WithCancel(context.Background())
 	s.stopListen = stop
 	s.listenDone = make(chan struct{})
-	go s.listen(lctx, pcfg.ConnConfig, conn)
+	go s.listen(lctx, pcfg.ConnConfig, conn, seen)
 	kctx, stopKeep := context.WithCancel(context.Background())
 	s.stopKeep = stopKeep
 	s.keepDone = make(chan struct{})

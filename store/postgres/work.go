@@ -25,12 +25,14 @@ func (s *Store) signalWork() {
 }
 
 // OnEnd registers fn, called by the listener goroutine with the final
-// snapshot of every end notification, from any replica, this one
-// included, after the commit; never concurrently with itself. Register
-// before serving; fn must not block. An end whose notification carries
-// no snapshot (too big for one) is read from its row, and left out if
-// the row is gone; ends committed while the listener was disconnected
-// are not reported (their notifications are lost; see listen.go).
+// snapshot of every end, on any replica, this one included, after the
+// commit, once, in the order of the ends' commits; never concurrently
+// with itself. Register before serving; fn must not block. An end whose
+// notification carries no snapshot (too big for one) is read from its
+// row; the ends committed while the listener was disconnected, whose
+// notifications are lost, are read from their rows once it listens again
+// (listen.go). Either read leaves out a job that retention deleted
+// first.
 func (s *Store) OnEnd(fn func(ledger.Snapshot)) {
 	s.onEndMu.Lock()
 	defer s.onEndMu.Unlock()

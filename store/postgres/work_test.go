@@ -150,3 +150,54 @@ func TestNow(t *testing.T) {
 	_, err = b.Fail(ctx, id, errors.New("done"))
 	require.NoError(t, err)
 }
+
+// TestOnEndAfterListenerReconnect: an end committed while the listener is
+// away, its notification lost, is reported to OnEnd once it listens
+// again, and only once: the next report is the next end.
+func TestOnEndAfterListenerReconnect(t *testing.T) {
+	dsn := newDatabase(t)
+	lost := make(chan struct{}, 1)
+	release := make(chan struct{})
+	a, err := postgres.OpenWithReconnectHook(ctx, dsn, ledger.Config{MaxQueue: 8}, postgres.Options{Replica: "a"}, func() {
+		select {
+		case lost <- struct{}{}:
+		default:
+		}
+		<-release
+	})
+	require.NoError(t, err)
+	defer a.Close()
+	defer close(release)
+	ends := make(chan ledger.Snapshot, 8)
+	a.OnEnd(func(s ledger.Snapshot) { ends <- s })
+	next := func() ledger.Snapshot {
+		t.Helper()
+		select {
+		case s := <-ends:
+			return s
+		case <-time.After(10 * time.Second):
+			t.Fatal("OnEnd was not called")
+			return ledger.Snapshot{}
+		}
+	}
+	b := openReplica(t, dsn, "b", nil, 0)
+	first, err := b.Submit(ctx, "t", []byte("req"))
+	require.NoError(t, err)
+	second, err := b.Submit(ctx, "t", []byte("req"))
+	require.NoError(t, err)
+
+	require.NoError(t, b.DropListener(ctx))
+	select {
+	case <-lost:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the listener did not notice its connection end")
+	}
+	want, err := b.Finish(ctx, first, []byte("res"))
+	require.NoError(t, err)
+	release <- struct{}{}
+	require.Equal(t, want, next(), "the end missed while away")
+
+	want, err = b.Fail(ctx, second, errors.New("boom"))
+	require.NoError(t, err)
+	require.Equal(t, want, next(), "the next end, with no repeat of the first")
+}

@@ -254,7 +254,7 @@ func (s *Store) end(ctx context.Context, id string, state ledger.State, res []by
 		if err != nil {
 			return err
 		}
-		return endBookkeeping(ctx, tx, snap)
+		return endBookkeeping(ctx, tx, snap, seq)
 	})
 	if r, ok := asRefusal(err); ok {
 		return s.refused(ctx, id, r.err)
@@ -276,11 +276,11 @@ func endJob(ctx context.Context, tx pgx.Tx, id string, state ledger.State, res [
 
 // endBookkeeping is the rest of an end, in its transaction after endJob:
 // the depth decrement, the sequence's advance, and the notification of
-// final, the job's snapshot as endJob left it.
-func endBookkeeping(ctx context.Context, tx pgx.Tx, final ledger.Snapshot) error {
+// final, the job's snapshot as endJob left it with completion seq seq.
+func endBookkeeping(ctx context.Context, tx pgx.Tx, final ledger.Snapshot, seq int64) error {
 	if _, err := tx.Exec(ctx, `UPDATE ledger SET depth = depth - 1, next_seq = next_seq + 1 WHERE id = 1`); err != nil {
 		return err
 	}
-	_, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, notifyChannel, notifyPayload(final))
+	_, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, notifyChannel, notifyPayload(final, seq))
 	return err
 }
