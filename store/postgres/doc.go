@@ -41,8 +41,9 @@
 // # Waiting
 //
 // Each Store holds one listener connection, outside the pool, that LISTENs
-// on the channel jobledger_end before Open returns. A Wait registers
-// locally, then reads the row, then blocks; the notification of the end,
+// on the channels jobledger_end (ends) and jobledger_work (admissions;
+// see "Replicas") before Open returns. A Wait registers locally, then
+// reads the row, then blocks; the notification of the end,
 // delivered only after its commit, carries the job's id and its final
 // snapshot, which wakes the local waiters of that id with the outcome
 // (so it survives an eviction right after). When the listener's
@@ -57,7 +58,8 @@
 // TakeRequest sets the row's taken mark with one UPDATE whose WHERE clause
 // is the whole check, so of concurrent takes on any replicas one wins.
 // The request stays in the row while the job is PENDING (Start of a taken
-// job, or the job's end, releases it).
+// job, or the job's end, releases it). A take gives the job a lease of
+// the taking replica (see "Replicas").
 //
 // # Idempotency keys
 //
@@ -82,6 +84,69 @@
 // "Replicas"). With the default name, the one of a single replica, a
 // restart is the SQLite store's; two live Stores under one name are one
 // replica to the database, and the later Open fails the earlier's jobs.
+//
+// # Replicas
+//
+// Each Store is a replica, named by Options.Replica; several share the
+// database's jobs through ledger.Shared, which Store implements. A job
+// that is RUNNING, or PENDING with its request taken, holds a lease: its
+// owner, the replica that took, started or claimed it, and an expiry,
+// Options.Lease after that moment in the store's time (the database's
+// clock, unless Config.Now is set), both in the job's row
+// (migrations/0003_leases.sql). An end clears the expiry. Each Store's
+// keeper goroutine (lease.go), every Lease/3 until Close, renews the
+// leases of its replica's live jobs in one statement, then runs the
+// reaper (reap.go): one transaction that locks the ledger row, then the
+// rows of other replicas' live jobs whose lease lapsed, and ends each
+// FAILED with WorkerLost as any end does (the state guard, the next seq,
+// the decrement, pg_notify). A replica never reaps its own jobs: it is
+// alive, since it is reaping.
+//
+// Claim takes the oldest PENDING job whose request nobody took, and takes
+// and starts it under a lease of this replica, in one statement that
+// locks it FOR UPDATE SKIP LOCKED (claim.go). Work is signalled when a
+// job may have become claimable: each admission's transaction notifies
+// jobledger_work, and so does a restart that releases taken requests; a
+// listener reconnect signals it too, since notifications were lost. OnEnd
+// receives the final snapshot of every end notification, from the
+// listener goroutine; Now reads the store's clock (work.go).
+//
+// What holds exactly, whatever the timing:
+//
+//   - Admission, the ends, take-once, waiting and retention are as above:
+//     each is one statement or one transaction on the database, whichever
+//     replica runs it.
+//   - A job is claimed at most once: Claim changes only a row that, once
+//     locked, is re-checked on the latest commit (READ COMMITTED) and is
+//     still PENDING and not taken; a take, start, claim or end committed
+//     first makes the re-check fail, and the row is passed over.
+//   - A job is reaped only if its lease had lapsed when the reaper locked
+//     its row: the lease compared is the latest committed one, so a
+//     renewal that committed first saves the job, and one that comes
+//     later waits for the reaper's commit and then finds the job ended.
+//     Renewal and reaper lock rows in one order (n), so they never
+//     deadlock.
+//   - Every job ends once: a reaped job's late end from its owner gets
+//     ErrTerminal, through the state guard, and a reaped job, terminal,
+//     is never claimed.
+//   - Replicas need not agree on time: every lease is set, renewed and
+//     compared on the database's clock.
+//
+// What depends on timing: a replica paused, or cut off from the database,
+// for longer than its lease loses its jobs to the reaper; their model
+// calls may run on, but their ends are refused (ErrTerminal). The keeper
+// renews every Lease/3, leaving two renewals of slack. A replica that
+// dies has its jobs failed between Lease and Lease + Lease/3 later (the
+// lapse, then a reaper's next tick), or at once when it opens again under
+// its name. Lease does not bound a job's run time: a live replica renews
+// for as long as the job runs. Two live Stores under one name are one
+// replica to the database: neither reaps the other's jobs, and the later
+// Open fails the earlier's (see "Restart"). Give each replica a name of
+// its own that it keeps across its restarts. The notifications that wake
+// waiters, Work and OnEnd are lost while a listener is disconnected; all
+// three are made up for at the reconnect (OnEnd by the completion seqs:
+// the ends it missed are read from their rows, but for those retention
+// deleted meanwhile).
 //
 // # Time
 //
