@@ -40,6 +40,7 @@ func (s *Server) admit(req Request, key, digest string) (string, error) {
 		id       string
 		replayed bool
 		err      error
+		before   = s.endCount() // for armAdmission, in shared mode
 	)
 	if key != "" {
 		id, replayed, err = s.store.SubmitKeyed(s.writes, key, digest, req.TaskID, req)
@@ -56,6 +57,12 @@ func (s *Server) admit(req Request, key, digest string) (string, error) {
 		return id, nil
 	}
 	s.metrics.submitted.Inc()
+	if s.shared != nil {
+		// Any replica's claimer runs it (shared.go); this one keeps its
+		// deadline. The unit of work ends here, released by the defer.
+		s.armAdmission(id, before)
+		return id, nil
+	}
 	s.launch(id, s.cfg.AsyncTimeout)
 	running = true
 	return id, nil
@@ -116,10 +123,45 @@ func (s *Server) run(ctx context.Context, id string, release func()) {
 		}
 		return
 	}
+	s.runJob(ctx, snap, req)
+}
+
+// runStarted is the runner of a job the claimer claimed (shared.go),
+// started already, on the worker the claimer acquired: it runs the model
+// and records the outcome, as run does once it has started its job. The
+// claimer has counted it in wg and registered its flight.
+func (s *Server) runStarted(ctx context.Context, snap ledger.Snapshot, req Request, release func()) {
+	defer s.wg.Done()
+	defer func() {
+		release()
+		s.mu.Lock()
+		delete(s.flights, snap.ID)
+		s.runners--
+		s.mu.Unlock()
+	}()
+	s.runJob(ctx, snap, req)
+}
+
+// runJob runs the model on the request of the started job snap, on a
+// worker the caller acquired (execute releases it), and records the
+// outcome. When the job's context ends first (deadline, cancel, shutdown),
+// it ends the job by the context's cause; a job that ended elsewhere
+// (errJobEnded) is terminal already and left as it is.
+func (s *Server) runJob(ctx context.Context, snap ledger.Snapshot, req Request) {
+	id := snap.ID
 	// Start's own snapshot: a lookup now could find the job evicted.
 	s.metrics.queueWait.Observe(snap.StartedAt.Sub(snap.CreatedAt).Seconds())
-	o, ok := s.execute(ctx, req)
+	var (
+		o  outcome
+		ok bool
+	)
+	if ctx.Err() == nil {
+		o, ok = s.execute(ctx, req)
+	} else {
+		s.workers.Release(1) // ended already (a claimed job past its deadline): never run
+	}
 	switch {
+	case (!ok || (o.err != nil && ctx.Err() != nil)) && errors.Is(context.Cause(ctx), errJobEnded):
 	case !ok || (o.err != nil && ctx.Err() != nil):
 		s.endByCause(id, context.Cause(ctx))
 	case o.err != nil:

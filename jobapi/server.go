@@ -63,13 +63,19 @@ type Options struct {
 //   - store is safe for concurrent use (the ledger's contract); workers is
 //     the one worker pool, shared by both paths; inferBytes is the byte
 //     budget of /infer bodies (handler_infer.go).
-//   - mu guards closed, drained, flights and runners, and the retired flag
-//     of every deadline timer (deadline.go). It is a leaf: nothing else is
+//   - shared (the store's Shared side, nil for a store of one process) and
+//     closing (closed once, under mu, when Shutdown begins) are set by New.
+//   - mu guards closed, drained, flights and runners, the retired flag of
+//     every deadline timer (deadline.go), and, in shared mode (shared.go),
+//     ends, ended, admitTimers and timersStopped. It is a leaf: nothing else is
 //     locked, and neither the store, a model nor the clock is called, while
 //     it is held.
 //   - wg counts every goroutine and handler that runs a job: Add happens
 //     only under mu while closed is false, so Shutdown's Wait never races
 //     an Add.
+//   - timerWG counts the admission timers that fired and are recording
+//     their end (shared.go): Add happens only under mu while timersStopped
+//     is false, so stopAdmissions' Wait never races an Add.
 //   - waiting and timers are atomic.
 //
 // The invariants below are checked by checkInvariants (invariants.go),
@@ -92,9 +98,13 @@ type Server struct {
 	// kind), so a job still PENDING when the grace period ends is left
 	// PENDING for the next process to run (Recovered), not ended.
 	keepPending bool
-	workers     *semaphore.Weighted
-	metrics     *metrics
-	mux         *http.ServeMux
+	// shared is the store's Shared side: non-nil, the server runs in
+	// shared mode (shared.go), its jobs claimed by any replica's claimer.
+	shared  ledger.Shared[Request]
+	closing chan struct{} // closed when Shutdown begins
+	workers *semaphore.Weighted
+	metrics *metrics
+	mux     *http.ServeMux
 
 	// inferBytes and submitBytes bound the bodies of /infer and POST /jobs
 	// requests in flight (bodies.go).
@@ -144,6 +154,19 @@ type Server struct {
 	flights map[string]context.CancelCauseFunc
 	runners int // runners started by admit whose run has not returned
 
+	// ends counts the ends of jobs onEnd has heard (shared mode); ended
+	// holds the ids of the latest endRing of them, the nth at n%endRing.
+	ends  uint64
+	ended [endRing]string
+	// admitTimers holds the stop of the admission deadline of every job
+	// admitted here in shared mode whose timer has neither fired nor been
+	// stopped; timersStopped is set once Shutdown has stopped them all.
+	//
+	// Invariant (AdmitTimersInv): drained implies admitTimers is empty.
+	admitTimers   map[string]func() bool
+	timersStopped bool
+	timerWG       sync.WaitGroup
+
 	wg      sync.WaitGroup
 	waiting atomic.Int64 // clients blocked in a wait
 
@@ -165,7 +188,8 @@ func New(cfg Config, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, model: opts.Model, log: opts.Logger, clock: opts.Clock, store: opts.Ledger,
-		jobTTL: opts.LedgerJobTTL, flights: make(map[string]context.CancelCauseFunc)}
+		jobTTL: opts.LedgerJobTTL, flights: make(map[string]context.CancelCauseFunc),
+		admitTimers: map[string]func() bool{}, closing: make(chan struct{})}
 	if s.model == nil {
 		m, err := newModel(cfg)
 		if err != nil {
@@ -180,11 +204,18 @@ func New(cfg Config, opts Options) (*Server, error) {
 		s.clock = realClock{}
 	}
 	if s.store == nil {
+		// The store's own clock unless the caller gave one: the wall clock
+		// for the stores of one process, the database's for PostgreSQL, so
+		// that replicas need not agree on time.
+		var now func() time.Time
+		if opts.Clock != nil {
+			now = s.clock.Now
+		}
 		store, durable, err := openStore(cfg, ledger.Config{
 			MaxQueue:     cfg.AsyncMaxQueue,
 			JobTTL:       cfg.AsyncJobTTL,
 			MaxCompleted: cfg.AsyncMaxCompleted,
-			Now:          s.clock.Now,
+			Now:          now,
 			NewID:        opts.NewID,
 		})
 		if err != nil {
@@ -200,6 +231,10 @@ func New(cfg Config, opts Options) (*Server, error) {
 	s.base, s.baseCancel = context.WithCancelCause(context.Background())
 	s.writes, s.stopWrites = context.WithCancel(context.Background())
 	s.mux = s.routes()
+	if s.shared = sharedOf(s.store); s.shared != nil {
+		s.startShared()
+		return s, nil
+	}
 	if err := s.runRecovered(); err != nil {
 		s.baseCancel(ErrShuttingDown)
 		_ = s.Close() // nothing was started
@@ -282,6 +317,9 @@ func (s *Server) enter() bool {
 // the http.Server after it returns, then call Close, as cmd/jobserver does.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
+	if !s.closed {
+		close(s.closing)
+	}
 	s.closed = true
 	s.mu.Unlock()
 	idle := make(chan struct{})
@@ -298,6 +336,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		<-idle
 	}
 	s.baseCancel(ErrShuttingDown)
+	s.stopAdmissions()
 	s.mu.Lock()
 	s.drained = true
 	s.mu.Unlock()

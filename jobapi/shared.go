@@ -1,0 +1,232 @@
+package jobapi
+
+import (
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/jobledger/jobledger/ledger"
+)
+
+// Shared mode: the store has a Shared side (ledger.AsShared), so several
+// servers, replicas on one database, share its jobs. Then no job gets a
+// runner at admission. Instead one claimer per server takes the oldest
+// claimable job from the store whenever a worker is free (Claim takes and
+// starts it in one step, under a lease), so that a job admitted by a busy
+// replica runs on an idle one; the admitting replica keeps each of its
+// jobs' admission deadlines with one timer per job; and the end of a job on
+// any replica, which every replica hears (OnEnd), cancels the model call
+// running it here. Nothing is recovered at New: the claimers of every
+// replica pick up the PENDING jobs, each past its deadline ending TIMEOUT
+// at once.
+
+// claimRecheck bounds how long an idle claimer waits for the store's Work
+// signal before it claims again, so that a signal lost with a failing
+// database connection delays a job by at most this much.
+const claimRecheck = time.Second
+
+// endRing is how many of the latest ends onEnd remembers, so that an end
+// heard between a job's Claim and the registration of its flight still
+// cancels it (see endedSince).
+const endRing = 256
+
+// errJobEnded is the cause given to the context of a job that ended while
+// this server ran it: a cancel or a deadline on another replica, or the
+// reaper. The job is terminal already, so nothing more is recorded.
+var errJobEnded = errors.New("jobapi: job ended")
+
+// startShared registers the server for the store's ends and starts its
+// claimer, counted in wg. New calls it before the server is returned.
+func (s *Server) startShared() {
+	s.shared.OnEnd(s.onEnd)
+	if !s.enter() {
+		return // unreachable: New has not returned the server yet
+	}
+	go s.claimJobs()
+}
+
+// claimJobs is the claimer: while the server lives, it takes a free worker,
+// then the oldest claimable job, and runs it; when nothing is claimable it
+// waits for the store's Work signal, at most claimRecheck. Once Shutdown has
+// begun it claims on through the grace period (admitted jobs run on) until
+// nothing is claimable; when the grace period ends it stops, leaving the
+// jobs not started PENDING for the other replicas or the next process. Its
+// loop is bounded by the server's life: each turn either claims a job or
+// waits, and the end of the grace period ends both.
+func (s *Server) claimJobs() {
+	defer s.wg.Done()
+	for {
+		if err := s.workers.Acquire(s.base, 1); err != nil {
+			return // the grace period is over
+		}
+		before := s.endCount()
+		// s.writes, not s.base: a Claim given up half way could start a
+		// job that nobody here runs, RUNNING until its lease lapses.
+		snap, req, err := s.shared.Claim(s.writes)
+		if err == nil {
+			s.runClaimed(snap, req, before) // the worker passes to it
+			continue
+		}
+		s.workers.Release(1)
+		if !errors.Is(err, ledger.ErrNoWork) {
+			s.log.Error("job store failed", "op", "claim", "error", err)
+		}
+		if s.isClosed() || !s.awaitWork() {
+			return
+		}
+	}
+}
+
+// awaitWork blocks until the store signals work, claimRecheck passes or
+// Shutdown begins (true: claim again), or the grace period ends (false).
+func (s *Server) awaitWork() bool {
+	recheck := make(chan struct{})
+	stop := s.clock.AfterFunc(claimRecheck, func() { close(recheck) })
+	defer stop()
+	select {
+	case <-s.shared.Work():
+	case <-recheck:
+	case <-s.closing:
+	case <-s.base.Done():
+		return false
+	}
+	return true
+}
+
+// runClaimed starts the runner of a job the claimer claimed, on the worker
+// it acquired. The job's deadline is its admission's, CreatedAt plus
+// async_timeout, counted on the shared clock from StartedAt, the claim's
+// reading of it; one past it ends TIMEOUT at once. before is the count of
+// ends heard before the Claim: an end heard since cancels the job here, as
+// onEnd would have had its flight been registered.
+func (s *Server) runClaimed(snap ledger.Snapshot, req Request, before uint64) {
+	ctx, cancel, release := s.jobContext(snap.CreatedAt.Add(s.cfg.AsyncTimeout).Sub(snap.StartedAt))
+	s.mu.Lock()
+	s.flights[snap.ID] = cancel
+	s.runners++
+	s.wg.Add(1) // the claimer's own count keeps wg above zero
+	ended, known := s.endedSinceLocked(snap.ID, before)
+	s.mu.Unlock()
+	if !known {
+		// More ends than the ring holds were heard meanwhile: ask the store.
+		cur, err := s.store.Snapshot(s.writes, snap.ID)
+		ended = errors.Is(err, ledger.ErrNotFound) || (err == nil && cur.State.Terminal())
+	}
+	if ended {
+		cancel(errJobEnded)
+	}
+	go s.runStarted(ctx, snap, req, release)
+}
+
+// onEnd is the store's OnEnd callback, for the end of any job on any
+// replica: it remembers the end, stops the job's admission deadline if it
+// was admitted here, and cancels its model call if it runs here. It does
+// not block: the store calls it from its listener.
+func (s *Server) onEnd(snap ledger.Snapshot) {
+	s.mu.Lock()
+	s.ended[s.ends%endRing] = snap.ID
+	s.ends++
+	cancel := s.flights[snap.ID]
+	stop := s.admitTimers[snap.ID]
+	delete(s.admitTimers, snap.ID)
+	s.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	if cancel != nil {
+		cancel(errJobEnded)
+	}
+}
+
+// endCount is the number of ends onEnd has heard.
+func (s *Server) endCount() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ends
+}
+
+// endedSinceLocked reports whether onEnd heard the end of job id after the
+// first before ends, and known false when the ring no longer holds all of
+// them. s.mu must be held.
+func (s *Server) endedSinceLocked(id string, before uint64) (ended, known bool) {
+	if s.ends-before > endRing {
+		return false, false
+	}
+	for n := before; n < s.ends; n++ {
+		if s.ended[n%endRing] == id {
+			return true, true
+		}
+	}
+	return false, true
+}
+
+// armAdmission arms the admission deadline of job id, admitted here: at
+// async_timeout from now, unless onEnd hears its end first, the job ends
+// TIMEOUT if it is not terminal yet, wherever it is (a replica running it
+// hears the end and cancels its model call). before is the count of ends
+// heard before the Submit. A timer neither fired nor stopped is in
+// admitTimers (AdmitTimersInv); Shutdown stops those left once the grace
+// period is over.
+func (s *Server) armAdmission(id string, before uint64) {
+	stop := s.clock.AfterFunc(s.cfg.AsyncTimeout, func() { s.admissionDeadline(id) })
+	s.mu.Lock()
+	ended, known := s.endedSinceLocked(id, before)
+	if s.timersStopped || (ended && known) {
+		s.mu.Unlock()
+		stop()
+		return
+	}
+	s.admitTimers[id] = stop
+	s.mu.Unlock()
+}
+
+// admissionDeadline is the admission timer of job id firing: unless the
+// timer was stopped meanwhile, it ends the job TIMEOUT, which does nothing
+// to a job already terminal. Shutdown waits for it (timerWG).
+func (s *Server) admissionDeadline(id string) {
+	s.mu.Lock()
+	_, armed := s.admitTimers[id]
+	delete(s.admitTimers, id)
+	armed = armed && !s.timersStopped
+	if armed {
+		s.timerWG.Add(1)
+	}
+	s.mu.Unlock()
+	if !armed {
+		return
+	}
+	defer s.timerWG.Done()
+	s.record(id, ledger.TimedOut, nil, wireError(ErrDeadline, ""))
+}
+
+// stopAdmissions stops every admission timer left and waits for those that
+// fired to record their ends. Shutdown calls it once the grace period is
+// over: the jobs still PENDING are left for the other replicas or the next
+// process, whose claims end them TIMEOUT once past their deadline.
+func (s *Server) stopAdmissions() {
+	s.mu.Lock()
+	s.timersStopped = true
+	timers := s.admitTimers
+	s.admitTimers = map[string]func() bool{}
+	s.mu.Unlock()
+	for _, stop := range timers {
+		stop()
+	}
+	s.timerWG.Wait()
+}
+
+// isClosed reports whether Shutdown has begun.
+func (s *Server) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// sharedOf returns the Shared side of store, or nil for a store of one
+// process.
+func sharedOf(store ledger.Ledger[Request, json.RawMessage]) ledger.Shared[Request] {
+	if sh, ok := ledger.AsShared(store); ok {
+		return sh
+	}
+	return nil
+}

@@ -1,0 +1,121 @@
+package jobapi_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobledger/jobledger/jobapi"
+)
+
+// The tests of shared mode run two servers, two replicas, on one hub (a
+// memory store shared through views with a Shared side), each server on a
+// fake clock of its own and the hub on a third, the database's.
+
+// TestSharedWorkMovesToIdleReplica: a job admitted by a replica whose
+// workers are all busy runs on the other; that replica reads and waits on
+// the first one's jobs; a cancel on the admitting replica stops the model
+// call on the one running the job.
+func TestSharedWorkMovesToIdleReplica(t *testing.T) {
+	hb := newHub(t, newFakeClock(), 8)
+	gA, gB := newGate(), newGate()
+	a := newHarnessWith(t, jobapi.Options{Model: gA, Ledger: hb.view()}, nil)
+	first := a.submit("first", nil)
+	require.Equal(t, "first", <-gA.started, "the only replica runs it")
+	b := newHarnessWith(t, jobapi.Options{Model: gB, Ledger: hb.view()}, nil)
+	second := a.submit("second", nil)
+	require.Equal(t, "second", <-gB.started, "A's one worker is busy: B runs A's job")
+
+	require.Equal(t, "RUNNING", b.get("/jobs/" + first).Body["state"])
+	gA.release <- struct{}{}
+	require.Equal(t, "DONE", b.waitBounded(first).Body["state"], "B waits on A's job")
+	res := b.get("/jobs/" + first + "/result")
+	require.Equal(t, http.StatusOK, res.Status, "%s", res.Raw)
+
+	r := a.do(http.MethodPost, "/jobs/"+second+"/cancel", "", nil)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Raw)
+	require.ErrorIs(t, <-gB.ended, jobapi.ErrJobEnded, "the cancel on A stops B's model call")
+	r = b.waitBounded(second)
+	require.Equal(t, "FAILED", r.Body["state"])
+	require.Equal(t, "canceled", r.Body["error"])
+}
+
+// TestSharedAdmissionDeadline: a job that no replica could start before
+// its deadline ends TIMEOUT, PENDING, by the timer of the replica that
+// admitted it. The models ignore their contexts, so that the workers stay
+// busy past the deadlines.
+func TestSharedAdmissionDeadline(t *testing.T) {
+	const timeout = 30 * time.Second
+	hb := newHub(t, newFakeClock(), 8)
+	gA, gB := newGate(), newGate()
+	gA.ignoreCtx, gB.ignoreCtx = true, true
+	short := func(c *jobapi.Config) { c.AsyncTimeout = timeout }
+	a := newHarnessWith(t, jobapi.Options{Model: gA, Ledger: hb.view()}, short)
+	busyA := a.submit("busy-a", nil)
+	require.Equal(t, "busy-a", <-gA.started)
+	b := newHarnessWith(t, jobapi.Options{Model: gB, Ledger: hb.view()}, short)
+	busyB := b.submit("busy-b", nil)
+	require.Equal(t, "busy-b", <-gB.started)
+	waiting := a.submit("waiting", nil)
+	require.Equal(t, "PENDING", b.get("/jobs/" + waiting).Body["state"])
+
+	b.clock.Advance(timeout)
+	a.clock.Advance(timeout)
+	r := b.waitBounded(waiting)
+	require.Equal(t, "TIMEOUT", r.Body["state"], "%s", r.Raw)
+	require.Nil(t, r.Body["started_at"], "it never started")
+	require.Equal(t, "TIMEOUT", a.waitBounded(busyB).Body["state"])
+	require.Equal(t, "TIMEOUT", b.waitBounded(busyA).Body["state"])
+	gA.release <- struct{}{}
+	gB.release <- struct{}{}
+	<-gA.ended
+	<-gB.ended
+	require.Empty(t, gA.started, "nobody ran it")
+	require.Empty(t, gB.started, "nobody ran it")
+}
+
+// TestSharedClaimPastDeadline: a job PENDING past its deadline, admitted
+// by a replica gone since, ends TIMEOUT at once when another claims it,
+// without running: its deadline counts from its admission on the hub's
+// clock.
+func TestSharedClaimPastDeadline(t *testing.T) {
+	dbClock := newFakeClock()
+	hb := newHub(t, dbClock, 8)
+	late := submitTo(t, hb.view(), "late")
+	dbClock.Advance(jobapi.DefaultAsyncTimeout + time.Second)
+	g := newGate()
+	h := newHarnessWith(t, jobapi.Options{Model: g, Ledger: hb.view()}, nil)
+	r := h.waitBounded(late.ID)
+	require.Equal(t, "TIMEOUT", r.Body["state"], "%s", r.Raw)
+	require.Empty(t, g.started, "its model never ran")
+}
+
+// TestSharedShutdownLeavesPending: a replica shutting down leaves the jobs
+// it admitted and nobody started PENDING, with no admission deadline left
+// armed; another replica runs them.
+func TestSharedShutdownLeavesPending(t *testing.T) {
+	hb := newHub(t, newFakeClock(), 8)
+	gA := newGate()
+	a := newHarnessWith(t, jobapi.Options{Model: gA, Ledger: hb.view()}, nil)
+	running := a.submit("running", nil)
+	require.Equal(t, "running", <-gA.started)
+	pending := a.submit("pending", nil)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // no grace
+	_ = a.srv.Shutdown(ctx)
+	require.ErrorIs(t, <-gA.ended, jobapi.ErrShuttingDown)
+	require.NoError(t, a.srv.CheckInvariants(), "drained, no admission deadline armed")
+	require.Zero(t, a.clock.Pending(), "every timer of A stopped")
+	require.Equal(t, "FAILED", a.get("/jobs/" + running).Body["state"])
+	require.Equal(t, "PENDING", a.get("/jobs/" + pending).Body["state"], "left for another replica")
+
+	gB := newGate()
+	b := newHarnessWith(t, jobapi.Options{Model: gB, Ledger: hb.view()}, nil)
+	require.Equal(t, "pending", <-gB.started)
+	gB.release <- struct{}{}
+	require.Equal(t, "DONE", b.waitBounded(pending).Body["state"])
+}
