@@ -90,6 +90,18 @@ type Config struct {
 	// the default, whose jobs are lost when the process ends. New opens it
 	// unless Options.Ledger gives a store (store.go).
 	Store string
+	// Replica names this server among the replicas that share a
+	// PostgreSQL store (JSON "replica"): the owner of the jobs it runs.
+	// Each live replica needs a name of its own, kept across its restarts.
+	// Empty means the store's default, the name of a single server. The
+	// other stores, of one process, ignore it.
+	Replica string
+	// Lease is how long the lease of a job running on a replica of a
+	// PostgreSQL store lasts without renewal (JSON "lease", in
+	// milliseconds): once a replica dies, its jobs end FAILED "worker
+	// lost" when their leases lapse. Zero means the store's default. The
+	// other stores ignore it.
+	Lease time.Duration
 }
 
 // DefaultConfig returns the configuration that `go run ./cmd/jobserver`
@@ -132,6 +144,8 @@ type fileConfig struct {
 	AsyncJobTTL       *int64  `json:"async_job_ttl"`
 	AsyncMaxCompleted *int    `json:"async_max_completed"`
 	Store             *string `json:"store"`
+	Replica           *string `json:"replica"`
+	Lease             *int64  `json:"lease"`
 }
 
 // ParseConfig reads a JSON config object: the keys of docs/http.md, each
@@ -178,6 +192,7 @@ func (f fileConfig) apply(cfg *Config) error {
 	set(&cfg.Listen, f.Listen)
 	set(&cfg.Model, f.Model)
 	set(&cfg.Store, f.Store)
+	set(&cfg.Replica, f.Replica)
 	if f.Workers != nil {
 		cfg.Workers = *f.Workers
 	}
@@ -207,6 +222,7 @@ func (f fileConfig) apply(cfg *Config) error {
 		{"read_timeout", f.ReadTimeout, &cfg.ReadTimeout},
 		{"write_timeout", f.WriteTimeout, &cfg.WriteTimeout},
 		{"idle_timeout", f.IdleTimeout, &cfg.IdleTimeout},
+		{"lease", f.Lease, &cfg.Lease},
 	} {
 		if d.src == nil {
 			continue
@@ -261,6 +277,8 @@ func (c Config) Validate() error {
 		return bad("async_job_ttl", "%v is under 1 ms", c.AsyncJobTTL)
 	case c.AsyncMaxCompleted < 1:
 		return bad("async_max_completed", "%d is not positive", c.AsyncMaxCompleted)
+	case c.Lease < 0:
+		return bad("lease", "%v is negative", c.Lease)
 	}
 	if _, ok := builtinModels[c.Model]; !ok {
 		return bad("model", "%q is not one of %s", c.Model, modelNames())

@@ -24,18 +24,20 @@ type storeKind struct {
 	// PENDING at shutdown is left for the next process (Recovered) rather
 	// than ended.
 	durable bool
-	open    func(path string, cfg ledger.Config) (ledger.Ledger[Request, json.RawMessage], error)
+	// open opens the store at path, with the ledger's configuration lcfg
+	// and the server's cfg for what is the store's own (replica, lease).
+	open func(path string, cfg Config, lcfg ledger.Config) (ledger.Ledger[Request, json.RawMessage], error)
 }
 
 // storeKinds are the stores New can open, by name. A durable store is one
 // more entry: it opens a ledger.Ledger[[]byte, []byte] at path and returns
 // it wrapped by ledger.WithCodecs(l, RequestJSON{}, ResultJSON{}).
 var storeKinds = map[string]storeKind{
-	"memory": {form: "memory", open: func(_ string, cfg ledger.Config) (ledger.Ledger[Request, json.RawMessage], error) {
-		return ledger.NewMemory[Request, json.RawMessage](cfg)
+	"memory": {form: "memory", open: func(_ string, _ Config, lcfg ledger.Config) (ledger.Ledger[Request, json.RawMessage], error) {
+		return ledger.NewMemory[Request, json.RawMessage](lcfg)
 	}},
-	"sqlite": {form: "sqlite:PATH", path: true, durable: true, open: func(path string, cfg ledger.Config) (ledger.Ledger[Request, json.RawMessage], error) {
-		st, err := sqlite.Open(context.Background(), path, cfg, sqlite.Options{})
+	"sqlite": {form: "sqlite:PATH", path: true, durable: true, open: func(path string, _ Config, lcfg ledger.Config) (ledger.Ledger[Request, json.RawMessage], error) {
+		st, err := sqlite.Open(context.Background(), path, lcfg, sqlite.Options{})
 		if err != nil {
 			return nil, err
 		}
@@ -47,10 +49,11 @@ var storeKinds = map[string]storeKind{
 
 // postgresKind is the PostgreSQL store under the URL scheme scheme: the
 // ledger in the database the URL names, shared with every server that
-// names it.
+// names it, each under its replica name (Config.Replica) and with its
+// lease (Config.Lease).
 func postgresKind(scheme string) storeKind {
-	return storeKind{form: scheme + "://...", url: true, durable: true, open: func(dsn string, cfg ledger.Config) (ledger.Ledger[Request, json.RawMessage], error) {
-		st, err := postgres.Open(context.Background(), dsn, cfg, postgres.Options{})
+	return storeKind{form: scheme + "://...", url: true, durable: true, open: func(dsn string, cfg Config, lcfg ledger.Config) (ledger.Ledger[Request, json.RawMessage], error) {
+		st, err := postgres.Open(context.Background(), dsn, lcfg, postgres.Options{Replica: cfg.Replica, Lease: cfg.Lease})
 		if err != nil {
 			return nil, err
 		}
@@ -96,7 +99,7 @@ func openStore(cfg Config, lcfg ledger.Config) (ledger.Ledger[Request, json.RawM
 	if err != nil {
 		return nil, false, fmt.Errorf("%w: store: %v", ErrInvalidConfig, err)
 	}
-	l, err := k.open(path, lcfg)
+	l, err := k.open(path, cfg, lcfg)
 	switch {
 	case errors.Is(err, ledger.ErrInvalidConfig):
 		return nil, false, fmt.Errorf("%w: %v", ErrInvalidConfig, err)

@@ -31,6 +31,8 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	asyncJobTTL := fs.Int64("async-job-ttl", 0, "retention of finished jobs, in `ms`")
 	asyncMaxCompleted := fs.Int("async-max-completed", 0, "finished jobs retained at most")
 	store := fs.String("store", "", "the `store` that keeps the jobs: memory (lost on exit), sqlite:PATH, or postgres://... (a database shared by every server that names it)")
+	replica := fs.String("replica", "", "this server's `name` among the replicas on one PostgreSQL store, kept across its restarts")
+	lease := fs.Int64("lease", 0, "with a PostgreSQL store: how long a running job's lease lasts unrenewed, in `ms` (0: the store's default)")
 	addrFile := fs.String("addr-file", "", "write the listening address to `file` once listening")
 	grace := fs.Duration("grace", 10*time.Second, "after a signal, serve reads and let running jobs finish this long, refusing new work")
 	if err := fs.Parse(args); err != nil {
@@ -90,6 +92,10 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 			cfg.AsyncMaxCompleted = *asyncMaxCompleted
 		case "store":
 			cfg.Store = *store
+		case "replica":
+			cfg.Replica = *replica
+		case "lease":
+			ms("lease", *lease, &cfg.Lease)
 		}
 	})
 	if err != nil {
