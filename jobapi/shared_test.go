@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobledger/jobledger/internal/pgtest"
 	"github.com/jobledger/jobledger/jobapi"
 )
 
@@ -15,17 +16,54 @@ import (
 // memory store shared through views with a Shared side), each server on a
 // fake clock of its own and the hub on a third, the database's.
 
+// replicaFunc starts a replica named name of one shared store, running
+// model g, with the harness's config changed by mutate (may be nil).
+type replicaFunc func(t *testing.T, name string, g *gateModel, mutate func(*jobapi.Config)) *harness
+
+// hubReplicas starts replicas on one hub.
+func hubReplicas(t *testing.T) replicaFunc {
+	hb := newHub(t, newFakeClock(), 8)
+	return func(t *testing.T, _ string, g *gateModel, mutate func(*jobapi.Config)) *harness {
+		return newHarnessWith(t, jobapi.Options{Model: g, Ledger: hb.view()}, mutate)
+	}
+}
+
+// pgReplicas starts replicas on one new PostgreSQL database, each server
+// opening the store itself ("store": the database's URL) under its
+// replica name, as cmd/jobserver does. Each server's fake clock is the
+// store's clock; the tests that use it never move them, so all read the
+// same time.
+func pgReplicas(t *testing.T) replicaFunc {
+	dsn := pgtest.NewDatabase(t)
+	return func(t *testing.T, name string, g *gateModel, mutate func(*jobapi.Config)) *harness {
+		var srv *jobapi.Server
+		t.Cleanup(func() { require.NoError(t, srv.Close()) }) // after the harness's own cleanup
+		h := newHarnessWith(t, jobapi.Options{Model: g}, func(c *jobapi.Config) {
+			c.Store, c.Replica = dsn, name
+			if mutate != nil {
+				mutate(c)
+			}
+		})
+		srv = h.srv
+		return h
+	}
+}
+
 // TestSharedWorkMovesToIdleReplica: a job admitted by a replica whose
 // workers are all busy runs on the other; that replica reads and waits on
 // the first one's jobs; a cancel on the admitting replica stops the model
-// call on the one running the job.
+// call on the one running the job. On a hub, and on PostgreSQL.
 func TestSharedWorkMovesToIdleReplica(t *testing.T) {
-	hb := newHub(t, newFakeClock(), 8)
+	t.Run("hub", func(t *testing.T) { testWorkMovesToIdleReplica(t, hubReplicas(t)) })
+	t.Run("postgres", func(t *testing.T) { testWorkMovesToIdleReplica(t, pgReplicas(t)) })
+}
+
+func testWorkMovesToIdleReplica(t *testing.T, replica replicaFunc) {
 	gA, gB := newGate(), newGate()
-	a := newHarnessWith(t, jobapi.Options{Model: gA, Ledger: hb.view()}, nil)
+	a := replica(t, "a", gA, nil)
 	first := a.submit("first", nil)
 	require.Equal(t, "first", <-gA.started, "the only replica runs it")
-	b := newHarnessWith(t, jobapi.Options{Model: gB, Ledger: hb.view()}, nil)
+	b := replica(t, "b", gB, nil)
 	second := a.submit("second", nil)
 	require.Equal(t, "second", <-gB.started, "A's one worker is busy: B runs A's job")
 
@@ -95,11 +133,15 @@ func TestSharedClaimPastDeadline(t *testing.T) {
 
 // TestSharedShutdownLeavesPending: a replica shutting down leaves the jobs
 // it admitted and nobody started PENDING, with no admission deadline left
-// armed; another replica runs them.
+// armed; another replica runs them. On a hub, and on PostgreSQL.
 func TestSharedShutdownLeavesPending(t *testing.T) {
-	hb := newHub(t, newFakeClock(), 8)
+	t.Run("hub", func(t *testing.T) { testShutdownLeavesPending(t, hubReplicas(t)) })
+	t.Run("postgres", func(t *testing.T) { testShutdownLeavesPending(t, pgReplicas(t)) })
+}
+
+func testShutdownLeavesPending(t *testing.T, replica replicaFunc) {
 	gA := newGate()
-	a := newHarnessWith(t, jobapi.Options{Model: gA, Ledger: hb.view()}, nil)
+	a := replica(t, "a", gA, nil)
 	running := a.submit("running", nil)
 	require.Equal(t, "running", <-gA.started)
 	pending := a.submit("pending", nil)
@@ -114,7 +156,7 @@ func TestSharedShutdownLeavesPending(t *testing.T) {
 	require.Equal(t, "PENDING", a.get("/jobs/" + pending).Body["state"], "left for another replica")
 
 	gB := newGate()
-	b := newHarnessWith(t, jobapi.Options{Model: gB, Ledger: hb.view()}, nil)
+	b := replica(t, "b", gB, nil)
 	require.Equal(t, "pending", <-gB.started)
 	gB.release <- struct{}{}
 	require.Equal(t, "DONE", b.waitBounded(pending).Body["state"])
