@@ -24,3 +24,16 @@ jobload-smoke:
 	kill -TERM $$pid; wait $$pid; rc=$$?; trap - EXIT; \
 	[ $$rc -eq 0 ] || { echo "jobserver exited $$rc"; exit 1; }; \
 	echo "jobload-smoke: ok"
+
+# cluster starts PostgreSQL and three jobserver replicas on one database,
+# on 127.0.0.1:8081-8083, for trying by hand (scripts/cluster;
+# docs/scaling.md); cluster-stop stops them. CLUSTER_DIR keeps the
+# database and the logs between the two.
+CLUSTER_DIR ?= /tmp/jobledger-cluster
+
+.PHONY: cluster cluster-stop
+cluster:
+	GO=$(GO) scripts/cluster start $(CLUSTER_DIR)
+
+cluster-stop:
+	scripts/cluster stop $(CLUSTER_DIR)
