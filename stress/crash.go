@@ -134,7 +134,7 @@ func RunCrash(ctx context.Context, cfg CrashConfig) (*CrashResult, error) {
 			return nil, err
 		}
 		w := &httpWorkload{stressRun: run, cfg: cfg.HTTPConfig, api: api}
-		res.Checked += w.checkSurvivors(life, res)
+		res.Checked += w.checkSurvivors(life, &res.Record)
 
 		if life == cfg.Cycles {
 			w.finalLife(ctx, srv, res)

@@ -48,7 +48,7 @@ func endsSeen(history []porcupine.Operation) map[string]seenEnd {
 // checkSurvivors reads every job acknowledged before this life and records
 // a violation for each that is gone or whose seen end changed. It returns
 // the number of jobs read.
-func (w *httpWorkload) checkSurvivors(life int, res *CrashResult) int {
+func (w *httpWorkload) checkSurvivors(life int, res *Record) int {
 	ids := w.ids()
 	if len(ids) == 0 {
 		return 0

@@ -6,6 +6,9 @@
 // -level=crash starts the jobserver binary on a durable store, kills it
 // with SIGKILL -cycles times under that load and starts it again, and
 // checks the whole history, restarts included (see crash.go).
+// -level=http -replicas N starts N jobserver replicas on one shared store,
+// spreads the clients across them, kills one with SIGKILL mid-run and
+// starts it again, and checks the whole history (see replicas.go).
 //
 // Usage:
 //
@@ -73,9 +76,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	jobTimeout := fs.Duration("job-timeout", hdef.JobTimeout, "http: the server's async_timeout")
 	cdef := stress.DefaultCrashConfig()
 	server := fs.String("server", "bin/jobserver", "crash: the jobserver binary")
-	store := fs.String("store", "", "crash: the server's -store (default sqlite:DIR/jobs.db)")
+	store := fs.String("store", "", "crash: the server's -store (default sqlite:DIR/jobs.db); replicas: every server's -store, required")
 	cycles := fs.Int("cycles", cdef.Cycles, "crash: kills, each followed by a restart")
-	dir := fs.String("dir", "", "crash: directory for the store, the address file and the server logs (default: a new temporary one, removed when the run passes)")
+	dir := fs.String("dir", "", "crash, replicas: directory for the store, the address files and the server logs (default: a new temporary one, removed when the run passes)")
+	rdef := stress.DefaultReplicasConfig()
+	replicas := fs.Int("replicas", 0, "http: run this many jobserver replicas (-server) on one -store (a postgres:// URL), the clients spread across them, one killed with SIGKILL and restarted mid-run (0: one server in process)")
+	lease := fs.Duration("lease", rdef.Lease, "replicas: each server's -lease, after which a dead replica's jobs end FAILED \"worker lost\"")
+	killAt := fs.Duration("kill-at", rdef.KillAt, "replicas: when, from the start of the load, one replica is killed")
+	downFor := fs.Duration("down-for", rdef.DownFor, "replicas: how long the killed replica stays down")
 	if err := fs.Parse(args); err != nil {
 		return exitSetup
 	}
@@ -114,6 +122,32 @@ func run(args []string, stdout, stderr io.Writer) int {
 	admissionPorcupine = *admPorcupine
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	if *replicas != 0 {
+		if *level != "http" || *store == "" {
+			fmt.Fprintln(stderr, "lincheck: -replicas needs -level=http and a -store shared by the replicas")
+			return exitSetup
+		}
+		rcfg := rdef
+		rcfg.Seed, rcfg.Server, rcfg.Store, rcfg.Replicas = *seed, *server, *store, *replicas
+		rcfg.Lease, rcfg.KillAt, rcfg.DownFor = *lease, *killAt, *downFor
+		// The replicas test's own defaults, where no flag overrides them.
+		for name, apply := range map[string]func(){
+			"duration":    func() { rcfg.Duration = *duration },
+			"submitters":  func() { rcfg.Submitters = *submitters },
+			"pollers":     func() { rcfg.Pollers = *pollers },
+			"waiters":     func() { rcfg.Waiters = *waiters },
+			"runners":     func() { rcfg.Runners = *runners },
+			"max-queue":   func() { rcfg.MaxQueue = *maxQueue },
+			"max-sleep":   func() { rcfg.MaxSleep = *maxSleep },
+			"job-timeout": func() { rcfg.JobTimeout = *jobTimeout },
+		} {
+			if set[name] {
+				apply()
+			}
+		}
+		rcfg.Progress = cfg.Progress
+		return runReplicas(ctx, rcfg, *dir, *checkTimeout, *out, *historyPath, stdout, stderr)
+	}
 	if *level == "crash" {
 		ccfg := cdef
 		ccfg.Seed, ccfg.Server, ccfg.Store, ccfg.Cycles = *seed, *server, *store, *cycles

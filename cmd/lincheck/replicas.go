@@ -1,0 +1,59 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/jobledger/jobledger/linearizability"
+	"github.com/jobledger/jobledger/stress"
+)
+
+// runReplicas is -level=http with -replicas N: stress.RunReplicas (N
+// jobserver processes on one store, one killed and restarted), then the
+// whole history checked with retention that evicts nothing, as the crash
+// level does. dir holds each replica's address file and logs; when empty,
+// a temporary one is made, and removed if the run passes.
+func runReplicas(ctx context.Context, cfg stress.ReplicasConfig, dir string, checkTimeout time.Duration, outDir, historyPath string, stdout, stderr io.Writer) int {
+	temp := dir == ""
+	if temp {
+		var err error
+		if dir, err = os.MkdirTemp("", "lincheck-replicas-*"); err != nil {
+			fmt.Fprintln(stderr, "lincheck:", err)
+			return exitSetup
+		}
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		fmt.Fprintln(stderr, "lincheck:", err)
+		return exitSetup
+	}
+	cfg.Dir = dir
+	fmt.Fprintf(stdout, "lincheck: level=http seed=%d %v: %d replicas of %s -store %s, lease %v, one killed at %v and restarted %v later; per replica %d submitters, %d server workers, %d pollers, %d waiters; max-queue %d, echo sleep <= %v, job timeout %v\n",
+		cfg.Seed, cfg.Duration, cfg.Replicas, cfg.Server, cfg.Store, cfg.Lease, cfg.KillAt, cfg.DownFor, cfg.Submitters, cfg.Runners, cfg.Pollers, cfg.Waiters, cfg.MaxQueue, cfg.MaxSleep, cfg.JobTimeout)
+	res, err := stress.RunReplicas(ctx, cfg)
+	if err != nil {
+		fmt.Fprintln(stderr, "lincheck:", err, "(logs in "+dir+")")
+		return exitSetup
+	}
+	if historyPath != "" {
+		hf := linearizability.HistoryFile{MaxQueue: cfg.MaxQueue, Level: "http", Retained: true, Ops: res.History}
+		if err := writeFile(historyPath, hf); err != nil {
+			fmt.Fprintln(stderr, "lincheck:", err)
+			return exitSetup
+		}
+	}
+	rep := linearizability.CheckHTTP(res.History, linearizability.CheckConfig{
+		MaxQueue: cfg.MaxQueue, Retained: true, Timeout: checkTimeout, VisualizeDir: outDir, AdmissionPorcupine: admissionPorcupine,
+	})
+	fmt.Fprintf(stdout, "  replicas: %v, %s killed, %d lives, %d operations, %d accepted, %d rejected, %d in flight at the kill or lost, %d reads of acknowledged jobs after the restart; seen ended by the kill: %d worker lost, %d interrupted by restart\n",
+		res.Elapsed.Round(time.Millisecond), res.Victim, res.Lives, len(res.History), res.Accepted, res.Rejected, res.Lost, res.Checked, res.Reaped, res.Interrupted)
+	printCheck(stdout, rep)
+	code := verdict(rep, res.Violations, stdout)
+	if code == exitOK && temp {
+		os.RemoveAll(dir)
+	} else if code != exitOK {
+		fmt.Fprintln(stdout, "  server logs:", dir)
+	}
+	return code
+}
