@@ -40,4 +40,14 @@
 // process stopped) get runners, their deadlines still counted from their
 // admission. A call the store fails, with an error that is none of the
 // contract's answers, is answered 503 with Retry-After and logged.
+//
+// # Replicas
+//
+// A store shared by several servers (one with a ledger.Shared side, the
+// PostgreSQL store) puts the server in shared mode (shared.go): admission
+// starts no runner; one claimer per server claims the oldest claimable job
+// of the store whenever a worker is free, so that any replica runs any
+// replica's jobs; the admitting replica keeps each job's deadline with a
+// timer; the end of a job anywhere cancels its model call where it runs.
+// docs/scaling.md describes the deployment.
 package jobapi

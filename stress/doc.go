@@ -43,6 +43,17 @@
 //	res, err := stress.RunCrash(ctx, cfg) // cfg from DefaultCrashConfig, with Server, Store, Dir
 //	rep := linearizability.CheckHTTP(res.History, linearizability.CheckConfig{MaxQueue: cfg.MaxQueue, Retained: true})
 //
+// # Replicas
+//
+// RunReplicas starts several jobserver replicas on one shared store (a
+// PostgreSQL database), puts the HTTP level's clients on each (their reads
+// pick jobs any replica admitted), kills one with SIGKILL mid-run and
+// starts it again under its name, reads every acknowledged job through it,
+// then drains through all of them. Its history too is for CheckHTTP with
+// CheckConfig.Retained set.
+//
+//	res, err := stress.RunReplicas(ctx, cfg) // cfg from DefaultReplicasConfig, with Server, Store, Dir
+//
 // docs/verification.md describes the drivers, their end-of-run checks and
 // the gates that run them.
 package stress
