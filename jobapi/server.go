@@ -306,7 +306,10 @@ func (s *Server) enter() bool {
 // models' contexts, and waits for every model to return. With a durable
 // store that New opened ("store": "sqlite:PATH"), a job not yet started
 // when ctx ends is left PENDING instead: the next process on the store
-// runs it, its deadline still counted from its admission. Clients waiting on
+// runs it, its deadline still counted from its admission. In shared mode
+// (shared.go) the claimer claims on through the grace period while a job is
+// claimable, and the jobs not started when it ends are left PENDING for the
+// other replicas, whatever the store. Clients waiting on
 // a job are answered as it ends. Shutdown returns ctx's error when the grace
 // period ran out, nil when every job finished within it. A model that
 // ignores its context delays Shutdown until it returns.
