@@ -65,7 +65,7 @@ func testWorkMovesToIdleReplica(t *testing.T, replica replicaFunc) {
 	require.Equal(t, "first", <-gA.started, "the only replica runs it")
 	b := replica(t, "b", gB, nil)
 	second := a.submit("second", nil)
-	require.Equal(t, "second", <-gB.started, "A's one worker is busy: B runs A's job")
+	require.Equal(t, "second", received(t, gB.started, "B runs A's job"), "A's one worker is busy: B runs A's job")
 
 	require.Equal(t, "RUNNING", b.get("/jobs/" + first).Body["state"])
 	gA.release <- struct{}{}
@@ -75,7 +75,7 @@ func testWorkMovesToIdleReplica(t *testing.T, replica replicaFunc) {
 
 	r := a.do(http.MethodPost, "/jobs/"+second+"/cancel", "", nil)
 	require.Equal(t, http.StatusOK, r.Status, "%s", r.Raw)
-	require.ErrorIs(t, <-gB.ended, jobapi.ErrJobEnded, "the cancel on A stops B's model call")
+	require.ErrorIs(t, received(t, gB.ended, "B's model call cancelled"), jobapi.ErrJobEnded, "the cancel on A stops B's model call")
 	r = b.waitBounded(second)
 	require.Equal(t, "FAILED", r.Body["state"])
 	require.Equal(t, "canceled", r.Body["error"])
@@ -157,7 +157,24 @@ func testShutdownLeavesPending(t *testing.T, replica replicaFunc) {
 
 	gB := newGate()
 	b := replica(t, "b", gB, nil)
-	require.Equal(t, "pending", <-gB.started)
+	require.Equal(t, "pending", received(t, gB.started, "B runs the job A left"))
 	gB.release <- struct{}{}
 	require.Equal(t, "DONE", b.waitBounded(pending).Body["state"])
+}
+
+// received returns the next value of ch. Each value these tests wait for
+// follows a step they took within milliseconds; the 10 s only stop a
+// broken build from hanging the test, and assert nothing about time.
+func received[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	giveUp := time.NewTimer(10 * time.Second)
+	defer giveUp.Stop()
+	select {
+	case v := <-ch:
+		return v
+	case <-giveUp.C:
+		t.Fatalf("never happened: %s", what)
+		var zero T
+		return zero
+	}
 }
