@@ -75,6 +75,8 @@ func configInRange(c jobapi.Config) error {
 		return errors.New("async_max_queue above MaxInt32")
 	case c.Model != "fingerprint" && c.Model != "echo":
 		return errors.New("model unknown")
+	case c.Lease < 0:
+		return errors.New("lease negative")
 	case c.Store != "memory":
 		return errors.New("store unknown")
 	}
@@ -125,4 +127,6 @@ var configSeeds = []string{
 	`{`,
 	"\xef\xbb\xbf{}",
 	`{"listen":"\u0000:1"}`,
+	`{"replica":"r1","lease":500}`,
+	`{"lease":-1}`,
 }

@@ -25,14 +25,15 @@ func TestParseConfigKeys(t *testing.T) {
 		"async_enabled": false, "async_timeout": 1500, "async_max_queue": -1,
 		"async_job_ttl": 60000, "async_max_completed": 7, "listen": "127.0.0.1:0",
 		"workers": 3, "max_body_bytes": 1024, "max_pixels": 4096, "max_wait": 0, "model": "echo",
-		"read_timeout": 2000, "write_timeout": 0, "idle_timeout": 4000, "store": "memory"}`))
+		"read_timeout": 2000, "write_timeout": 0, "idle_timeout": 4000, "store": "memory",
+		"replica": "r1", "lease": 2500}`))
 	require.NoError(t, err)
 	want := jobapi.Config{
 		Listen: "127.0.0.1:0", Workers: 3, MaxBodyBytes: 1024, MaxPixels: 4096, MaxWait: 0, Model: "echo",
 		AsyncEnabled: false, AsyncTimeout: 1500 * time.Millisecond, AsyncMaxQueue: -1,
 		AsyncJobTTL: time.Minute, AsyncMaxCompleted: 7,
 		ReadTimeout: 2 * time.Second, WriteTimeout: 0, IdleTimeout: 4 * time.Second,
-		Store: "memory",
+		Store: "memory", Replica: "r1", Lease: 2500 * time.Millisecond,
 	}
 	require.Equal(t, want, cfg)
 }
@@ -61,6 +62,8 @@ func TestParseConfigRefuses(t *testing.T) {
 		{"memory with a path", `{"store": "memory:jobs.db"}`, `store: "memory:jobs.db": memory takes no path`},
 		{"postgres not a URL", `{"store": "postgres:db"}`, `store: "postgres:db" is not a URL: the form is postgres://...`},
 		{"store not a string", `{"store": 1}`, "store"},
+		{"negative lease", `{"lease": -1}`, "lease"},
+		{"replica not a string", `{"replica": 1}`, "replica"},
 		{"trailing", `{} {}`, "after the JSON object"},
 		{"not JSON", `{"workers":`, "invalid config"},
 	} {

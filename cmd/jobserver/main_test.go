@@ -16,10 +16,13 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
+
+	"github.com/jobledger/jobledger/internal/pgtest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain checks for leaked goroutines; the tests on the PostgreSQL store
+// get their server from package pgtest.
+func TestMain(m *testing.M) { pgtest.Main(m) }
 
 // build compiles the module's commands into a temporary directory.
 func build(t *testing.T, pkgs ...string) string {
@@ -182,9 +185,11 @@ func TestFlagsOverrideConfigFile(t *testing.T) {
 	require.Equal(t, 100, opts.cfg.MaxPixels)
 	require.Equal(t, "memory", opts.cfg.Store, "the default store")
 
-	opts, err = parseFlags([]string{"-config", path, "-store", "memory"}, io.Discard)
+	opts, err = parseFlags([]string{"-config", path, "-store", "memory", "-replica", "r2", "-lease", "700"}, io.Discard)
 	require.NoError(t, err)
 	require.Equal(t, "memory", opts.cfg.Store)
+	require.Equal(t, "r2", opts.cfg.Replica)
+	require.Equal(t, 700*time.Millisecond, opts.cfg.Lease)
 	_, err = parseFlags([]string{"-store", "redis"}, io.Discard)
 	require.ErrorContains(t, err, `store: "redis" is not one of the accepted forms: memory`)
 
@@ -192,6 +197,7 @@ func TestFlagsOverrideConfigFile(t *testing.T) {
 		{"-workers", "0"},
 		{"-max-pixels", "0"},
 		{"-async-timeout", "-5"},
+		{"-lease", "-1"},
 		{"-model", "nope"},
 		{"-config", filepath.Join(t.TempDir(), "missing.json")},
 		{"stray"},

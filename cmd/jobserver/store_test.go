@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobledger/jobledger/internal/pgtest"
+	"github.com/jobledger/jobledger/jobapi"
 	"github.com/jobledger/jobledger/ledger"
 	"github.com/jobledger/jobledger/store/sqlite"
 )
@@ -50,4 +52,25 @@ func TestStoreRefusedAtStart(t *testing.T) {
 	b, err := os.ReadFile(garbage)
 	require.NoError(t, err)
 	require.Contains(t, string(b), "this is not a database", "the file was left as it was")
+}
+
+// TestReplicaOptionsRefusedAtStart: a replica name or a lease that the
+// PostgreSQL store refuses stops the server at start, naming it.
+func TestReplicaOptionsRefusedAtStart(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"a space in the name", []string{"-replica", "r 1"}, "Replica"},
+		{"a lease too short", []string{"-lease", "1"}, "Lease"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := run(append([]string{"-listen", "127.0.0.1:0", "-store", dsn}, tc.args...), log)
+			require.ErrorIs(t, err, jobapi.ErrInvalidConfig)
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
 }
