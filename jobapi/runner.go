@@ -40,8 +40,11 @@ func (s *Server) admit(req Request, key, digest string) (string, error) {
 		id       string
 		replayed bool
 		err      error
-		before   = s.endCount() // for armAdmission, in shared mode
+		before   uint64 // the ends heard before the Submit, for armAdmission
 	)
+	if s.shared != nil {
+		before = s.endCount()
+	}
 	if key != "" {
 		id, replayed, err = s.store.SubmitKeyed(s.writes, key, digest, req.TaskID, req)
 	} else {

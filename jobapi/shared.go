@@ -59,6 +59,10 @@ func (s *Server) claimJobs() {
 		if err := s.workers.Acquire(s.base, 1); err != nil {
 			return // the grace period is over
 		}
+		if s.base.Err() != nil { // Acquire may succeed on a free worker even then
+			s.workers.Release(1)
+			return
+		}
 		before := s.endCount()
 		// s.writes, not s.base: a Claim given up half way could start a
 		// job that nobody here runs, RUNNING until its lease lapses.
