@@ -29,9 +29,16 @@ func (s *Store) recoverDatabase(ctx context.Context) (int64, error) {
 			return err
 		}
 		var seq, live int64
-		if err := tx.QueryRow(ctx, `SELECT depth, next_seq, (SELECT count(*) FROM jobs WHERE seq IS NULL)
-			FROM ledger WHERE id = 1 FOR UPDATE`).Scan(&depth, &seq, &live); err != nil {
+		// Lock the ledger row first, then count in a later statement: under
+		// READ COMMITTED a statement's subquery reads the snapshot taken
+		// when the statement began, before the lock was granted, so a count
+		// beside the FOR UPDATE misses the ends other replicas committed
+		// while this one waited.
+		if err := tx.QueryRow(ctx, `SELECT depth, next_seq FROM ledger WHERE id = 1 FOR UPDATE`).Scan(&depth, &seq); err != nil {
 			return fmt.Errorf("postgres: reading the ledger: %w", err)
+		}
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM jobs WHERE seq IS NULL`).Scan(&live); err != nil {
+			return fmt.Errorf("postgres: counting the live jobs: %w", err)
 		}
 		seen = seq - 1
 		if int64(depth) != live {
