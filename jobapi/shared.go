@@ -72,7 +72,17 @@ func (s *Server) claimJobs() {
 			continue
 		}
 		s.workers.Release(1)
-		if !errors.Is(err, ledger.ErrNoWork) {
+		switch {
+		case errors.Is(err, ledger.ErrNoWork):
+		case snap.ID != "":
+			// Claimed and started, but its request cannot be read (it
+			// does not decode): end it rather than leave it RUNNING here,
+			// under a lease this replica renews.
+			s.log.Error("job cannot start", "job_id", snap.ID, "error", err)
+			s.record(snap.ID, ledger.Failed, nil, wireError(ErrStoreFailed, ""))
+		default:
+			// The outcome is unknown: a job this Claim started, if any,
+			// ends at its deadline by its admitting replica's timer.
 			s.log.Error("job store failed", "op", "claim", "error", err)
 		}
 		if s.isClosed() || !s.awaitWork() {

@@ -2,6 +2,7 @@ package jobapi_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/jobledger/jobledger/internal/pgtest"
 	"github.com/jobledger/jobledger/jobapi"
+	"github.com/jobledger/jobledger/ledger"
 )
 
 // The tests of shared mode run two servers, two replicas, on one hub (a
@@ -177,4 +179,31 @@ func received[T any](t *testing.T, ch <-chan T, what string) T {
 		var zero T
 		return zero
 	}
+}
+
+// undecodable is a replica's view whose Claim claims a job but cannot read
+// its request, as a store of bytes answers when the stored request no
+// longer decodes.
+type undecodable struct{ *view }
+
+func (u undecodable) Claim(ctx context.Context) (ledger.Snapshot, jobapi.Request, error) {
+	snap, _, err := u.view.Claim(ctx)
+	if err != nil {
+		return snap, jobapi.Request{}, err
+	}
+	return snap, jobapi.Request{}, errors.New("decoding the request: unexpected end of JSON input")
+}
+
+// TestSharedClaimUndecodable: a job claimed whose request cannot be read
+// ends FAILED "job store failure" at once, instead of staying RUNNING on
+// the replica that claimed it; its model never runs.
+func TestSharedClaimUndecodable(t *testing.T) {
+	hb := newHub(t, newFakeClock(), 8)
+	g := newGate()
+	h := newHarnessWith(t, jobapi.Options{Model: g, Ledger: undecodable{hb.view()}}, nil)
+	id := h.submit("broken", nil)
+	r := h.waitBounded(id)
+	require.Equal(t, "FAILED", r.Body["state"], "%s", r.Raw)
+	require.Equal(t, "job store failure", r.Body["error"])
+	require.Empty(t, g.started, "its model never ran")
 }
