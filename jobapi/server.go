@@ -26,7 +26,9 @@ type Options struct {
 	// stack of every model panic. If left nil, slog.Default() does.
 	Logger *slog.Logger
 	// Clock gives the time for the ledger, deadlines and metrics. If left
-	// nil, the wall clock does.
+	// nil, the wall clock does, and a store that New opens keeps its own
+	// clock: the wall clock, or the database's for PostgreSQL, so that
+	// replicas need not agree on time.
 	Clock Clock
 	// NewID returns fresh job ids. If left nil, the ledger's default (128
 	// random bits) does.
