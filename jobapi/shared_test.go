@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -206,4 +207,46 @@ func TestSharedClaimUndecodable(t *testing.T) {
 	require.Equal(t, "FAILED", r.Body["state"], "%s", r.Raw)
 	require.Equal(t, "job store failure", r.Body["error"])
 	require.Empty(t, g.started, "its model never ran")
+}
+
+// cancelledAtClaim is a replica's view on which every job it claims is
+// cancelled by another replica right after the claim's commit, before
+// Claim returns: the end is heard before the claimer has registered the
+// job's flight.
+type cancelledAtClaim struct {
+	*view
+	other *view
+}
+
+func (c cancelledAtClaim) Claim(ctx context.Context) (ledger.Snapshot, jobapi.Request, error) {
+	snap, req, err := c.view.Claim(ctx)
+	if err == nil {
+		if _, ferr := c.other.Fail(ctx, snap.ID, errors.New("canceled")); ferr != nil {
+			return snap, req, ferr
+		}
+	}
+	return snap, req, err
+}
+
+// TestSharedEndHeardBeforeFlight: the end of a job heard between its
+// Claim and the registration of its flight still stops it here: its model
+// never runs.
+func TestSharedEndHeardBeforeFlight(t *testing.T) {
+	hb := newHub(t, newFakeClock(), 8)
+	var m countingModel
+	h := newHarnessWith(t, jobapi.Options{Model: &m, Ledger: cancelledAtClaim{view: hb.view(), other: hb.view()}}, nil)
+	id := h.submit("cancelled", nil)
+	r := h.waitBounded(id)
+	require.Equal(t, "FAILED", r.Body["state"], "%s", r.Raw)
+	require.Equal(t, "canceled", r.Body["error"])
+	require.NoError(t, h.srv.Shutdown(context.Background()), "drained: the claimer and every runner returned")
+	require.Zero(t, m.runs.Load(), "its model never ran")
+}
+
+// countingModel counts its runs, each of which returns at once.
+type countingModel struct{ runs atomic.Int64 }
+
+func (m *countingModel) Run(context.Context, jobapi.Request) (any, error) {
+	m.runs.Add(1)
+	return map[string]string{}, nil
 }
