@@ -165,6 +165,7 @@ func (s *Server) runJob(ctx context.Context, snap ledger.Snapshot, req Request) 
 	}
 	switch {
 	case (!ok || (o.err != nil && ctx.Err() != nil)) && errors.Is(context.Cause(ctx), errJobEnded):
+		// Ended on another replica: terminal already, nothing to record.
 	case !ok || (o.err != nil && ctx.Err() != nil):
 		s.endByCause(id, context.Cause(ctx))
 	case o.err != nil:
