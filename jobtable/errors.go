@@ -26,6 +26,9 @@ var (
 	// submitted under the same idempotency key with another request
 	// (another digest). Nothing is admitted.
 	ErrKeyConflict = errors.New("jobtable: idempotency key used for another request")
+	// ErrBadQuery is returned by List for a query it cannot answer: a
+	// negative limit, or a state filter that is no State.
+	ErrBadQuery = errors.New("jobtable: invalid list query")
 	// ErrInvalidConfig wraps every reason New refuses a Config.
 	ErrInvalidConfig = errors.New("jobtable: invalid config")
 )

@@ -134,6 +134,20 @@ func (t *Table[Req, Res]) checkInvariants() error {
 		fail("DepthInv", "depth %d, non-terminal jobs %d", depth, live)
 	}
 
+	// ListOrderInv: the admission order that List walks holds exactly the
+	// retained jobs, each once, where its pos says, by ascending ordinal.
+	for _, err := range t.order.check(func(j *job[Req, Res]) int { return j.pos }) {
+		fail("ListOrderInv", "%v", err)
+	}
+	if n := t.order.live(); n != t.jobs.live {
+		fail("ListOrderInv", "%d jobs in the admission order, %d in the map", n, t.jobs.live)
+	}
+	for pos := range t.order.ents {
+		if j := t.order.at(pos).v; j != nil && t.jobs.lookup(j.view.ID) != j {
+			fail("ListOrderInv", "job %s in the admission order, not in the map", j.view.ID)
+		}
+	}
+
 	// KeyInv: at most one retained job per idempotency key, and the index
 	// names exactly the retained jobs that hold a key.
 	keyed := 0

@@ -66,6 +66,7 @@ type job[Req, Res any] struct {
 	done chan struct{} // nil until a waiter needs it
 
 	hash uint64 // the id's hash, set and read by the id map's writer (Table.mu)
+	pos  int    // where the job sits in Table.order; set and read under Table.mu
 }
 
 func (j *job[Req, Res]) loadState() State { return State(j.state.Load()) }

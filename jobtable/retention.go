@@ -19,6 +19,7 @@ func (t *Table[Req, Res]) retainLocked(j *job[Req, Res]) {
 func (t *Table[Req, Res]) evictFrontLocked() {
 	j := t.retained.popFront()
 	t.jobs.removeLocked(j)
+	t.order.remove(j.pos, j, setPos)
 	if j.key != "" {
 		delete(t.keys, j.key) // the key goes with its job
 	}
@@ -59,3 +60,7 @@ func (t *Table[Req, Res]) evictLocked(now time.Time) {
 func completedLocked[Req, Res any](j *job[Req, Res]) time.Time {
 	return j.view.CompletedAt
 }
+
+// setPos records where j now sits in the admission order: the callback of
+// its compaction, which runs under t.mu.
+func setPos[Req, Res any](j *job[Req, Res], pos int) { j.pos = pos }

@@ -18,8 +18,9 @@ import (
 //     its only decrement, exactly once per job [4].
 //   - jobs: the id map, a jobIndex. A lookup takes no lock at all, so
 //     readers of any jobs never contend, and none waits for a Submit.
-//   - mu guards retained, the retention list, and keys, the idempotency
-//     keys' index, and makes its holder the one
+//   - mu guards retained, the retention list, keys, the idempotency
+//     keys' index, and order, the admission order that List walks, and
+//     makes its holder the one
 //     writer of jobs: Submit evicts and inserts, and the terminal
 //     transition appends to retained, all under mu [5]. Neither the list
 //     (a retentionList) nor the index takes a lock of its own.
@@ -60,6 +61,11 @@ type Table[Req, Res any] struct {
 	// key is k, and every job of jobs with a key is keys[its key]: at most
 	// one retained job per key.
 	keys map[string]*job[Req, Res]
+	// order holds every job of jobs in the order of admission, each with
+	// its ordinal: written under mu, with the insertion and with the
+	// eviction (admissionorder.go). Invariant (ListOrderInv): it holds
+	// exactly the jobs of jobs, each where its pos says.
+	order admissionOrder[*job[Req, Res]]
 
 	evictedTTL atomic.Uint64
 	evictedLRU atomic.Uint64
@@ -130,12 +136,20 @@ func (t *Table[Req, Res]) Submit(taskID string, req Req) (string, error) {
 	defer t.mu.Unlock()
 	traceAtomic() // eviction and insertion, one step of the trace
 	t.evictLocked(now)
-	if !t.jobs.insertLocked(j) {
-		panic(fmt.Sprintf("jobtable: Config.NewID returned duplicate id %q", id))
-	}
+	t.insertLocked(j)
 	inserted = true
 	traceSubmitInsert(t, id)
 	return id, nil
+}
+
+// insertLocked files the new job j under its id and at the end of the
+// admission order. It panics, changing nothing, if the id is taken.
+// t.mu must be held.
+func (t *Table[Req, Res]) insertLocked(j *job[Req, Res]) {
+	if !t.jobs.insertLocked(j) {
+		panic(fmt.Sprintf("jobtable: Config.NewID returned duplicate id %q", j.view.ID))
+	}
+	_, j.pos = t.order.push(j)
 }
 
 // lookup returns the job with the given id, or nil. It takes no lock: the

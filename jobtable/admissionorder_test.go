@@ -1,0 +1,100 @@
+package jobtable
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// orderModel drives an admissionOrder of ints (each its own ordinal) and
+// remembers where each sits, as the table does in job.pos.
+type orderModel struct {
+	o   admissionOrder[*int]
+	pos map[*int]int
+}
+
+func (m *orderModel) push() *int {
+	v := new(int)
+	ord, pos := m.o.push(v)
+	*v = int(ord)
+	m.pos[v] = pos
+	return v
+}
+
+func (m *orderModel) remove(v *int) {
+	m.o.remove(m.pos[v], v, func(v *int, p int) { m.pos[v] = p })
+	delete(m.pos, v)
+}
+
+// walk lists the ordinals below before, newest first.
+func (m *orderModel) walk(before uint64) []int {
+	var got []int
+	for p := m.o.below(before); p >= 0; p-- {
+		if e := m.o.at(p); e.v != nil {
+			got = append(got, *e.v)
+		}
+	}
+	return got
+}
+
+// TestAdmissionOrderAgainstASlice: random pushes and removals (from
+// anywhere, as completion order allows), each walk from each cursor
+// compared with a filter of every element ever pushed; the invariants hold
+// after every step, compactions included.
+func TestAdmissionOrderAgainstASlice(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	m := &orderModel{pos: map[*int]int{}}
+	var held []*int // ascending ordinal
+	for step := range 5000 {
+		if len(held) == 0 || rng.IntN(3) > 0 {
+			held = append(held, m.push())
+		} else {
+			i := rng.IntN(len(held))
+			m.remove(held[i])
+			held = append(held[:i], held[i+1:]...)
+		}
+		require.Empty(t, m.o.check(func(v *int) int { return m.pos[v] }), "step %d", step)
+		if step%97 != 0 {
+			continue
+		}
+		before := uint64(rng.IntN(int(m.o.next) + 1))
+		var want []int
+		for i := len(held) - 1; i >= 0; i-- {
+			if before == 0 || uint64(*held[i]) < before {
+				want = append(want, *held[i])
+			}
+		}
+		require.Equal(t, want, m.walk(before), "step %d, below %d", step, before)
+	}
+}
+
+// TestAdmissionOrderCompacts: removals beyond the live count compact the
+// slice and shrink it, so memory follows the jobs held.
+func TestAdmissionOrderCompacts(t *testing.T) {
+	m := &orderModel{pos: map[*int]int{}}
+	var vs []*int
+	for range 1000 {
+		vs = append(vs, m.push())
+	}
+	for _, v := range vs[:990] {
+		m.remove(v)
+	}
+	require.Equal(t, 10, m.o.live())
+	require.LessOrEqual(t, m.o.dead, minOrderDead)
+	require.LessOrEqual(t, cap(m.o.ents), 4*minOrderDead*2)
+	require.Equal(t, []int{1000, 999, 998, 997, 996, 995, 994, 993, 992, 991}, m.walk(0))
+	require.Equal(t, []int{992, 991}, m.walk(993))
+	require.Empty(t, m.walk(991))
+	require.Empty(t, m.o.check(func(v *int) int { return m.pos[v] }))
+}
+
+// TestAdmissionOrderRemoveMisuse: removing what is not there panics
+// rather than corrupting the order.
+func TestAdmissionOrderRemoveMisuse(t *testing.T) {
+	m := &orderModel{pos: map[*int]int{}}
+	v := m.push()
+	other := new(int)
+	require.Panics(t, func() { m.o.remove(0, other, func(*int, int) {}) })
+	require.Panics(t, func() { m.o.remove(5, v, func(*int, int) {}) })
+}
