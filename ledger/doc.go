@@ -34,6 +34,10 @@
 //     the same key with another digest is ErrKeyConflict; a key is held
 //     exactly while its job is retained (at most one retained job per
 //     key), and is free again once retention evicts the job.
+//   - Listing: List walks the retained jobs newest first by admission, a
+//     page at a time, each page below the cursor of the last (an admission
+//     ordinal, never reused); a walk lists no job twice and lists every job
+//     retained and matching throughout it.
 //   - The state machine: PENDING -> RUNNING -> DONE | FAILED | TIMEOUT, and
 //     PENDING may end directly. Terminal states are absorbing: a second
 //     terminal call returns ErrTerminal and changes nothing; Start on a job

@@ -55,6 +55,13 @@ type Ledger[Req, Res any] interface {
 	// Result returns a DONE job's result, repeatably until eviction;
 	// ErrNotDone, with the snapshot, for a job in another state.
 	Result(ctx context.Context, id string) (Res, Snapshot, error)
+	// List returns a page of the retained jobs that q selects, newest
+	// first by admission, each as Snapshot returned it at some moment
+	// during the call, and the cursor of the next page (see ListQuery and
+	// Page). A walk of pages lists no job twice, and lists every job that
+	// was retained and matched q throughout the walk. ErrBadQuery or
+	// ErrBadCursor for a query it cannot answer, changing nothing.
+	List(ctx context.Context, q ListQuery) (Page, error)
 	// Recovered lists the jobs that were PENDING when the store was
 	// opened, left by an earlier process, oldest first: the caller runs
 	// them (their deadlines still count from CreatedAt). A store opened

@@ -55,6 +55,22 @@ func (m *Memory[Req, Res]) LookupKey(_ context.Context, key string) (string, str
 	return m.t.LookupKey(key)
 }
 
+// List reads the page under the table lock: jobtable.Table.List.
+func (m *Memory[Req, Res]) List(_ context.Context, q ListQuery) (Page, error) {
+	if m.closed.Load() {
+		return Page{}, ErrClosed
+	}
+	tq, err := q.Resolve()
+	if err != nil {
+		return Page{}, err
+	}
+	jobs, next, err := m.t.List(tq)
+	if err != nil {
+		return Page{}, err
+	}
+	return Page{Jobs: jobs, Next: EncodeCursor(next)}, nil
+}
+
 func (m *Memory[Req, Res]) TakeRequest(_ context.Context, id string) (Req, error) {
 	if m.closed.Load() {
 		var zero Req

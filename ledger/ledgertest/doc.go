@@ -3,7 +3,9 @@
 // and passes it. Its rules are jobtable's own tests made store-neutral: the
 // state machine, admission, take-once, retention, waiting, timestamps,
 // idempotency keys (replay, conflict, eviction with the job, one job per
-// key under a race), the design's stress, and, for a store that survives a
+// key under a race), listing (newest first, filters, the limit's cap, bad
+// queries and cursors, a cursor stable under admissions and evictions
+// between pages and under concurrent ones), the design's stress, and, for a store that survives a
 // restart, the restart semantics of package ledger's doc.
 //
 // # Usage

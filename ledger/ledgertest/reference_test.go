@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"testing"
@@ -292,6 +293,36 @@ func (r *reference) Result(_ context.Context, id string) (string, ledger.Snapsho
 		return "", j.snap, ledger.ErrNotDone
 	}
 	return j.res, j.snap, nil
+}
+
+// List sorts every job by its seq (the ordinal is seq+1) and filters them,
+// the dumbest way.
+func (r *reference) List(_ context.Context, q ledger.ListQuery) (ledger.Page, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return ledger.Page{}, ledger.ErrClosed
+	}
+	tq, err := q.Resolve()
+	if err != nil {
+		return ledger.Page{}, err
+	}
+	all := slices.SortedFunc(maps.Values(r.jobs), func(a, b *refJob) int { return cmp.Compare(b.seq, a.seq) })
+	var page ledger.Page
+	for i, j := range all {
+		ord := uint64(j.seq) + 1
+		if tq.Before != 0 && ord >= tq.Before || !tq.Matches(j.snap) {
+			continue
+		}
+		page.Jobs = append(page.Jobs, j.snap)
+		if len(page.Jobs) == tq.Limit {
+			if i < len(all)-1 {
+				page.Next = ledger.EncodeCursor(ord)
+			}
+			break
+		}
+	}
+	return page, nil
 }
 
 func (r *reference) Recovered(context.Context) ([]ledger.Snapshot, error) {
