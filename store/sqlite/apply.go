@@ -54,9 +54,9 @@ func applySubmit(t *txq, cfg *ledger.Config, v *view, o *op, now int64) (reply, 
 	var res sql.Result
 	var err error
 	if o.key != "" {
-		res, err = t.exec(qInsertKeyed, o.id, o.taskID, req, now, o.key, o.digest)
+		res, err = t.exec(qInsertKeyed, o.id, o.taskID, req, now, v.nextN, o.key, o.digest)
 	} else {
-		res, err = t.exec(qInsert, o.id, o.taskID, req, now)
+		res, err = t.exec(qInsert, o.id, o.taskID, req, now, v.nextN)
 	}
 	if err != nil {
 		return reply{}, fmt.Errorf("sqlite: inserting job %s: %w", o.id, err)
@@ -68,6 +68,7 @@ func applySubmit(t *txq, cfg *ledger.Config, v *view, o *op, now int64) (reply, 
 	}
 	v.depth++
 	v.jobs++
+	v.nextN++
 	return reply{snap: ledger.Snapshot{ID: o.id}}, nil
 }
 

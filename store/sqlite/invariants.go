@@ -87,6 +87,18 @@ func (s *Store) checkInvariants(ctx context.Context) error {
 		return fmt.Errorf("sqlite: checking invariants: %w", err)
 	}
 
+	// ListOrderInv: every job has an admission ordinal (unique by the
+	// index jobs_admission), each below the stored next_n.
+	var nextN, unnumbered, top int64
+	if err := tx.QueryRowContext(ctx, `SELECT (SELECT value FROM meta WHERE key = 'next_n'),
+		(SELECT count(*) FROM jobs WHERE n IS NULL OR n < 1), (SELECT coalesce(max(n), 0) FROM jobs)`).
+		Scan(&nextN, &unnumbered, &top); err != nil {
+		return fmt.Errorf("sqlite: checking invariants: %w", err)
+	}
+	if unnumbered != 0 || top >= nextN {
+		fail("ListOrderInv", "%d jobs without an ordinal, the highest %d, next_n %d", unnumbered, top, nextN)
+	}
+
 	depth := int(s.pub.depth.Load())
 	if depth < 0 || depth > s.maxDepth {
 		fail("DepthBoundInv", "depth %d outside [0, %d]", depth, s.maxDepth)

@@ -22,6 +22,7 @@ const (
 	qSetDepth                 // meta's depth
 	qInsertKeyed              // SubmitKeyed: a job that holds an idempotency key
 	qKeyLookup                // SubmitKeyed: the job that holds a key, and its digest
+	qSetNextN                 // meta's next_n: the next admission ordinal
 	nQueries
 )
 
@@ -31,7 +32,7 @@ const snapCols = `id, task_id, state, error, created_at, started_at, completed_a
 var queries = [nQueries]string{
 	// A duplicate id inserts nothing and reports 0 rows, leaving the
 	// transaction alive for the rest of the batch (see applySubmit).
-	qInsert: `INSERT INTO jobs (id, task_id, state, request, created_at) VALUES (?1, ?2, 0, ?3, ?4)
+	qInsert: `INSERT INTO jobs (id, task_id, state, request, created_at, n) VALUES (?1, ?2, 0, ?3, ?4, ?5)
 		ON CONFLICT (id) DO NOTHING`,
 	// ?2: the request was taken in this process, so Start releases it.
 	qStart: `UPDATE jobs SET state = 1, started_at = ?1, request = CASE WHEN ?2 THEN NULL ELSE request END
@@ -47,9 +48,10 @@ var queries = [nQueries]string{
 	qSetDepth: `UPDATE meta SET value = ?1 WHERE key = 'depth'`,
 	// The key was looked up in the same transaction (qKeyLookup), so the
 	// unique index on idem_key is never the conflict; the id may be.
-	qInsertKeyed: `INSERT INTO jobs (id, task_id, state, request, created_at, idem_key, idem_digest)
-		VALUES (?1, ?2, 0, ?3, ?4, ?5, ?6) ON CONFLICT (id) DO NOTHING`,
+	qInsertKeyed: `INSERT INTO jobs (id, task_id, state, request, created_at, n, idem_key, idem_digest)
+		VALUES (?1, ?2, 0, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (id) DO NOTHING`,
 	qKeyLookup: `SELECT id, idem_digest FROM jobs WHERE idem_key = ?1`,
+	qSetNextN:  `UPDATE meta SET value = ?1 WHERE key = 'next_n'`,
 }
 
 // prepareWrites prepares the writer's queries on db.

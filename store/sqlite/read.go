@@ -21,6 +21,7 @@ import (
 // prepares each again on every connection that runs it).
 type readStmts struct {
 	state, snapshot, result, request, key *sql.Stmt
+	list, listTask                        *sql.Stmt // list.go
 }
 
 func prepareReads(ctx context.Context, db *sql.DB) (*readStmts, error) {
@@ -30,6 +31,8 @@ func prepareReads(ctx context.Context, db *sql.DB) (*readStmts, error) {
 		`SELECT ` + snapCols + `, result FROM jobs WHERE id = ?1`,
 		`SELECT state, request IS NOT NULL, request FROM jobs WHERE id = ?1`,
 		`SELECT id, idem_digest FROM jobs WHERE idem_key = ?1`,
+		qListAll,
+		qListTask,
 	}
 	ps := make([]*sql.Stmt, len(texts))
 	for i, text := range texts {
@@ -40,10 +43,13 @@ func prepareReads(ctx context.Context, db *sql.DB) (*readStmts, error) {
 		}
 		ps[i] = st
 	}
-	return &readStmts{state: ps[0], snapshot: ps[1], result: ps[2], request: ps[3], key: ps[4]}, nil
+	return &readStmts{state: ps[0], snapshot: ps[1], result: ps[2], request: ps[3], key: ps[4],
+		list: ps[5], listTask: ps[6]}, nil
 }
 
-func (r *readStmts) close() { closeStmts([]*sql.Stmt{r.state, r.snapshot, r.result, r.request, r.key}) }
+func (r *readStmts) close() {
+	closeStmts([]*sql.Stmt{r.state, r.snapshot, r.result, r.request, r.key, r.list, r.listTask})
+}
 
 // LookupKey returns the id and digest of the job that holds the
 // idempotency key as of the latest commit, or ErrNotFound: a read, on the

@@ -31,9 +31,10 @@ func (s *Store) recoverDatabase(ctx context.Context) (view, error) {
 			(SELECT count(*) FROM jobs),
 			(SELECT count(*) FROM jobs WHERE seq IS NOT NULL),
 			(SELECT coalesce(max(seq), 0) + 1 FROM jobs WHERE seq IS NOT NULL),
+			(SELECT value FROM meta WHERE key = 'next_n'),
 			max((SELECT coalesce(max(completed_at), 0) FROM jobs WHERE seq IS NOT NULL),
 			    (SELECT coalesce(max(max(created_at, coalesce(started_at, 0))), 0) FROM jobs WHERE seq IS NULL))`,
-	).Scan(&v.jobs, &v.retained, &v.nextSeq, &v.clock)
+	).Scan(&v.jobs, &v.retained, &v.nextSeq, &v.nextN, &v.clock)
 	if err != nil {
 		return view{}, fmt.Errorf("sqlite: counting the jobs: %w", err)
 	}

@@ -15,6 +15,7 @@ import (
 //   - depth is the number of jobs not terminal, and meta's stored depth;
 //   - jobs is the number of rows, retained the number of terminal ones;
 //   - nextSeq is above every stored seq;
+//   - nextN is meta's stored next_n, above every job's admission ordinal n;
 //   - clock is at or above every time stored;
 //   - front is at or before the completion time of every terminal job
 //     (retention.go);
@@ -25,6 +26,7 @@ type view struct {
 	depth, jobs, retained  int
 	evictedTTL, evictedLRU uint64
 	nextSeq                int64
+	nextN                  int64 // the admission ordinal of the next job
 	clock                  int64 // Unix ns: the latest time stored
 	front                  int64 // Unix ns: at or before the oldest terminal job's completion
 	lruDue                 int   // LRU evictions counted, not yet deleted: 0 between batches

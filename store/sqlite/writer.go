@@ -115,6 +115,13 @@ func (s *Store) commitBatch(committed view, first []*op) (view, []*op) {
 			return committed, b.ops
 		}
 	}
+	if v.nextN != committed.nextN {
+		if _, err := t.exec(qSetNextN, v.nextN); err != nil {
+			tx.Rollback()
+			s.answerAll(b.ops, reply{err: fmt.Errorf("sqlite: storing the next ordinal: %w", err)})
+			return committed, b.ops
+		}
+	}
 	start := time.Now()
 	err = tx.Commit()
 	s.gather.lastCommit = time.Since(start)

@@ -1,0 +1,101 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math"
+
+	"github.com/jobledger/jobledger/ledger"
+)
+
+// Listing reads the jobs by their admission ordinal n (schema 3): a page is
+// one SELECT of the rows with n below the cursor, highest first, so it is
+// one committed state of the file, and its next cursor is the n of its
+// last row. The index jobs_admission gives the order without a sort;
+// under a task id filter, jobs_task_admission gives it for that task
+// alone. A state filter is checked row by row along the order.
+
+// listCols are the columns a page reads: the ordinal, then snapCols.
+const listCols = `n, ` + snapCols
+
+// The page queries: ?1 the ordinal to stay below, ?2 the state (-1 for
+// any), ?3 the row count, ?4 the task id.
+const (
+	qListAll = `SELECT ` + listCols + ` FROM jobs INDEXED BY jobs_admission
+		WHERE n < ?1 AND (?2 < 0 OR state = ?2) ORDER BY n DESC LIMIT ?3`
+	qListTask = `SELECT ` + listCols + ` FROM jobs INDEXED BY jobs_task_admission
+		WHERE task_id = ?4 AND n < ?1 AND (?2 < 0 OR state = ?2) ORDER BY n DESC LIMIT ?3`
+)
+
+// List returns a page of the jobs q selects, newest first by admission,
+// as of the latest commit (see ledger.Ledger). It reads one row beyond the
+// limit to know whether another page follows, so a walk ends without an
+// empty page.
+func (s *Store) List(ctx context.Context, q ledger.ListQuery) (ledger.Page, error) {
+	if s.closed.Load() {
+		return ledger.Page{}, ledger.ErrClosed
+	}
+	tq, err := q.Resolve()
+	if err != nil {
+		return ledger.Page{}, err
+	}
+	before := int64(math.MaxInt64)
+	if tq.Before != 0 {
+		before = int64(tq.Before)
+	}
+	state := int64(-1)
+	if tq.ByState {
+		state = int64(tq.State)
+	}
+	st := s.reads.list
+	if tq.TaskID != "" {
+		st = s.reads.listTask
+	}
+	rows, err := st.QueryContext(ctx, before, state, tq.Limit+1, tq.TaskID)
+	if err != nil {
+		return ledger.Page{}, s.listErr(ctx, err)
+	}
+	defer rows.Close()
+	page := ledger.Page{Jobs: make([]ledger.Snapshot, 0, tq.Limit)}
+	var last int64
+	for rows.Next() {
+		if len(page.Jobs) == tq.Limit {
+			page.Next = ledger.EncodeCursor(uint64(last))
+			break
+		}
+		snap, err := scanSnapshot(prefixed{rows, &last})
+		if err != nil {
+			return ledger.Page{}, s.listErr(ctx, err)
+		}
+		page.Jobs = append(page.Jobs, snap)
+	}
+	if err := rows.Err(); err != nil {
+		return ledger.Page{}, s.listErr(ctx, err)
+	}
+	return page, nil
+}
+
+// prefixed scans one column into first, then the rest as scanSnapshot
+// asks.
+type prefixed struct {
+	rows  *sql.Rows
+	first *int64
+}
+
+func (p prefixed) Scan(dest ...any) error {
+	return p.rows.Scan(append([]any{p.first}, dest...)...)
+}
+
+// listErr is the error a page returns for err: ErrClosed if the store
+// closed under it, ctx's error if ctx ended, else a failure of the
+// database.
+func (s *Store) listErr(ctx context.Context, err error) error {
+	switch {
+	case s.closed.Load():
+		return ledger.ErrClosed
+	case ctx.Err() != nil:
+		return ctx.Err()
+	}
+	return fmt.Errorf("sqlite: listing jobs: %w", err)
+}
