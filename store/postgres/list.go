@@ -1,0 +1,79 @@
+package postgres
+
+import (
+	"context"
+	"math"
+
+	"github.com/jobledger/jobledger/ledger"
+)
+
+// Listing reads the jobs by their admission ordinal n (schema 4): a page is
+// one SELECT of the rows with n below the cursor, highest first (one
+// snapshot of the database under READ COMMITTED), and its next cursor is
+// the n of its last row. A state filter is checked row by row along the
+// order; a task id filter reads that task's jobs alone.
+
+// The page queries: $1 the ordinal to stay below, $2 the state (-1 for
+// any), $3 the row count, $4 the task id.
+const (
+	qListAll = `SELECT n, ` + snapCols + ` FROM jobs
+		WHERE n < $1 AND ($2::smallint < 0 OR state = $2) ORDER BY n DESC LIMIT $3`
+	qListTask = `SELECT n, ` + snapCols + ` FROM jobs
+		WHERE task_id = $4 AND n < $1 AND ($2::smallint < 0 OR state = $2) ORDER BY n DESC LIMIT $3`
+)
+
+// List returns a page of the jobs q selects, newest first by admission, as
+// committed (see ledger.Ledger). It reads one row beyond the limit to know
+// whether another page follows.
+func (s *Store) List(ctx context.Context, q ledger.ListQuery) (ledger.Page, error) {
+	if s.closed.Load() {
+		return ledger.Page{}, ledger.ErrClosed
+	}
+	tq, err := q.Resolve()
+	if err != nil {
+		return ledger.Page{}, err
+	}
+	before := int64(math.MaxInt64)
+	if tq.Before != 0 {
+		before = int64(tq.Before)
+	}
+	state := int16(-1)
+	if tq.ByState {
+		state = int16(tq.State)
+	}
+	text, args := qListAll, []any{before, state, tq.Limit + 1}
+	if tq.TaskID != "" {
+		text, args = qListTask, append(args, tq.TaskID)
+	}
+	rows, err := s.pool.Query(ctx, text, args...)
+	if err != nil {
+		return ledger.Page{}, s.callErr(ctx, "listing jobs", err)
+	}
+	defer rows.Close()
+	page := ledger.Page{Jobs: make([]ledger.Snapshot, 0, tq.Limit)}
+	var last, n int64
+	for rows.Next() {
+		if len(page.Jobs) == tq.Limit {
+			page.Next = ledger.EncodeCursor(uint64(last))
+			break
+		}
+		snap, err := scanSnapshot(prefixRow{rows, &n})
+		if err != nil {
+			return ledger.Page{}, s.callErr(ctx, "listing jobs", err)
+		}
+		last = n
+		page.Jobs = append(page.Jobs, snap)
+	}
+	if err := rows.Err(); err != nil {
+		return ledger.Page{}, s.callErr(ctx, "listing jobs", err)
+	}
+	return page, nil
+}
+
+// prefixRow scans one column into first, then what scanSnapshot asks.
+type prefixRow struct {
+	row   interface{ Scan(...any) error }
+	first *int64
+}
+
+func (p prefixRow) Scan(dest ...any) error { return p.row.Scan(append([]any{p.first}, dest...)...) }
