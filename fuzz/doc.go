@@ -15,9 +15,11 @@
 //     invariants, that every waiter returned once its job ended, and the
 //     linearizability of the history recorded by package stress against the
 //     porcupine models of package linearizability.
-//   - FuzzHTTP sends hostile method, path, query, Prefer and
-//     Idempotency-Key fields and body bytes to the jobapi handler and
-//     checks status codes, bodies and the admission bound, and the server's
+//   - FuzzHTTP sends hostile method, path, query (the listing's state,
+//     task_id, limit and cursor among them), Prefer and Idempotency-Key
+//     fields and body bytes to the jobapi handler and checks status codes,
+//     bodies (a GET /jobs page newest first) and the admission bound, that
+//     a walk of GET /jobs lists exactly the jobs held, and the server's
 //     invariants after the request and again once Shutdown has drained it
 //     (no flight or deadline timer left behind).
 //   - FuzzParseConfig feeds arbitrary bytes to jobapi.ParseConfig.

@@ -96,6 +96,20 @@ var httpSeeds = []httpSeed{
 	{0, "POST", "/jobs", jsonCT, `{}`, "", "\x01"},
 	{0, "POST", "/jobs", jsonCT, `{}`, "", string(make129()) + string(make129())},
 	{0, "POST", "/jobs", jsonCT, `{}`, "", `"a\q"`},
+	// Listing: every job, filters, a page and its cursor, bad parameters
+	// (state, limit, cursor, repeated), and a cursor no server made.
+	{setupDone | setupFailed | setupRunning, "GET", "/jobs", "", "", "", ""},
+	{setupDone | setupFailed, "GET", "/jobs?state=FAILED&task_id=failed", "", "", "", ""},
+	{setupDone | setupFailed, "GET", "/jobs?limit=1", "", "", "", ""},
+	{setupDone | setupFailed, "GET", "/jobs?limit=1&cursor=AAAAAAAAAAI", "", "", "", ""},
+	{setupDone, "GET", "/jobs?state=done", "", "", "", ""},
+	{setupDone, "GET", "/jobs?limit=0", "", "", "", ""},
+	{setupDone, "GET", "/jobs?limit=99999999999999999999999", "", "", "", ""},
+	{setupDone, "GET", "/jobs?cursor=AAAAAAAAAAA", "", "", "", ""},
+	{setupDone, "GET", "/jobs?cursor=%FF%00", "", "", "", ""},
+	{setupDone, "GET", "/jobs?task_id=a&task_id=b&limit=x", "", "", "", ""},
+	{setupDone, "HEAD", "/jobs?state=RUNNING", "", "", "", ""},
+	{setupAsyncOff, "GET", "/jobs", "", "", "", ""},
 	// Async disabled: the /jobs routes answer 503, the others work.
 	{setupAsyncOff, "POST", "/jobs", jsonCT, `{}`, "", ""},
 	{setupAsyncOff, "GET", "/jobs/j1", "", "", "", ""},

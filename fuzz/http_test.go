@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
@@ -50,6 +51,8 @@ var problemDetails = []string{
 	"too many job submissions in flight",
 	"Idempotency-Key must be 1 to 255 printable characters",
 	"Idempotency-Key was used for another request",
+	"state must be one of PENDING, RUNNING, DONE, FAILED, TIMEOUT", "limit must be a positive integer",
+	"cursor is not one this server gave", "task_id must be given at most once",
 }
 
 // FuzzHTTP sends one hostile request (method, request target, Content-Type,
@@ -69,6 +72,8 @@ var problemDetails = []string{
 //     with Allow);
 //   - never holds more than the admission bound of jobs PENDING or RUNNING,
 //     and shows every job in a state that agrees with its error and times;
+//   - lists, on a GET /jobs, valid jobs newest first, and, walking GET
+//     /jobs by pages after the request, exactly the jobs it holds;
 //   - keeps the server's invariants (CheckInvariants) after the request,
 //     and again once Shutdown has drained it, when no flight, no deadline
 //     timer and no live job may be left.
@@ -141,7 +146,7 @@ func runHTTP(t *testing.T, setup byte, method, target, contentType, prefer, key 
 	if (res.StatusCode == http.StatusAccepted || (res.StatusCode == http.StatusOK && isSubmit(req))) && !replayed(res, rec.Body.Bytes(), jobs) {
 		jobs++
 	}
-	if err := checkJobs(srv, jobs); err != nil {
+	if err := checkJobs(srv, jobs, cfg.AsyncEnabled); err != nil {
 		t.Fatalf("%s\nafter it: %v", desc, err)
 	}
 	if err := srv.CheckInvariants(); err != nil {
@@ -352,6 +357,11 @@ func checkReply(res *http.Response, body []byte, req *http.Request, asyncEnabled
 		if ct != "application/json" || !json.Valid(body) {
 			return fmt.Errorf("200 with Content-Type %q and a body that is valid JSON: %t", ct, json.Valid(body))
 		}
+		if req.Method == http.MethodGet && req.URL.Path == "/jobs" {
+			if _, _, err := readPage(body); err != nil {
+				return err
+			}
+		}
 	case http.StatusAccepted:
 		var a struct {
 			JobID string `json:"job_id"`
@@ -391,15 +401,18 @@ func checkReply(res *http.Response, body []byte, req *http.Request, asyncEnabled
 }
 
 // checkJobs reads every job the server admitted (ids j1 ... jN) through
-// the API and checks the admission bound and each job's view.
-func checkJobs(srv *jobapi.Server, jobs int) error {
+// the API and checks the admission bound, each job's view, and that GET
+// /jobs lists exactly the jobs held.
+func checkJobs(srv *jobapi.Server, jobs int, asyncEnabled bool) error {
 	live := 0
+	var held []string
 	for n := 1; n <= jobs; n++ {
 		id := "j" + strconv.Itoa(n)
 		rec := serve(srv, http.MethodGet, "/jobs/"+id, "")
 		if rec.Code == http.StatusNotFound {
 			continue // evicted
 		}
+		held = append(held, id)
 		var s struct {
 			JobID       string `json:"job_id"`
 			State       string `json:"state"`
@@ -427,6 +440,75 @@ func checkJobs(srv *jobapi.Server, jobs int) error {
 	}
 	if live > httpMaxQueue {
 		return fmt.Errorf("%d jobs PENDING or RUNNING, above the bound %d", live, httpMaxQueue)
+	}
+	if !asyncEnabled {
+		return nil // GET /jobs is a 503, as every /jobs route
+	}
+	return checkListing(srv, held)
+}
+
+// listed is one item of a GET /jobs page.
+type listed struct {
+	JobID string `json:"job_id"`
+	State string `json:"state"`
+}
+
+// readPage reads a GET /jobs reply: its items, each a job j1 ... jN in a
+// state, newest (highest N) first, at most 100 of them, and its cursor.
+func readPage(body []byte) ([]listed, string, error) {
+	var p struct {
+		Jobs []listed `json:"jobs"`
+		Next *string  `json:"next_cursor"`
+	}
+	if err := json.Unmarshal(body, &p); err != nil || p.Jobs == nil {
+		return nil, "", fmt.Errorf("GET /jobs with body %q", body)
+	}
+	if len(p.Jobs) > 100 || (p.Next != nil && *p.Next == "") {
+		return nil, "", fmt.Errorf("GET /jobs: %d jobs, cursor %v", len(p.Jobs), p.Next)
+	}
+	prev := 0
+	for _, j := range p.Jobs {
+		n, err := strconv.Atoi(strings.TrimPrefix(j.JobID, "j"))
+		if err != nil || !strings.HasPrefix(j.JobID, "j") || (prev != 0 && n >= prev) {
+			return nil, "", fmt.Errorf("GET /jobs lists %q after j%d: not newest first", j.JobID, prev)
+		}
+		prev = n
+		if !slices.Contains([]string{"PENDING", "RUNNING", "DONE", "FAILED", "TIMEOUT"}, j.State) {
+			return nil, "", fmt.Errorf("GET /jobs lists %s in state %q", j.JobID, j.State)
+		}
+	}
+	next := ""
+	if p.Next != nil {
+		next = *p.Next
+	}
+	return p.Jobs, next, nil
+}
+
+// checkListing walks GET /jobs by pages of two and checks that it lists
+// exactly the jobs held, each once.
+func checkListing(srv *jobapi.Server, held []string) error {
+	var got []string
+	target := "/jobs?limit=2"
+	for range 100 {
+		rec := serve(srv, http.MethodGet, target, "")
+		if rec.Code != http.StatusOK {
+			return fmt.Errorf("GET %s = %d %s", target, rec.Code, rec.Body)
+		}
+		items, next, err := readPage(rec.Body.Bytes())
+		if err != nil {
+			return err
+		}
+		for _, j := range items {
+			got = append(got, j.JobID)
+		}
+		if next == "" {
+			break
+		}
+		target = "/jobs?limit=2&cursor=" + url.QueryEscape(next)
+	}
+	slices.Reverse(got)
+	if !slices.Equal(got, held) {
+		return fmt.Errorf("GET /jobs walks %v, the jobs held are %v", got, held)
 	}
 	return nil
 }

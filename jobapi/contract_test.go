@@ -113,7 +113,7 @@ func TestBadRequests(t *testing.T) {
 func TestWrongMethod405(t *testing.T) {
 	h := newHarness(t, nil, echoConfig)
 	for _, c := range []struct{ method, path, allow string }{
-		{http.MethodGet, "/jobs", "POST"},
+		{http.MethodDelete, "/jobs", "GET, HEAD, POST"},
 		{http.MethodDelete, "/jobs/x", "GET, HEAD"},
 		{http.MethodPost, "/jobs/x/wait", "GET, HEAD"},
 		{http.MethodPut, "/jobs/x/result", "GET, HEAD"},
@@ -134,6 +134,7 @@ func TestAsyncDisabled503(t *testing.T) {
 	h := newHarness(t, nil, func(c *jobapi.Config) { c.Model = "echo"; c.AsyncEnabled = false })
 	for _, c := range []struct{ method, path string }{
 		{http.MethodPost, "/jobs"},
+		{http.MethodGet, "/jobs"},
 		{http.MethodGet, "/jobs/x"},
 		{http.MethodGet, "/jobs/x/wait"},
 		{http.MethodGet, "/jobs/x/result"},

@@ -71,6 +71,8 @@ func children(keys map[string]bool, prefix string) []string {
 // to the methods it lacks, so HEAD, which every GET path accepts, lists
 // GET's codes but 405.
 var contractCodes = map[string][]string{
+	"/jobs get":              {"200", "400", "405", "503"},
+	"/jobs head":             {"200", "400", "503"},
 	"/jobs post":             {"200", "202", "400", "405", "413", "415", "422", "429", "503"},
 	"/jobs/{id} get":         {"200", "404", "405", "503"},
 	"/jobs/{id} head":        {"200", "404", "503"},
@@ -150,7 +152,8 @@ func TestOpenAPISchemasMatchReplies(t *testing.T) {
 	failing := h.submit("f", map[string]any{"fail": "x"})
 	<-g.started
 	g.release <- struct{}{}
-	require.Equal(t, props("Snapshot"), fields(h.waitDone(failing).Body)) // every field set
+	require.Equal(t, props("Snapshot"), fields(h.waitDone(failing).Body))   // every field set
+	require.Equal(t, props("JobList"), fields(h.get("/jobs?limit=1").Body)) // next_cursor: another follows
 
 	got := make(chan reply, 1)
 	go func() { got <- h.postJSON("/infer", map[string]any{"task_id": "i"}) }()

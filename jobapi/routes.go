@@ -27,7 +27,8 @@ type route struct {
 // sends the headers and drops the body.
 func (s *Server) routeTable() []route {
 	rts := []route{
-		{pattern: "/jobs", async: true, methods: map[string]http.HandlerFunc{http.MethodPost: s.postJob}},
+		{pattern: "/jobs", async: true, methods: map[string]http.HandlerFunc{
+			http.MethodPost: s.postJob, http.MethodGet: s.listJobs}},
 		{pattern: "/jobs/{id}", async: true, methods: map[string]http.HandlerFunc{http.MethodGet: s.getJob}},
 		{pattern: "/jobs/{id}/wait", async: true, hold: s.cfg.MaxWait,
 			methods: map[string]http.HandlerFunc{http.MethodGet: s.waitJob}},
