@@ -11,11 +11,16 @@ import "fmt"
 // It is a slice of (ordinal, job) in ascending ordinal order. Eviction
 // follows completion, not admission, so a job leaves from anywhere: its
 // entry is emptied in place (its ordinal stays, so the slice stays sorted
-// for the walk's binary search) and the slice is compacted once empty
-// entries outnumber the jobs. Each element records where it sits (the
-// moved callback), so removal costs O(1) and a compaction, which moves
-// each job once, is paid for by the removals since the last one:
-// amortised O(1) per insertion and per removal, at 16 bytes a job.
+// for the walk's binary search). Empty entries at the front are dropped at
+// once, by moving the start of the slice; the rest wait until they
+// outnumber the jobs, and are then compacted away. Each element records
+// its position, counted from the first entry ever pushed (off counts the
+// entries dropped from the front), so removal costs O(1); dropping the
+// front, and growing the slice, move no position; a compaction, which
+// moves each job once (the moved callback), is paid for by the removals
+// since the last one. So every operation is amortised O(1), and a table
+// whose jobs end in about the order they came (the common case) never
+// compacts: 16 bytes a job.
 //
 // Why not a cursor that counts positions (an offset): a walk that resumes
 // at "the 20th job" skips one when a newer job is evicted between pages
@@ -27,9 +32,12 @@ import "fmt"
 //     next > 0 (ordinal 0 means "no cursor").
 //   - dead counts the empty entries, and dead <= max(live, minOrderDead)
 //     after every operation, where live = len(ents) - dead.
+//   - the first entry, if any, is not empty.
+//   - the element at ents[i] has position off + i.
 type admissionOrder[T comparable] struct {
 	ents []admitted[T]
 	dead int
+	off  int    // the entries dropped from the front since the first push
 	next uint64 // the ordinal the next push gets; starts at 1
 }
 
@@ -53,19 +61,25 @@ func (o *admissionOrder[T]) push(v T) (ord uint64, pos int) {
 	ord = o.next
 	o.next++
 	o.ents = append(o.ents, admitted[T]{ord: ord, v: v})
-	return ord, len(o.ents) - 1
+	return ord, o.off + len(o.ents) - 1
 }
 
-// remove empties the entry at pos, which must hold v, then compacts if
-// empty entries outnumber the live ones, telling moved where each live
-// element now sits.
+// remove empties the entry at position pos, which must hold v, drops the
+// empty entries at the front, then compacts if empty entries outnumber
+// the live ones, telling moved the new position of each element it moves.
 func (o *admissionOrder[T]) remove(pos int, v T, moved func(T, int)) {
 	var zero T
-	if pos < 0 || pos >= len(o.ents) || o.ents[pos].v != v || v == zero {
+	i := pos - o.off
+	if i < 0 || i >= len(o.ents) || o.ents[i].v != v || v == zero {
 		panic(fmt.Sprintf("jobtable: admission order: no such element at %d", pos))
 	}
-	o.ents[pos].v = zero
+	o.ents[i].v = zero
 	o.dead++
+	for len(o.ents) > 0 && o.ents[0].v == zero {
+		o.ents = o.ents[1:] // the array is freed at the next growth or compaction
+		o.off++
+		o.dead--
+	}
 	if live := len(o.ents) - o.dead; o.dead > max(live, minOrderDead) {
 		o.compact(moved)
 	}
@@ -82,7 +96,7 @@ func (o *admissionOrder[T]) compact(moved func(T, int)) {
 		}
 		if k != i {
 			o.ents[k] = o.ents[i]
-			moved(o.ents[k].v, k)
+			moved(o.ents[k].v, o.off+k)
 		}
 		k++
 	}
@@ -94,9 +108,10 @@ func (o *admissionOrder[T]) compact(moved func(T, int)) {
 	o.dead = 0
 }
 
-// below returns the position of the newest entry whose ordinal is below
-// before (every entry when before is 0), or -1 if there is none. A walk
-// reads the positions from there down to 0, skipping empty entries.
+// below returns the index (in ents, not a position) of the newest entry
+// whose ordinal is below before (every entry when before is 0), or -1 if
+// there is none. A walk reads the indices from there down to 0, skipping
+// empty entries; index 0 is the oldest entry.
 func (o *admissionOrder[T]) below(before uint64) int {
 	if before == 0 {
 		return len(o.ents) - 1
@@ -113,8 +128,8 @@ func (o *admissionOrder[T]) below(before uint64) int {
 	return lo - 1
 }
 
-// at returns the entry at pos.
-func (o *admissionOrder[T]) at(pos int) admitted[T] { return o.ents[pos] }
+// at returns the entry at index i.
+func (o *admissionOrder[T]) at(i int) admitted[T] { return o.ents[i] }
 
 // live returns the number of elements held.
 func (o *admissionOrder[T]) live() int { return len(o.ents) - o.dead }
@@ -136,9 +151,12 @@ func (o *admissionOrder[T]) check(pos func(T) int) []error {
 			dead++
 			continue
 		}
-		if p := pos(e.v); p != i {
-			errs = append(errs, fmt.Errorf("admission order: element at %d says it sits at %d", i, p))
+		if p := pos(e.v); p != o.off+i {
+			errs = append(errs, fmt.Errorf("admission order: element at %d says it sits at %d", o.off+i, p))
 		}
+	}
+	if len(o.ents) > 0 && o.ents[0].v == zero {
+		errs = append(errs, fmt.Errorf("admission order: the first entry is empty"))
 	}
 	if dead != o.dead {
 		errs = append(errs, fmt.Errorf("admission order: %d empty entries, counted %d", dead, o.dead))

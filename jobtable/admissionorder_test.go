@@ -98,3 +98,22 @@ func TestAdmissionOrderRemoveMisuse(t *testing.T) {
 	require.Panics(t, func() { m.o.remove(0, other, func(*int, int) {}) })
 	require.Panics(t, func() { m.o.remove(5, v, func(*int, int) {}) })
 }
+
+// TestAdmissionOrderFIFONeverMoves: jobs that leave in the order they came
+// (the common case: completion follows admission) are dropped from the
+// front, and no job's position is ever rewritten.
+func TestAdmissionOrderFIFONeverMoves(t *testing.T) {
+	m := &orderModel{pos: map[*int]int{}}
+	var vs []*int
+	for i := range 5000 {
+		vs = append(vs, m.push())
+		if i >= 100 {
+			m.o.remove(m.pos[vs[0]], vs[0], func(*int, int) { t.Fatal("a job was moved") })
+			vs = vs[1:]
+		}
+	}
+	require.Equal(t, 100, m.o.live())
+	require.Zero(t, m.o.dead)
+	require.LessOrEqual(t, cap(m.o.ents), 4*100)
+	require.Empty(t, m.o.check(func(v *int) int { return m.pos[v] }))
+}

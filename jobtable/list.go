@@ -108,8 +108,9 @@ func (t *Table[Req, Res]) listLocked(q ListQuery) ([]Snapshot, uint64, error) {
 }
 
 // nextCursorLocked is the cursor after a full page that ended at the entry
-// at pos, of ordinal ord: 0 when the order holds nothing older, so that a
-// walk to the oldest job ends without an empty last page.
+// of index pos, of ordinal ord: 0 when the order holds nothing older (the
+// entry at index 0 is never empty), so that a walk to the oldest job ends
+// without an empty last page.
 // t.mu must be held.
 func (t *Table[Req, Res]) nextCursorLocked(pos int, ord uint64) uint64 {
 	if pos == 0 {
