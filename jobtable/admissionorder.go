@@ -8,34 +8,43 @@ import "fmt"
 // a pure core, as retentionList is: no lock, no goroutine; the Table calls
 // it under Table.mu, with every insertion and eviction.
 //
-// It is a slice of (ordinal, job) in ascending ordinal order. Eviction
-// follows completion, not admission, so a job leaves from anywhere: its
-// entry is emptied in place (its ordinal stays, so the slice stays sorted
-// for the walk's binary search). Empty entries at the front are dropped at
-// once, by moving the start of the slice; the rest wait until they
+// It is a ring of (ordinal, job) entries in ascending ordinal order.
+// Eviction follows completion, not admission, so a job leaves from
+// anywhere: its entry is emptied in place (its ordinal stays, so the ring
+// stays sorted for the walk's binary search). Empty entries at the front
+// are dropped at once, by moving the front; the rest wait until they
 // outnumber the jobs, and are then compacted away. Each element records
 // its position, counted from the first entry ever pushed (off counts the
 // entries dropped from the front), so removal costs O(1); dropping the
-// front, and growing the slice, move no position; a compaction, which
-// moves each job once (the moved callback), is paid for by the removals
-// since the last one. So every operation is amortised O(1), and a table
-// whose jobs end in about the order they came (the common case) never
-// compacts: 16 bytes a job.
+// front and resizing the ring move no position; a compaction, which moves
+// each job once (the moved callback), is paid for by the removals since
+// the last one. So every operation is amortised O(1), and a table whose
+// jobs end in about the order they came (the common case) neither
+// compacts nor allocates once the ring has grown: 16 bytes a job.
 //
 // Why not a cursor that counts positions (an offset): a walk that resumes
 // at "the 20th job" skips one when a newer job is evicted between pages
 // and repeats one when a job is admitted. An ordinal names a place in the
 // order that neither moves (spec/Listing.tla, the offset defect).
 //
+// Entries are numbered by index, 0 (the front, the oldest) to n-1; the
+// entry of index i is buf[(head+i) & (len(buf)-1)], and its element's
+// position is off + i.
+//
 // Invariants (checked by check):
-//   - ents is sorted by strictly ascending ordinal, each below next, and
-//     next > 0 (ordinal 0 means "no cursor").
+//   - 0 <= n <= len(buf), len(buf) is zero or a power of two, and the
+//     slots outside the n entries hold the zero entry.
+//   - the entries are sorted by strictly ascending ordinal, each below
+//     next, and next > 0 (ordinal 0 means "no cursor").
 //   - dead counts the empty entries, and dead <= max(live, minOrderDead)
-//     after every operation, where live = len(ents) - dead.
-//   - the first entry, if any, is not empty.
-//   - the element at ents[i] has position off + i.
+//     after every operation, where live = n - dead.
+//   - the front entry, if any, is not empty.
+//   - the element at index i says (through pos) that its position is
+//     off + i.
 type admissionOrder[T comparable] struct {
-	ents []admitted[T]
+	buf  []admitted[T]
+	head int // the slot of index 0
+	n    int // the entries, empty ones included
 	dead int
 	off  int    // the entries dropped from the front since the first push
 	next uint64 // the ordinal the next push gets; starts at 1
@@ -49,8 +58,15 @@ type admitted[T comparable] struct {
 }
 
 // minOrderDead is the number of empty entries below which admissionOrder
-// never compacts, so that small tables do not compact on every removal.
-const minOrderDead = 32
+// never compacts, so that small tables do not compact on every removal;
+// minOrderCap is the smallest ring it allocates.
+const (
+	minOrderDead = 32
+	minOrderCap  = 16
+)
+
+// slot returns the slot of index i.
+func (o *admissionOrder[T]) slot(i int) *admitted[T] { return &o.buf[(o.head+i)&(len(o.buf)-1)] }
 
 // push appends v with the next ordinal and returns its ordinal and its
 // position.
@@ -58,10 +74,14 @@ func (o *admissionOrder[T]) push(v T) (ord uint64, pos int) {
 	if o.next == 0 {
 		o.next = 1
 	}
+	if o.n == len(o.buf) {
+		o.resize(max(minOrderCap, 2*len(o.buf)))
+	}
 	ord = o.next
 	o.next++
-	o.ents = append(o.ents, admitted[T]{ord: ord, v: v})
-	return ord, o.off + len(o.ents) - 1
+	*o.slot(o.n) = admitted[T]{ord: ord, v: v}
+	o.n++
+	return ord, o.off + o.n - 1
 }
 
 // remove empties the entry at position pos, which must hold v, drops the
@@ -70,56 +90,68 @@ func (o *admissionOrder[T]) push(v T) (ord uint64, pos int) {
 func (o *admissionOrder[T]) remove(pos int, v T, moved func(T, int)) {
 	var zero T
 	i := pos - o.off
-	if i < 0 || i >= len(o.ents) || o.ents[i].v != v || v == zero {
+	if i < 0 || i >= o.n || o.slot(i).v != v || v == zero {
 		panic(fmt.Sprintf("jobtable: admission order: no such element at %d", pos))
 	}
-	o.ents[i].v = zero
+	o.slot(i).v = zero
 	o.dead++
-	for len(o.ents) > 0 && o.ents[0].v == zero {
-		o.ents = o.ents[1:] // the array is freed at the next growth or compaction
+	for o.n > 0 && o.slot(0).v == zero {
+		*o.slot(0) = admitted[T]{}
+		o.head = (o.head + 1) & (len(o.buf) - 1)
+		o.n--
 		o.off++
 		o.dead--
 	}
-	if live := len(o.ents) - o.dead; o.dead > max(live, minOrderDead) {
+	if o.dead > max(o.live(), minOrderDead) {
 		o.compact(moved)
+	}
+	if len(o.buf) > minOrderCap && o.n <= len(o.buf)/4 {
+		o.resize(len(o.buf) / 2)
 	}
 }
 
-// compact drops the empty entries, keeping the order, and shrinks the
-// slice when it is mostly unused.
+// compact drops the empty entries, keeping the order.
 func (o *admissionOrder[T]) compact(moved func(T, int)) {
 	var zero T
 	k := 0
-	for i := range o.ents {
-		if o.ents[i].v == zero {
+	for i := range o.n {
+		e := *o.slot(i)
+		if e.v == zero {
 			continue
 		}
 		if k != i {
-			o.ents[k] = o.ents[i]
-			moved(o.ents[k].v, o.off+k)
+			*o.slot(k) = e
+			moved(e.v, o.off+k)
 		}
 		k++
 	}
-	clear(o.ents[k:]) // the slice must not keep removed elements alive
-	o.ents = o.ents[:k]
-	if cap(o.ents) > 4*max(k, minOrderDead) {
-		o.ents = append(make([]admitted[T], 0, 2*max(k, minOrderDead)), o.ents...)
+	for i := k; i < o.n; i++ {
+		*o.slot(i) = admitted[T]{} // the ring must not keep removed elements alive
 	}
-	o.dead = 0
+	o.n, o.dead = k, 0
 }
 
-// below returns the index (in ents, not a position) of the newest entry
-// whose ordinal is below before (every entry when before is 0), or -1 if
-// there is none. A walk reads the indices from there down to 0, skipping
-// empty entries; index 0 is the oldest entry.
+// resize moves the entries, in order, to a fresh ring of c slots, a power
+// of two at least n. Indices, and so positions, stay as they were.
+func (o *admissionOrder[T]) resize(c int) {
+	buf := make([]admitted[T], c)
+	for i := range o.n {
+		buf[i] = *o.slot(i)
+	}
+	o.buf, o.head = buf, 0
+}
+
+// below returns the index of the newest entry whose ordinal is below
+// before (every entry when before is 0), or -1 if there is none. A walk
+// reads the indices from there down to 0, skipping empty entries.
 func (o *admissionOrder[T]) below(before uint64) int {
 	if before == 0 {
-		return len(o.ents) - 1
+		return o.n - 1
 	}
-	lo, hi := 0, len(o.ents) // the first entry with ord >= before is in [lo, hi]
+	lo, hi := 0, o.n // the first entry with ord >= before is in [lo, hi]
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if o.ents[m].ord < before {
+		if o.slot(m).ord < before {
 			lo = m + 1
 		} else {
 			hi = m
@@ -128,41 +160,58 @@ func (o *admissionOrder[T]) below(before uint64) int {
 	return lo - 1
 }
 
-// at returns the entry at index i.
-func (o *admissionOrder[T]) at(i int) admitted[T] { return o.ents[i] }
+// at returns the entry of index i.
+func (o *admissionOrder[T]) at(i int) admitted[T] { return *o.slot(i) }
+
+// len returns the number of entries, empty ones included.
+func (o *admissionOrder[T]) len() int { return o.n }
 
 // live returns the number of elements held.
-func (o *admissionOrder[T]) live() int { return len(o.ents) - o.dead }
+func (o *admissionOrder[T]) live() int { return o.n - o.dead }
 
 // check reports the ways the order breaks its invariants; pos(v) is where
 // the element v says it sits.
 func (o *admissionOrder[T]) check(pos func(T) int) []error {
 	var errs []error
+	fail := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("admission order: "+format, args...))
+	}
+	c := len(o.buf)
+	if o.n < 0 || o.n > c || c&(c-1) != 0 || (c > 0 && (o.head < 0 || o.head >= c)) {
+		fail("%d entries from slot %d in a ring of %d", o.n, o.head, c)
+		return errs
+	}
 	var zero T
+	for i := o.n; i < c; i++ {
+		if *o.slot(i) != (admitted[T]{}) {
+			fail("free slot %d holds an entry", (o.head+i)&(c-1))
+		}
+	}
 	dead := 0
-	for i, e := range o.ents {
-		if i > 0 && e.ord <= o.ents[i-1].ord {
-			errs = append(errs, fmt.Errorf("admission order: ordinal %d at %d follows %d", e.ord, i, o.ents[i-1].ord))
+	for i := range o.n {
+		e := o.at(i)
+		if i > 0 && e.ord <= o.at(i-1).ord {
+			fail("ordinal %d at index %d follows %d", e.ord, i, o.at(i-1).ord)
 		}
 		if e.ord == 0 || e.ord >= o.next {
-			errs = append(errs, fmt.Errorf("admission order: ordinal %d at %d outside [1, %d)", e.ord, i, o.next))
+			fail("ordinal %d at index %d outside [1, %d)", e.ord, i, o.next)
 		}
 		if e.v == zero {
 			dead++
 			continue
 		}
 		if p := pos(e.v); p != o.off+i {
-			errs = append(errs, fmt.Errorf("admission order: element at %d says it sits at %d", o.off+i, p))
+			fail("element at position %d says it sits at %d", o.off+i, p)
 		}
 	}
-	if len(o.ents) > 0 && o.ents[0].v == zero {
-		errs = append(errs, fmt.Errorf("admission order: the first entry is empty"))
+	if o.n > 0 && o.at(0).v == zero {
+		fail("the front entry is empty")
 	}
 	if dead != o.dead {
-		errs = append(errs, fmt.Errorf("admission order: %d empty entries, counted %d", dead, o.dead))
+		fail("%d empty entries, counted %d", dead, o.dead)
 	}
 	if o.dead > max(o.live(), minOrderDead) {
-		errs = append(errs, fmt.Errorf("admission order: %d empty entries for %d elements, not compacted", o.dead, o.live()))
+		fail("%d empty entries for %d elements, not compacted", o.dead, o.live())
 	}
 	return errs
 }

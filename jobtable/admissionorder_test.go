@@ -82,7 +82,7 @@ func TestAdmissionOrderCompacts(t *testing.T) {
 	}
 	require.Equal(t, 10, m.o.live())
 	require.LessOrEqual(t, m.o.dead, minOrderDead)
-	require.LessOrEqual(t, cap(m.o.ents), 4*minOrderDead*2)
+	require.LessOrEqual(t, len(m.o.buf), 4*minOrderDead)
 	require.Equal(t, []int{1000, 999, 998, 997, 996, 995, 994, 993, 992, 991}, m.walk(0))
 	require.Equal(t, []int{992, 991}, m.walk(993))
 	require.Empty(t, m.walk(991))
@@ -101,12 +101,17 @@ func TestAdmissionOrderRemoveMisuse(t *testing.T) {
 
 // TestAdmissionOrderFIFONeverMoves: jobs that leave in the order they came
 // (the common case: completion follows admission) are dropped from the
-// front, and no job's position is ever rewritten.
+// front: no job's position is ever rewritten, and the ring, once grown, is
+// not reallocated.
 func TestAdmissionOrderFIFONeverMoves(t *testing.T) {
 	m := &orderModel{pos: map[*int]int{}}
 	var vs []*int
+	var ring *admitted[*int]
 	for i := range 5000 {
 		vs = append(vs, m.push())
+		if i == 200 {
+			ring = &m.o.buf[0]
+		}
 		if i >= 100 {
 			m.o.remove(m.pos[vs[0]], vs[0], func(*int, int) { t.Fatal("a job was moved") })
 			vs = vs[1:]
@@ -114,6 +119,7 @@ func TestAdmissionOrderFIFONeverMoves(t *testing.T) {
 	}
 	require.Equal(t, 100, m.o.live())
 	require.Zero(t, m.o.dead)
-	require.LessOrEqual(t, cap(m.o.ents), 4*100)
+	require.Same(t, ring, &m.o.buf[0], "the ring was reallocated")
+	require.LessOrEqual(t, len(m.o.buf), 4*100)
 	require.Empty(t, m.o.check(func(v *int) int { return m.pos[v] }))
 }

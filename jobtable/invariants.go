@@ -142,7 +142,7 @@ func (t *Table[Req, Res]) checkInvariants() error {
 	if n := t.order.live(); n != t.jobs.live {
 		fail("ListOrderInv", "%d jobs in the admission order, %d in the map", n, t.jobs.live)
 	}
-	for i := range t.order.ents {
+	for i := range t.order.len() {
 		if j := t.order.at(i).v; j != nil && t.jobs.lookup(j.view.ID) != j {
 			fail("ListOrderInv", "job %s in the admission order, not in the map", j.view.ID)
 		}
