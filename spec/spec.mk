@@ -1,6 +1,6 @@
-# Model checking of spec/JobTable.tla, spec/DurableLedger.tla and
-# spec/IdempotencyKeys.tla. Included by the root Makefile; the recipes run
-# from the repository root.
+# Model checking of spec/JobTable.tla, spec/DurableLedger.tla,
+# spec/IdempotencyKeys.tla and spec/Listing.tla. Included by the root
+# Makefile; the recipes run from the repository root.
 #
 #   make spec-check         every CI configuration with the pinned tla-checker
 #   make spec-mutants       every mutation of spec/mutations.json refuted
