@@ -16,7 +16,9 @@ import "fmt"
 // outnumber the jobs, and are then compacted away. Each element records
 // its position, counted from the first entry ever pushed (off counts the
 // entries dropped from the front), so removal costs O(1); dropping the
-// front and resizing the ring move no position; a compaction, which moves
+// front and resizing the ring move no position. Positions are uint32 and
+// wrap (pos - off is an index while fewer than 2^32 jobs are held), so a
+// position shares a word with the id map's hash in the job. A compaction, which moves
 // each job once (the moved callback), is paid for by the removals since
 // the last one. So every operation is amortised O(1), and a table whose
 // jobs end in about the order they came (the common case) neither
@@ -46,7 +48,7 @@ type admissionOrder[T comparable] struct {
 	head int // the slot of index 0
 	n    int // the entries, empty ones included
 	dead int
-	off  int    // the entries dropped from the front since the first push
+	off  uint32 // the entries dropped from the front since the first push, mod 2^32
 	next uint64 // the ordinal the next push gets; starts at 1
 }
 
@@ -70,7 +72,7 @@ func (o *admissionOrder[T]) slot(i int) *admitted[T] { return &o.buf[(o.head+i)&
 
 // push appends v with the next ordinal and returns its ordinal and its
 // position.
-func (o *admissionOrder[T]) push(v T) (ord uint64, pos int) {
+func (o *admissionOrder[T]) push(v T) (ord uint64, pos uint32) {
 	if o.next == 0 {
 		o.next = 1
 	}
@@ -81,15 +83,15 @@ func (o *admissionOrder[T]) push(v T) (ord uint64, pos int) {
 	o.next++
 	*o.slot(o.n) = admitted[T]{ord: ord, v: v}
 	o.n++
-	return ord, o.off + o.n - 1
+	return ord, o.off + uint32(o.n-1)
 }
 
 // remove empties the entry at position pos, which must hold v, drops the
 // empty entries at the front, then compacts if empty entries outnumber
 // the live ones, telling moved the new position of each element it moves.
-func (o *admissionOrder[T]) remove(pos int, v T, moved func(T, int)) {
+func (o *admissionOrder[T]) remove(pos uint32, v T, moved func(T, uint32)) {
 	var zero T
-	i := pos - o.off
+	i := int(pos - o.off)
 	if i < 0 || i >= o.n || o.slot(i).v != v || v == zero {
 		panic(fmt.Sprintf("jobtable: admission order: no such element at %d", pos))
 	}
@@ -111,7 +113,7 @@ func (o *admissionOrder[T]) remove(pos int, v T, moved func(T, int)) {
 }
 
 // compact drops the empty entries, keeping the order.
-func (o *admissionOrder[T]) compact(moved func(T, int)) {
+func (o *admissionOrder[T]) compact(moved func(T, uint32)) {
 	var zero T
 	k := 0
 	for i := range o.n {
@@ -121,7 +123,7 @@ func (o *admissionOrder[T]) compact(moved func(T, int)) {
 		}
 		if k != i {
 			*o.slot(k) = e
-			moved(e.v, o.off+k)
+			moved(e.v, o.off+uint32(k))
 		}
 		k++
 	}
@@ -171,7 +173,7 @@ func (o *admissionOrder[T]) live() int { return o.n - o.dead }
 
 // check reports the ways the order breaks its invariants; pos(v) is where
 // the element v says it sits.
-func (o *admissionOrder[T]) check(pos func(T) int) []error {
+func (o *admissionOrder[T]) check(pos func(T) uint32) []error {
 	var errs []error
 	fail := func(format string, args ...any) {
 		errs = append(errs, fmt.Errorf("admission order: "+format, args...))
@@ -200,8 +202,8 @@ func (o *admissionOrder[T]) check(pos func(T) int) []error {
 			dead++
 			continue
 		}
-		if p := pos(e.v); p != o.off+i {
-			fail("element at position %d says it sits at %d", o.off+i, p)
+		if p := pos(e.v); p != o.off+uint32(i) {
+			fail("element at position %d says it sits at %d", o.off+uint32(i), p)
 		}
 	}
 	if o.n > 0 && o.at(0).v == zero {

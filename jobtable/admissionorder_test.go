@@ -1,6 +1,7 @@
 package jobtable
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -11,7 +12,7 @@ import (
 // remembers where each sits, as the table does in job.pos.
 type orderModel struct {
 	o   admissionOrder[*int]
-	pos map[*int]int
+	pos map[*int]uint32
 }
 
 func (m *orderModel) push() *int {
@@ -23,7 +24,7 @@ func (m *orderModel) push() *int {
 }
 
 func (m *orderModel) remove(v *int) {
-	m.o.remove(m.pos[v], v, func(v *int, p int) { m.pos[v] = p })
+	m.o.remove(m.pos[v], v, func(v *int, p uint32) { m.pos[v] = p })
 	delete(m.pos, v)
 }
 
@@ -41,10 +42,17 @@ func (m *orderModel) walk(before uint64) []int {
 // TestAdmissionOrderAgainstASlice: random pushes and removals (from
 // anywhere, as completion order allows), each walk from each cursor
 // compared with a filter of every element ever pushed; the invariants hold
-// after every step, compactions included.
+// after every step, compactions included, and across the wrap of the
+// uint32 positions.
 func TestAdmissionOrderAgainstASlice(t *testing.T) {
+	for name, off := range map[string]uint32{"from zero": 0, "across the wrap": math.MaxUint32 - 1000} {
+		t.Run(name, func(t *testing.T) { testOrderAgainstASlice(t, off) })
+	}
+}
+
+func testOrderAgainstASlice(t *testing.T, off uint32) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	m := &orderModel{pos: map[*int]int{}}
+	m := &orderModel{o: admissionOrder[*int]{off: off}, pos: map[*int]uint32{}}
 	var held []*int // ascending ordinal
 	for step := range 5000 {
 		if len(held) == 0 || rng.IntN(3) > 0 {
@@ -54,7 +62,7 @@ func TestAdmissionOrderAgainstASlice(t *testing.T) {
 			m.remove(held[i])
 			held = append(held[:i], held[i+1:]...)
 		}
-		require.Empty(t, m.o.check(func(v *int) int { return m.pos[v] }), "step %d", step)
+		require.Empty(t, m.o.check(func(v *int) uint32 { return m.pos[v] }), "step %d", step)
 		if step%97 != 0 {
 			continue
 		}
@@ -72,7 +80,7 @@ func TestAdmissionOrderAgainstASlice(t *testing.T) {
 // TestAdmissionOrderCompacts: removals beyond the live count compact the
 // slice and shrink it, so memory follows the jobs held.
 func TestAdmissionOrderCompacts(t *testing.T) {
-	m := &orderModel{pos: map[*int]int{}}
+	m := &orderModel{pos: map[*int]uint32{}}
 	var vs []*int
 	for range 1000 {
 		vs = append(vs, m.push())
@@ -86,17 +94,17 @@ func TestAdmissionOrderCompacts(t *testing.T) {
 	require.Equal(t, []int{1000, 999, 998, 997, 996, 995, 994, 993, 992, 991}, m.walk(0))
 	require.Equal(t, []int{992, 991}, m.walk(993))
 	require.Empty(t, m.walk(991))
-	require.Empty(t, m.o.check(func(v *int) int { return m.pos[v] }))
+	require.Empty(t, m.o.check(func(v *int) uint32 { return m.pos[v] }))
 }
 
 // TestAdmissionOrderRemoveMisuse: removing what is not there panics
 // rather than corrupting the order.
 func TestAdmissionOrderRemoveMisuse(t *testing.T) {
-	m := &orderModel{pos: map[*int]int{}}
+	m := &orderModel{pos: map[*int]uint32{}}
 	v := m.push()
 	other := new(int)
-	require.Panics(t, func() { m.o.remove(0, other, func(*int, int) {}) })
-	require.Panics(t, func() { m.o.remove(5, v, func(*int, int) {}) })
+	require.Panics(t, func() { m.o.remove(0, other, func(*int, uint32) {}) })
+	require.Panics(t, func() { m.o.remove(5, v, func(*int, uint32) {}) })
 }
 
 // TestAdmissionOrderFIFONeverMoves: jobs that leave in the order they came
@@ -104,7 +112,7 @@ func TestAdmissionOrderRemoveMisuse(t *testing.T) {
 // front: no job's position is ever rewritten, and the ring, once grown, is
 // not reallocated.
 func TestAdmissionOrderFIFONeverMoves(t *testing.T) {
-	m := &orderModel{pos: map[*int]int{}}
+	m := &orderModel{pos: map[*int]uint32{}}
 	var vs []*int
 	var ring *admitted[*int]
 	for i := range 5000 {
@@ -113,7 +121,7 @@ func TestAdmissionOrderFIFONeverMoves(t *testing.T) {
 			ring = &m.o.buf[0]
 		}
 		if i >= 100 {
-			m.o.remove(m.pos[vs[0]], vs[0], func(*int, int) { t.Fatal("a job was moved") })
+			m.o.remove(m.pos[vs[0]], vs[0], func(*int, uint32) { t.Fatal("a job was moved") })
 			vs = vs[1:]
 		}
 	}
@@ -121,5 +129,5 @@ func TestAdmissionOrderFIFONeverMoves(t *testing.T) {
 	require.Zero(t, m.o.dead)
 	require.Same(t, ring, &m.o.buf[0], "the ring was reallocated")
 	require.LessOrEqual(t, len(m.o.buf), 4*100)
-	require.Empty(t, m.o.check(func(v *int) int { return m.pos[v] }))
+	require.Empty(t, m.o.check(func(v *int) uint32 { return m.pos[v] }))
 }

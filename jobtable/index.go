@@ -37,16 +37,17 @@ import (
 //   - slots: atomic pointer to the current array, replaced only by the
 //     writer. Each slot's hash and job are atomic words; the writer stores
 //     the hash before the job, a reader loads the job before the hash.
-//   - live, dead, and the hash field of every job it holds: read and
-//     written only by the writer.
+//   - live, dead, and the hash field of every job it holds (the low 32
+//     bits of its id's hash: its home slot in an array of at most 2^32
+//     slots): read and written only by the writer.
 //
 // Invariants (checked by check):
 //   - the array's length is a power of two, at least minIndexCap, and
 //     live + dead < its length: a probe always ends at an empty slot.
 //   - live counts the slots holding a job, dead the slots holding tomb.
-//   - each job is held once, its slot's hash and its own hash field are
-//     its id's hash, and no empty slot lies between its id's home slot
-//     and its own.
+//   - each job is held once, its slot's hash is its id's hash and its own
+//     hash field the low 32 bits of it, and no empty slot lies between its
+//     id's home slot and its own.
 type jobIndex[Req, Res any] struct {
 	seed  maphash.Seed
 	tomb  *job[Req, Res] // marks a removed entry; never a real job
@@ -131,7 +132,7 @@ func (x *jobIndex[Req, Res]) insertLocked(j *job[Req, Res]) bool {
 	if s[free].job.Load() == x.tomb {
 		x.dead--
 	}
-	j.hash = h
+	j.hash = uint32(h)
 	s[free].hash.Store(h) // the hash first: a reader that sees j sees its hash
 	s[free].job.Store(j)
 	x.live++
@@ -146,7 +147,7 @@ func (x *jobIndex[Req, Res]) insertLocked(j *job[Req, Res]) bool {
 func (x *jobIndex[Req, Res]) removeLocked(j *job[Req, Res]) {
 	s := *x.slots.Load()
 	mask := uint64(len(s) - 1)
-	for n, i := 0, j.hash&mask; n < len(s); n, i = n+1, (i+1)&mask {
+	for n, i := 0, uint64(j.hash)&mask; n < len(s); n, i = n+1, (i+1)&mask {
 		p := s[i].job.Load()
 		if p == nil {
 			return
@@ -181,11 +182,12 @@ func (x *jobIndex[Req, Res]) resizeLocked(n int) {
 		if j == nil || j == x.tomb {
 			continue
 		}
-		i := j.hash & mask
+		h := old[k].hash.Load()
+		i := h & mask
 		for s[i].job.Load() != nil { // bounded: c > live
 			i = (i + 1) & mask
 		}
-		s[i].hash.Store(j.hash)
+		s[i].hash.Store(h)
 		s[i].job.Store(j)
 	}
 	x.slots.Store(fresh)
@@ -235,7 +237,7 @@ func (x *jobIndex[Req, Res]) check() []error {
 		}
 		seen[j.view.ID] = true
 		h := x.hash(j.view.ID)
-		if j.hash != h || s[i].hash.Load() != h {
+		if j.hash != uint32(h) || s[i].hash.Load() != h {
 			fail("job %s: hash %#x in the job and %#x in its slot, its id hashes to %#x", j.view.ID, j.hash, s[i].hash.Load(), h)
 		}
 		for k := h & uint64(c-1); k != uint64(i); k = (k + 1) & uint64(c-1) {

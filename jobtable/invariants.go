@@ -136,7 +136,7 @@ func (t *Table[Req, Res]) checkInvariants() error {
 
 	// ListOrderInv: the admission order that List walks holds exactly the
 	// retained jobs, each once, where its pos says, by ascending ordinal.
-	for _, err := range t.order.check(func(j *job[Req, Res]) int { return j.pos }) {
+	for _, err := range t.order.check(func(j *job[Req, Res]) uint32 { return j.pos }) {
 		fail("ListOrderInv", "%v", err)
 	}
 	if n := t.order.live(); n != t.jobs.live {

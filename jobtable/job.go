@@ -65,8 +65,11 @@ type job[Req, Res any] struct {
 	res  Res
 	done chan struct{} // nil until a waiter needs it
 
-	hash uint64 // the id's hash, set and read by the id map's writer (Table.mu)
-	pos  int    // where the job sits in Table.order; set and read under Table.mu
+	// hash and pos share a word: the low 32 bits of the id's hash, set and
+	// read by the id map's writer, and the job's position in Table.order
+	// (modulo 2^32); both under Table.mu.
+	hash uint32
+	pos  uint32
 }
 
 func (j *job[Req, Res]) loadState() State { return State(j.state.Load()) }

@@ -63,4 +63,4 @@ func completedLocked[Req, Res any](j *job[Req, Res]) time.Time {
 
 // setPos records where j now sits in the admission order: the callback of
 // its compaction, which runs under t.mu.
-func setPos[Req, Res any](j *job[Req, Res], pos int) { j.pos = pos }
+func setPos[Req, Res any](j *job[Req, Res], pos uint32) { j.pos = pos }
