@@ -29,6 +29,14 @@
 //     stress runs do not record keyed submits yet, so its histories are
 //     hand-written and recorded by its own tests on both stores.
 //
+// Walks of the listing (ledger.Ledger.List) fit no model partitioned by job
+// or key: a page reads every retained job at once. CheckWalk is a validator
+// beside the models instead (walk.go): a recorded walk lists no job twice,
+// lists every job admitted before it and held after it, and lists newer
+// jobs first, checked against the admissions and reads recorded around
+// it. Its histories are hand-written and recorded by its own tests on both
+// stores; the stress runs do not record walks.
+//
 // # Usage
 //
 //	res, err := stress.Run(ctx, stress.DefaultConfig())
