@@ -109,9 +109,10 @@ func BenchmarkOpenRetained(b *testing.B) {
 
 // fill leaves the file at path holding n DONE jobs: the store creates the
 // schema, and the rows, as the store writes a DONE job (its request
-// released, its result, its times and its completion seq), are inserted in
-// one statement behind its back, which takes a second where 300,000 writes
-// through the store would take minutes. The store then opens the file and
+// released, its result, its times, its completion seq and its admission
+// ordinal, with meta's next_n after them), are inserted in one statement
+// behind its back, which takes a second where 300,000 writes through the
+// store would take minutes. The store then opens the file and
 // checks its invariants, so a row unlike the store's own fails here.
 func fill(b *testing.B, path string, cfg ledger.Config, n int) {
 	b.Helper()
@@ -127,9 +128,12 @@ func fill(b *testing.B, path string, cfg ledger.Config, n int) {
 	defer db.Close()
 	t0 := time.Now().UnixNano()
 	_, err = db.Exec(`WITH RECURSIVE n (i) AS (SELECT 1 WHERE ?1 > 0 UNION ALL SELECT i + 1 FROM n WHERE i < ?1)
-		INSERT INTO jobs (id, task_id, state, result, created_at, started_at, completed_at, seq)
-		SELECT printf('J%09d', i), 'fill', 2, CAST('result' AS BLOB), ?2 + i, ?2 + i, ?2 + i, i FROM n`, n, t0)
+		INSERT INTO jobs (id, task_id, state, result, created_at, started_at, completed_at, seq, n)
+		SELECT printf('J%09d', i), 'fill', 2, CAST('result' AS BLOB), ?2 + i, ?2 + i, ?2 + i, i, i FROM n`, n, t0)
 	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err = db.Exec(`UPDATE meta SET value = ?1 + 1 WHERE key = 'next_n'`, n); err != nil {
 		b.Fatal(err)
 	}
 	if err := db.Close(); err != nil {
