@@ -159,7 +159,7 @@ var (
 	jobErrors    = map[int]error{http.StatusNotFound: ErrNotFound, http.StatusServiceUnavailable: ErrUnavailable}
 	resultErrors = map[int]error{http.StatusNotFound: ErrNotFound, http.StatusConflict: ErrNotDone, http.StatusServiceUnavailable: ErrUnavailable}
 	cancelErrors = map[int]error{http.StatusNotFound: ErrNotFound, http.StatusConflict: ErrTerminal, http.StatusServiceUnavailable: ErrUnavailable}
-	otherErrors  = map[int]error{http.StatusServiceUnavailable: ErrUnavailable} // /infer, /metrics
+	otherErrors  = map[int]error{http.StatusServiceUnavailable: ErrUnavailable} // /infer, /metrics, GET /jobs
 )
 
 // millis formats d as the whole milliseconds of a wait's timeout.

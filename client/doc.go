@@ -22,6 +22,15 @@
 //	out, err := c.SubmitWait(ctx, client.Request{TaskID: "t2"}, 10*time.Second)
 //	if out.Ended() { ... } // out.Result when DONE, out.Snapshot when FAILED or TIMEOUT
 //
+//	// the finished jobs, newest first, a page at a time
+//	q := client.ListQuery{State: client.Done, Limit: 50}
+//	for {
+//		page, err := c.List(ctx, q)
+//		... page.Jobs ...
+//		if page.NextCursor == "" { break }
+//		q.Cursor = page.NextCursor
+//	}
+//
 // # Errors
 //
 // A reply other than the route's success is an *Error, which carries the
