@@ -97,15 +97,26 @@ func (s *Server) run(ctx context.Context, id string, release func()) {
 		s.runners--
 		s.mu.Unlock()
 	}()
+	var cause error
 	if err := s.workers.Acquire(ctx, 1); err != nil {
-		if s.keepPending && errors.Is(context.Cause(ctx), ErrShuttingDown) {
+		cause = context.Cause(ctx)
+	} else if s.base.Err() != nil {
+		// The grace period ended while a worker came free: base is
+		// cancelled before its children, so this job's context may not
+		// have heard yet, but the job must not start now. It is treated
+		// as the shutdown found it, waiting.
+		s.workers.Release(1)
+		cause = context.Cause(s.base)
+	}
+	if cause != nil {
+		if s.keepPending && errors.Is(cause, ErrShuttingDown) {
 			// Never started, on a durable store: the next process runs it.
 			s.mu.Lock()
 			s.left++
 			s.mu.Unlock()
 			return
 		}
-		s.endByCause(id, context.Cause(ctx))
+		s.endByCause(id, cause)
 		return
 	}
 	// Both fail when the job already ended (cancel): TakeRequest with
