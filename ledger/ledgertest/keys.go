@@ -135,7 +135,10 @@ func testKeyLRUEviction(t *testing.T, s Store) {
 func testKeyRace(t *testing.T, s Store) {
 	const callers = 8
 	f := open(t, s, ledger.Config{MaxQueue: callers, JobTTL: -1, MaxCompleted: -1})
-	repeat(20, 200, 100*time.Millisecond, func(round int) bool {
+	// Many short rounds: the race a check-then-act store loses is between
+	// two calls' critical sections, and a loaded machine runs few of them
+	// side by side in any one round.
+	repeat(100, 2000, 300*time.Millisecond, func(round int) bool {
 		key := "k" + strconv.Itoa(round)
 		ids := make([]string, callers)
 		fresh := make([]bool, callers)
