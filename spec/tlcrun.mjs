@@ -35,6 +35,13 @@ function outcomeOf(out, cfg) {
   if (m) return `violates ${m[1]}`;
   m = /Error: Temporal property (\w+) was violated/.exec(out);
   if (m) return `violates ${m[1]}`;
+  // A property that is another module's specification (a refinement,
+  // Abs!Spec) is reported by where its clause is, not by name: name it
+  // when the cfg checks only one property.
+  if (/Error: (Action property|Property) line \d+, col \d+ to line \d+, col \d+ of module \w+ is violated/.test(out)) {
+    const names = propertyNames(cfg);
+    return names.length === 1 ? `violates ${names[0]}` : 'violates refinement';
+  }
   if (/Error: Temporal properties were violated/.test(out)) {
     // Older TLC releases do not name the property: name it when the cfg
     // checks only one.

@@ -1,0 +1,71 @@
+------------------------- MODULE MCJobTableRefinement -------------------------
+(***************************************************************************)
+(* JobTable refines JobLedger: the memory store, threads, mutexes and all, *)
+(* looks to its callers like the contract with every operation one atomic  *)
+(* step.  The refinement mapping below computes the contract's variables   *)
+(* from JobTable's; TLC checks the property RefinesJobLedger (JobLedger's  *)
+(* Spec under the mapping): the mapped initial state is one of JobLedger's *)
+(* and every step of JobTable is a step of JobLedger's Next or leaves the  *)
+(* mapped variables unchanged.  For TLC only (tla-checker reads no         *)
+(* EXTENDS or INSTANCE of user modules).                                   *)
+(*                                                                         *)
+(* Where each operation takes effect (its linearization point):            *)
+(*   Submit       SubmitInsert, the insertion under the table mutex (the   *)
+(*                CAS before it took a slot the mapping does not count:    *)
+(*                the contract's depth is the live jobs in the map)        *)
+(*   Start, TakeRequest  their one critical section of the job mutex       *)
+(*   Finish, Fail, Timeout  TerminateRelease, the step that stores the     *)
+(*                terminal state, decrements and closes done (the payload  *)
+(*                written in TerminateWrite is not visible before it:      *)
+(*                the job mutex is held between the two)                   *)
+(*   Wait         WaitCheck on a terminal or missing job; WaitRegister,    *)
+(*                which takes done, for a live one; the receive and the    *)
+(*                return are the contract's WaitReturn                     *)
+(*   Snapshot, Result  the step that copies the view                       *)
+(* Refused calls, the admission loop's loads and CAS, the clock reads and  *)
+(* TerminateWrite change no mapped variable: stuttering steps.             *)
+(***************************************************************************)
+EXTENDS JobTable, TLC
+
+Live == {"PENDING", "RUNNING"}
+
+\* The contract's view of a waiter: registered ("Blocked") once
+\* WaitRegister took done, woken once done is closed.
+AbsWpc ==
+    [w \in Waiters |->
+        CASE pc[w] \in {"WaitCheck", "WaitRegister"} -> "Idle"
+          [] pc[w] = "WaitBlock" ->
+                IF done[tjob[w]] = "closed" THEN "Woken" ELSE "Blocked"
+          [] pc[w] = "WaitReturn" -> "Woken"
+          [] pc[w] = "WaitExpired" -> "Expired"
+          [] OTHER -> "Done"]
+
+AbsWjob ==
+    [w \in Waiters |->
+        IF pc[w] \in {"WaitCheck", "WaitRegister"} THEN NoJob ELSE tjob[w]]
+
+AbsWout ==
+    [w \in Waiters |->
+        CASE view[w].kind = "snapshot" -> "ok"
+          [] view[w].kind = "deadline" -> "deadline"
+          [] OTHER -> "none"]
+
+Abs == INSTANCE JobLedger WITH
+    Keys        <- {},
+    Readers     <- Pollers,
+    Outcomes    <- {"DONE", "FAILED", "TIMEOUT"},
+    st          <- state,
+    taken       <- [j \in Jobs |-> takes[j] > 0],
+    started     <- [j \in Jobs |-> startedAt[j] # NoTime],
+    keyOf       <- [j \in Jobs |-> "nokey"],
+    depth       <- Cardinality({j \in table : state[j] \in Live}),
+    completedAt <- [j \in Jobs |->
+                      IF state[j] \in Terminal THEN completedAt[j] ELSE NoTime],
+    wpc         <- AbsWpc,
+    wjob        <- AbsWjob,
+    wout        <- AbsWout,
+    rview       <- [p \in Pollers |-> [kind |-> view[p].kind, st |-> view[p].st]]
+
+RefinesJobLedger == Abs!Spec
+
+=============================================================================
