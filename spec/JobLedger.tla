@@ -30,8 +30,9 @@
 (* MaxCompleted.  Wait is three steps, because waiting is: the call        *)
 (* registers (or returns at once on a terminal job), the end of the job    *)
 (* wakes every registered waiter in the step that makes it terminal, and   *)
-(* the call returns.  A waiter's context may end (WaitCancel), and a       *)
-(* caller may vanish mid-call (WaitVanish: a replica that crashed).        *)
+(* the call returns.  A waiter's context may end (WaitCancel), a woken     *)
+(* waiter may find its job evicted (WaitGone), and callers may vanish      *)
+(* mid-call (WaitVanish: a replica that crashed).                          *)
 (*                                                                         *)
 (* Self-contained, for tla-checker, which reads no EXTENDS of user         *)
 (* modules.                                                                *)
@@ -250,11 +251,23 @@ WaitReturn(w) ==
     /\ UNCHANGED <<st, table, taken, started, keyOf, depth, lru, completedAt,
                    now, outcome, wjob, rview>>
 
-\* The caller is gone mid-call (its process died): the call returns
-\* nothing to anybody.
-WaitVanish(w) ==
-    /\ wpc[w] \in {"Idle", "Blocked", "Woken", "Expired"}
+\* Woken, the waiter finds its job evicted meanwhile and returns
+\* ErrNotFound (a store that re-reads the row; JobModel's NotFound once
+\* the job is terminal).
+WaitGone(w) ==
+    /\ wpc[w] \in {"Woken", "Expired"}
+    /\ wjob[w] \notin table
+    /\ st[wjob[w]] \in Terminal
     /\ wpc' = [wpc EXCEPT ![w] = "Done"]
+    /\ UNCHANGED <<st, table, taken, started, keyOf, depth, lru, completedAt,
+                   now, outcome, wjob, wout, rview>>
+
+\* The callers ws are gone mid-call (their process died, all at once):
+\* their calls return nothing to anybody.
+WaitVanish(ws) ==
+    /\ ws # {}
+    /\ \A w \in ws : wpc[w] \in {"Idle", "Blocked", "Woken", "Expired"}
+    /\ wpc' = [w \in Waiters |-> IF w \in ws THEN "Done" ELSE wpc[w]]
     /\ UNCHANGED <<st, table, taken, started, keyOf, depth, lru, completedAt,
                    now, outcome, wjob, wout, rview>>
 
@@ -279,7 +292,8 @@ Next ==
     \/ \E r \in Readers, j \in Jobs : Snapshot(r, j) \/ Result(r, j)
     \/ \E w \in Waiters :
           \/ \E j \in Jobs : Wait(w, j)
-          \/ WaitCancel(w) \/ WaitReturn(w) \/ WaitVanish(w)
+          \/ WaitCancel(w) \/ WaitReturn(w) \/ WaitGone(w)
+    \/ \E ws \in SUBSET Waiters : WaitVanish(ws)
     \/ Tick
     \/ Terminated
 

@@ -103,7 +103,8 @@ VARIABLES
     inbox,        \* inbox[r]: notifications delivered, not yet read
     wk,           \* wk[r]: its worker: [pc, job]
     sub,          \* sub[r]: its Submit in flight (read_then_write): [pc, job, d]
-    wpc,          \* wpc[w]: "Idle", "Registered", "Blocked", "Woken", "Done"
+    wpc,          \* wpc[w]: "Idle", "Registered", "Blocked", "Reread",
+                  \*   "Woken", "Done"
     wjob,         \* wjob[w]: the job w waits on
     wout,         \* wout[w]: what Wait returned: "none" or "ok"
     \* history, for the invariants only
@@ -315,11 +316,12 @@ WaitRegister(w) ==
                    dbnow, phase, lst, inbox, wk, sub, wout, outcome, acked,
                    crashes, drops>>
 
-\* The read of the committed row: gone (ErrNotFound), terminal (return
-\* it), or live (block).
+\* The read of the committed row, after the registration or again after a
+\* reconnect (Reread): gone (ErrNotFound), terminal (return it), or live
+\* (block).
 WaitRead(w) ==
     LET j == wjob[w] IN
-    /\ wpc[w] = "Registered"
+    /\ wpc[w] \in {"Registered", "Reread"}
     /\ IF j \notin table
           THEN /\ wpc' = [wpc EXCEPT ![w] = "Done"]
                /\ UNCHANGED wout
@@ -375,7 +377,7 @@ Reconnect(r) ==
     /\ lst' = [lst EXCEPT ![r] = "listening"]
     /\ wpc' = IF Defect = "no_reread" \/ Home # r THEN wpc
               ELSE [w \in Waiters |->
-                      IF wpc[w] = "Blocked" THEN "Registered" ELSE wpc[w]]
+                      IF wpc[w] = "Blocked" THEN "Reread" ELSE wpc[w]]
     /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, expiry,
                    dbnow, phase, inbox, wk, sub, wjob, wout, outcome, acked,
                    crashes, drops>>
@@ -393,9 +395,13 @@ Crash(r) ==
     /\ wpc' = IF Home # r THEN wpc
               ELSE [w \in Waiters |->
                       IF wpc[w] = "Idle" THEN "Idle" ELSE "Done"]
+    \* A call cut off before its read named no job to anybody.
+    /\ wjob' = IF Home # r THEN wjob
+               ELSE [w \in Waiters |->
+                       IF wpc[w] = "Registered" THEN NoJob ELSE wjob[w]]
     /\ crashes' = crashes + 1
     /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, expiry,
-                   dbnow, wjob, wout, outcome, acked, drops>>
+                   dbnow, wout, outcome, acked, drops>>
 
 \* The restarted replica fails its own RUNNING jobs, one transaction each,
 \* with the notification (restart_fails_all: every RUNNING job).
@@ -473,7 +479,8 @@ TypeInv ==
     /\ phase \in [Replicas -> {"serving", "down"}]
     /\ lst \in [Replicas -> {"listening", "lost", "off"}]
     /\ \A r \in Replicas : inbox[r] \subseteq Jobs
-    /\ wpc \in [Waiters -> {"Idle", "Registered", "Blocked", "Woken", "Done"}]
+    /\ wpc \in [Waiters -> {"Idle", "Registered", "Blocked", "Reread", "Woken",
+                           "Done"}]
     /\ wout \in [Waiters -> {"none", "ok"}]
 
 \* (3) Admission is one step against the bound, across all replicas.
