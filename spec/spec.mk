@@ -1,11 +1,13 @@
 # Model checking of spec/JobTable.tla, spec/DurableLedger.tla,
-# spec/IdempotencyKeys.tla and spec/Listing.tla. Included by the root
-# Makefile; the recipes run from the repository root.
+# spec/IdempotencyKeys.tla, spec/Listing.tla, spec/JobLedger.tla (the
+# contract) and spec/SharedLedger.tla. Included by the root Makefile; the
+# recipes run from the repository root.
 #
 #   make spec-check         every CI configuration with the pinned tla-checker
 #   make spec-mutants       every mutation of spec/mutations.json refuted
 #                           (tla-checker)
-#   make tlc                every configuration with TLC (TLA2TOOLS=path/to/jar)
+#   make tlc                every configuration with TLC (TLA2TOOLS=path/to/jar),
+#                           the refinements of JobLedger.tla included
 #   make spec-mutants-tlc   the TLC-only (liveness) mutations, with TLC
 #   make trace-check        runs of the Go table (jobtable, tag
 #                           jobtable_trace) checked against JobTable.tla

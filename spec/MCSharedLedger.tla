@@ -1,0 +1,29 @@
+---------------------------- MODULE MCSharedLedger ----------------------------
+(***************************************************************************)
+(* Liveness of SharedLedger, for TLC only: under fairness, every waiter    *)
+(* that called Wait returns (or is cut off by its replica's crash), across *)
+(* replicas, dropped listeners, lapsed leases and restarts.                *)
+(***************************************************************************)
+EXTENDS SharedLedger, TLC
+
+\* Weak fairness of each replica's steps and of each waiter's.  Not fair:
+\* crashes, listener drops, the clock and lease renewals (a worker need not
+\* renew, and time need not pass, for anything to finish).
+Replica(r) ==
+    \/ SubmitTx(r) \/ SubmitWrite(r) \/ Claim(r) \/ WorkerEnd(r)
+    \/ WorkerNotify(r) \/ Reap(r) \/ Deliver(r) \/ Reconnect(r)
+    \/ RecoverFail(r) \/ Open(r) \/ Listen(r)
+
+FairSpec ==
+    /\ Spec
+    /\ \A r \in Replicas : WF_vars(Replica(r))
+    /\ \A w \in Waiters : WF_vars(WaitRegister(w) \/ WaitRead(w) \/ WaitReturn(w))
+
+\* Every waiter that called Wait returns: the liveness form of
+\* NoLostWakeupInv.
+WaitReturnsProp ==
+    \A w \in Waiters :
+        (wpc[w] \in {"Registered", "Blocked", "Reread", "Woken"})
+            ~> (wpc[w] = "Done")
+
+=============================================================================
