@@ -1,7 +1,7 @@
 ------------------------------ MODULE JobLedger ------------------------------
 (***************************************************************************)
 (* The ledger's contract (package ledger, interface Ledger), with every    *)
-(* operation one atomic step: what every store must look like to its      *)
+(* operation one atomic step: what every store must look like to its       *)
 (* callers, whatever its locks, transactions or replicas.  JobTable.tla    *)
 (* (the memory store) and SharedLedger.tla (replicas on one database)      *)
 (* refine it: MCJobTableRefinement.tla and MCSharedLedgerRefinement.tla    *)
@@ -363,7 +363,8 @@ RetentionListInv ==
     /\ \A j \in table : (j \in Range(lru)) = (st[j] \in Terminal)
     /\ \A j \in Jobs : (completedAt[j] # NoTime) = (st[j] \in Terminal)
 
-\* The request is handed out only while the job is live; Start marks it.
+\* Only Start marks a job started, so a started job left PENDING through
+\* RUNNING.
 StartedInv ==
     \A j \in Jobs : started[j] => (st[j] \in {"RUNNING"} \cup Terminal)
 

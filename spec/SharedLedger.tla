@@ -1,9 +1,10 @@
 ----------------------------- MODULE SharedLedger -----------------------------
 (***************************************************************************)
 (* Replicas of the server sharing one ledger in a PostgreSQL database      *)
-(* (package store/postgres and the replica design of docs/scaling.md):     *)
-(* what a replica keeps locally (waiters, a listener, a worker), what the  *)
-(* database keeps, and how a wakeup crosses from one to another.           *)
+(* (package store/postgres, with the leases, the reaper and the per-       *)
+(* replica restart its design adds; the store has none of these three      *)
+(* yet): what a replica keeps locally (waiters, a listener, a worker),     *)
+(* what the database keeps, and how a wakeup crosses from one to another.  *)
 (*                                                                         *)
 (* The database's transactions are atomic steps (READ COMMITTED, with      *)
 (* every write that changes the depth locking the ledger row first, so     *)
@@ -35,7 +36,7 @@
 (* process is JobTable.tla's subject.                                      *)
 (*                                                                         *)
 (* Defect puts back one defect; its configuration expects the invariant    *)
-(* that names it to fail.  Self-contained, for tla-checker.               *)
+(* that names it to fail.  Self-contained, for tla-checker.                *)
 (***************************************************************************)
 EXTENDS Integers, Sequences, FiniteSets
 
