@@ -1,10 +1,9 @@
 ----------------------------- MODULE SharedLedger -----------------------------
 (***************************************************************************)
 (* Replicas of the server sharing one ledger in a PostgreSQL database      *)
-(* (package store/postgres, with the leases, the reaper and the per-       *)
-(* replica restart its design adds; the store has none of these three      *)
-(* yet): what a replica keeps locally (waiters, a listener, a worker),     *)
-(* what the database keeps, and how a wakeup crosses from one to another.  *)
+(* (package store/postgres; docs/scaling.md): what a replica keeps         *)
+(* locally (waiters, a listener, a worker), what the database keeps, and   *)
+(* how a wakeup crosses from one to another.                               *)
 (*                                                                         *)
 (* The database's transactions are atomic steps (READ COMMITTED, with      *)
 (* every write that changes the depth locking the ledger row first, so     *)
@@ -12,15 +11,18 @@
 (*   SubmitTx   admission is one conditional update (depth < MaxQueue,     *)
 (*              checked and incremented together), then the retention      *)
 (*              pass and the insertion, then the acknowledgement           *)
+(*              (write.go)                                                 *)
 (*   Claim      a worker claims a PENDING job (FOR UPDATE SKIP LOCKED:     *)
 (*              a job another worker claimed is RUNNING, so not offered)   *)
 (*              and takes its lease: owner and expiry in database time     *)
-(*   Renew      the owner moves its lease's expiry on while the job runs   *)
-(*   an end     the worker's Finish, the reaper's FAILED of a job whose    *)
-(*              lease lapsed, a restarted replica's FAILED of its own      *)
-(*              RUNNING jobs: the state guard, the completion time and     *)
-(*              order, the decrement, and pg_notify, delivered on commit   *)
-(*              to every listener connected and listening then             *)
+(*              (claim.go)                                                 *)
+(*   Renew      the owner's keeper moves its lease's expiry on (lease.go)  *)
+(*   an end     the worker's Finish, the reaper's FAILED of another        *)
+(*              replica's job whose lease lapsed (reap.go), a restarted    *)
+(*              replica's FAILED of its own RUNNING jobs (restart.go): the *)
+(*              state guard, the completion time and order, the            *)
+(*              decrement, and pg_notify, delivered on commit to every     *)
+(*              listener connected and listening then                      *)
 (* A replica LISTENs before it serves.  A waiter registers locally, then   *)
 (* reads the row, then blocks; the notification wakes the local waiters of *)
 (* its job.  A listener's connection may drop (notifications sent while it *)
@@ -293,12 +295,14 @@ WorkerNotify(r) ==
                    dbnow, phase, lst, sub, wpc, wjob, wout, outcome, acked,
                    crashes, drops>>
 
-\* Any serving replica's reaper: a RUNNING job whose lease lapsed ends
-\* FAILED ("worker lost"), in one transaction with its notification.
+\* Any serving replica's reaper: another replica's RUNNING job whose lease
+\* lapsed ends FAILED ("worker lost"), in one transaction with its
+\* notification.  A replica never reaps its own jobs: it is alive.
 Reap(r) ==
     /\ phase[r] = "serving"
     /\ \E j \in table :
           /\ st[j] = "RUNNING"
+          /\ owner[j] # r
           /\ (Defect # "reaper_ignores_lease") => (expiry[j] <= dbnow)
           /\ EndCommit(j, "FAILED")
           /\ inbox' = Notified(j)
