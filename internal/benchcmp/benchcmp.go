@@ -32,32 +32,41 @@ func Alternate(b *testing.B, chunk int, subject, baseline func() error) Result {
 // figures are wall time per operation, as b.RunParallel reports them.
 func AlternateParallel(b *testing.B, procs, chunk int, subject, baseline func() error) Result {
 	b.Helper()
-	if procs <= 0 {
-		procs = runtime.GOMAXPROCS(0)
-	}
-	var subjectTime, baselineTime time.Duration
-	var ops int
-	b.ResetTimer()
-	for ops < b.N {
-		n := max(1, min(chunk, (b.N-ops+procs-1)/procs))
-		for _, side := range []struct {
-			op  func() error
-			acc *time.Duration
-		}{{subject, &subjectTime}, {baseline, &baselineTime}} {
-			d, err := run(procs, n, side.op)
-			if err != nil {
-				b.Fatal(err)
-			}
-			*side.acc += d
-		}
-		ops += procs * n
-	}
-	b.StopTimer()
+	ops, took := alternate(b, procs, chunk, subject, baseline)
+	subjectTime, baselineTime := took[0], took[1]
 	b.ReportMetric(0, "ns/op")
 	b.ReportMetric(float64(subjectTime.Nanoseconds())/float64(ops), "subject-ns/op")
 	b.ReportMetric(float64(baselineTime.Nanoseconds())/float64(ops), "baseline-ns/op")
 	b.ReportMetric(float64(baselineTime)/float64(subjectTime), "ratio")
 	return Result{Ops: ops, Subject: subjectTime, Baseline: baselineTime}
+}
+
+// alternate runs each of ops in turn, chunk operations on each of procs
+// goroutines, round after round, until each has run b.N times, and returns
+// how many each ran and each one's wall time, in the order of ops. It
+// resets the timer before the first round and stops it after the last;
+// procs <= 0 means GOMAXPROCS.
+func alternate(b *testing.B, procs, chunk int, ops ...func() error) (int, []time.Duration) {
+	b.Helper()
+	if procs <= 0 {
+		procs = runtime.GOMAXPROCS(0)
+	}
+	took := make([]time.Duration, len(ops))
+	var done int
+	b.ResetTimer()
+	for done < b.N {
+		n := max(1, min(chunk, (b.N-done+procs-1)/procs))
+		for i, op := range ops {
+			d, err := run(procs, n, op)
+			if err != nil {
+				b.Fatal(err)
+			}
+			took[i] += d
+		}
+		done += procs * n
+	}
+	b.StopTimer()
+	return done, took
 }
 
 // run runs op n times on each of procs goroutines and returns the wall time

@@ -1,0 +1,45 @@
+package benchcmp
+
+import (
+	"fmt"
+	"testing"
+	"time"
+)
+
+// Side is one of several configurations compared in one run.
+type Side struct {
+	Name string       // names its metrics: NAME-ns/op, NAME-ratio
+	Op   func() error // one operation on it
+}
+
+// AlternateSides is AlternateParallel with any number of sides: the first
+// is the baseline, and every side runs chunk operations on each of procs
+// goroutines in turn, round after round, until each has run b.N times. It
+// reports each side's wall time per operation (NAME-ns/op) and, for each
+// side after the first, the baseline's time over its own (NAME-ratio:
+// above 1 that side is faster), and returns the operations each side ran
+// and each side's wall time, in the order of sides.
+func AlternateSides(b *testing.B, procs, chunk int, sides ...Side) (int, []time.Duration) {
+	b.Helper()
+	if len(sides) == 0 {
+		b.Fatal("benchcmp: no sides")
+	}
+	ops := make([]func() error, len(sides))
+	for i, side := range sides {
+		ops[i] = func() error {
+			if err := side.Op(); err != nil {
+				return fmt.Errorf("%s: %w", side.Name, err)
+			}
+			return nil
+		}
+	}
+	n, took := alternate(b, procs, chunk, ops...)
+	b.ReportMetric(0, "ns/op")
+	for i, side := range sides {
+		b.ReportMetric(float64(took[i].Nanoseconds())/float64(n), side.Name+"-ns/op")
+		if i > 0 {
+			b.ReportMetric(float64(took[0])/float64(took[i]), side.Name+"-ratio")
+		}
+	}
+	return n, took
+}
