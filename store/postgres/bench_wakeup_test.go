@@ -16,10 +16,10 @@ import (
 // returns, with the waiter on another replica than the one that ends the
 // job (the subject) and on the same one (the baseline), alternately in one
 // run on one database. Each operation submits a job on replica a, starts
-// a waiter on b or on a, lets it register and read the job PENDING, then
-// ends the job with Finish on a. Either way the waiter is woken by its own
-// replica's listener, when PostgreSQL delivers the end's notification
-// after the commit.
+// a waiter on b or on a, lets it register and most likely read the job
+// PENDING (see wakeOnce), then ends the job with Finish on a. Either way
+// the waiter is woken by its own replica's listener, when PostgreSQL
+// delivers the end's notification after the commit.
 //
 // It reports, for each side, the p50 and p99 of the time from Finish's
 // return (the commit acknowledged to the replica that ended the job) to
