@@ -16,22 +16,24 @@ import (
 
 // BenchmarkLedgerRow measures how the one ledger row limits admissions
 // and ends. An operation is one Submit and one Finish of that job (an
-// admission and an end: the two transactions that lock the row), run by
-// 1, 4, 16 and 64 clients at once (the subject) and by the same clients
-// taking turns, one transaction pair at a time (the baseline), alternately
-// in one run, on one store whose pool has a connection per client. ratio
-// is the baseline's time over the subject's: what running the clients at
-// once gains over running them one after another. It reports the subject's
+// admission and an end: the two transactions that lock the row), on one
+// store whose pool has a connection per client, run three ways alternately
+// in one run: by 1, 4, 16 and 64 clients taking turns, one pair at a time
+// (turns, the baseline); by the same clients at once (row); and, at once,
+// the same transactions on a striped ledger of a stripe per client
+// (stripes, see stripes), the shape of the design that would lift the
+// row's limit. NAME-ratio is the baseline's time over that side's: what
+// running the clients at once gains over running them in turns; and
+// stripes-over-row is row time over stripes time. It reports each side's
 // admissions+ends per second, and, from pg_stat_activity sampled every
-// 5 ms while either side runs (so that the sampling loads both alike),
-// the subject's mean number of the database's sessions in a
-// transaction or a statement (active) and of those waiting for a lock: on
-// the ledger row (lockwait-row: a row lock, wait events transactionid and
-// tuple; no other row is wanted by two clients at once) and on the lock
-// PostgreSQL takes at the commit of every transaction that sent a
-// notification (lockwait-notify: wait event object), which every
-// admission and end does. baseline-active is the baseline's mean number of
-// active sessions, about one.
+// 5 ms while any side runs, each side's mean number of the database's
+// sessions in a transaction or a statement (NAME-active) and of those
+// waiting for a lock: for a row (NAME-lockwait-row: wait events
+// transactionid and tuple; the only row two of these transactions want at
+// once is the ledger row, or a stripe's) and for the lock PostgreSQL takes
+// at the commit of every transaction that sent a notification
+// (NAME-lockwait-notify: wait event object), which every admission and
+// end does.
 func BenchmarkLedgerRow(b *testing.B) {
 	dsn := newDatabase(b)
 	for _, clients := range []int{1, 4, 16, 64} {
@@ -49,26 +51,38 @@ func BenchmarkLedgerRow(b *testing.B) {
 				}
 				return err
 			}
+			striped := newStripes(b, dsn, clients, clients)
 			warmUp(b, clients, pair)
+			warmUp(b, clients, striped.pair)
 			smp := startSampler(b, dsn)
 			var turns sync.Mutex
-			r := benchcmp.AlternateParallel(b, clients, 8,
-				func() error {
-					smp.side.Store(sideSubject)
-					return pair()
-				},
-				func() error {
-					smp.side.Store(sideBaseline)
+			sides := []benchcmp.Side{
+				{Name: "turns", Op: func() error {
 					turns.Lock()
 					defer turns.Unlock()
 					return pair()
-				})
-			subject, baseline := smp.stop(b)
-			b.ReportMetric(2*float64(r.Ops)/r.Subject.Seconds(), "admissions+ends/s")
-			b.ReportMetric(subject.active, "active")
-			b.ReportMetric(subject.row, "lockwait-row")
-			b.ReportMetric(subject.notify, "lockwait-notify")
-			b.ReportMetric(baseline.active, "baseline-active")
+				}},
+				{Name: "row", Op: pair},
+				{Name: "stripes", Op: striped.pair},
+			}
+			for i := range sides {
+				op := sides[i].Op
+				sides[i].Op = func() error {
+					smp.side.Store(int64(i) + 1)
+					return op()
+				}
+			}
+			ops, took := benchcmp.AlternateSides(b, clients, 8, sides...)
+			seen := smp.stop(b)
+			for i, side := range sides {
+				if i > 0 {
+					b.ReportMetric(2*float64(ops)/took[i].Seconds(), side.Name+"-admissions+ends/s")
+					b.ReportMetric(seen[i].row, side.Name+"-lockwait-row")
+					b.ReportMetric(seen[i].notify, side.Name+"-lockwait-notify")
+				}
+				b.ReportMetric(seen[i].active, side.Name+"-active")
+			}
+			b.ReportMetric(float64(took[1])/float64(took[2]), "stripes-over-row")
 		})
 	}
 }
@@ -101,26 +115,23 @@ func warmUp(b *testing.B, clients int, op func() error) {
 // is a query that takes the server's CPU, shared with what it measures.
 const sampleEvery = 5 * time.Millisecond
 
-// The sides a sample is counted for: the side whose operation began last
-// (the two never run at once).
-const (
-	sideNone = iota
-	sideSubject
-	sideBaseline
-)
+// samplerSides is how many sides a sampler tells apart.
+const samplerSides = 3
 
 // sampler reads pg_stat_activity on a connection of its own every
-// sampleEvery, and counts each sample for the side that is running.
+// sampleEvery, and counts each sample for the side whose operation began
+// last (the sides never run at once).
 //
-// side is atomic, stored by the operations; quit is closed once, by halt;
+// side is atomic, stored by the operations (the side's index plus one;
+// zero before any); quit is closed once, by halt; quit is closed once, by halt;
 // samples and sums are written by the sampler's goroutine only and read
 // after it closes done; err likewise.
 type sampler struct {
 	side    atomic.Int64
 	quit    chan struct{}
 	done    chan struct{}
-	samples [3]int
-	sums    [3]activity
+	samples [samplerSides + 1]int
+	sums    [samplerSides + 1]activity
 	err     error
 }
 
@@ -148,7 +159,7 @@ func startSampler(b *testing.B, dsn string) *sampler {
 			case <-tick.C:
 			}
 			side := smp.side.Load()
-			if side == sideNone {
+			if side == 0 {
 				continue
 			}
 			var a activity
@@ -183,18 +194,19 @@ func (smp *sampler) halt() {
 	<-smp.done
 }
 
-// stop ends the sampling and returns the mean activity per sample of the
-// subject and of the baseline; it fails b if a sample failed.
-func (smp *sampler) stop(b *testing.B) (subject, baseline activity) {
+// stop ends the sampling and returns the mean activity per sample of each
+// side, by index; it fails b if a sample failed.
+func (smp *sampler) stop(b *testing.B) [samplerSides]activity {
 	b.Helper()
 	smp.halt()
 	if smp.err != nil {
 		b.Fatalf("sampling pg_stat_activity: %v", smp.err)
 	}
-	mean := func(side int) activity {
-		n := float64(max(1, smp.samples[side]))
-		s := smp.sums[side]
-		return activity{s.active / n, s.row / n, s.notify / n}
+	var means [samplerSides]activity
+	for i := range means {
+		n := float64(max(1, smp.samples[i+1]))
+		s := smp.sums[i+1]
+		means[i] = activity{s.active / n, s.row / n, s.notify / n}
 	}
-	return mean(sideSubject), mean(sideBaseline)
+	return means
 }
