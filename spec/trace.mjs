@@ -240,7 +240,16 @@ export function traceModule(spec) {
     // NextId hands ids out in a fixed order to stand in for symmetry; a
     // trace names its own, so any unclaimed id may come next (ids are
     // interchangeable: spec/README.md, Reductions).
-    [/ELSE \{CHOOSE j \\in Jobs \\ claimed : TRUE\}/, () => 'ELSE Jobs \\ claimed'],
+    [/ELSE \{CHOOSE j \\in Jobs \\ claimed : TRUE\}/, () => 'ELSE (Jobs \\ claimed) \\cap TraceJob'],
+    // Every choice of a job is narrowed to the job the next event names:
+    // Step requires that job of each of these actions anyway (or, for a
+    // timer's refused call, checks the answer on it), so no behaviour that
+    // follows the trace is lost; the checker only stops computing a
+    // successor per job of the trace, which made each step cost O(jobs).
+    [/^Init ==/m, () => 'TraceJob == IF i < Len(Trace) THEN {Trace[i + 1].j} \\cap Jobs ELSE Jobs\n\nInit =='],
+    [/\\E j \\in Jobs :/g, () => '\\E j \\in Jobs \\cap TraceJob :'],
+    [/\\E j \\in (queue|table) :/g, (_m, s) => `\\E j \\in ${s} \\cap TraceJob :`],
+    [/THEN Jobs ELSE \{tjob\[t\]\}/, () => 'THEN Jobs \\cap TraceJob ELSE {tjob[t]}'],
     [/\n=+\s*$/, () => `\n${TRACE_DEFS}\n${'='.repeat(77)}\n`],
   ];
   let out = spec;
