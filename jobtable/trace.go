@@ -219,6 +219,13 @@ func yesNo(b bool) string {
 	return "no"
 }
 
+// Wait's context ended before its wakeup (the select took ctx.Done): a
+// step of the waiter alone. The snapshot it reads next is logged by
+// traceSnapshot, as the waiter's WaitReturn.
+func traceWaitCancel[Req, Res any](j *job[Req, Res]) {
+	traceLog(traceEvent{A: "WaitCancel", J: j.view.ID}, false)
+}
+
 // A snapshot read (Snapshot, or Wait once its context ended): terminal,
 // read without the lock and logged after (nothing changes a terminal job
 // again), or copied under j.mu.

@@ -21,3 +21,4 @@ func traceWaitRegister[Req, Res any](*job[Req, Res], State)    {}
 func traceSnapshot[Req, Res any](*job[Req, Res], Snapshot)     {}
 func traceResult[Req, Res any](*job[Req, Res], Snapshot)       {}
 func traceWaitWoken[Req, Res any](*job[Req, Res])              {}
+func traceWaitCancel[Req, Res any](*job[Req, Res])             {}

@@ -18,8 +18,10 @@ import (
 
 // The trace driver: short runs of the design's stress shape (submitters
 // racing for a small queue, runners that start, take and end their jobs,
-// timers that time out any job, waiters and pollers on any job), each under a random
-// schedule, each logged as one trace for spec/trace.mjs.
+// timers that time out any job, waiters and pollers on any job, misusers
+// that call Start, TakeRequest and Finish on a job that is not theirs),
+// each under a random schedule, each logged as one trace for
+// spec/trace.mjs.
 //
 //	go test -tags jobtable_trace -run '^TestTraceRuns$' ./jobtable \
 //	    -trace.dir DIR -trace.n 100 -trace.seed 1
@@ -27,7 +29,7 @@ var (
 	traceDir  = flag.String("trace.dir", "", "write the traces to this folder")
 	traceN    = flag.Int("trace.n", 3, "number of runs")
 	traceSeed = flag.Uint64("trace.seed", 1, "seed of the first run; run k uses seed+k")
-	traceJobs = flag.Int("trace.jobs", 40, "Submit calls per run")
+	traceJobs = flag.Int("trace.jobs", 40, "jobs admitted per run")
 )
 
 // The configuration every run uses, written in each trace's header: the
@@ -70,7 +72,7 @@ func traceRun(tb testing.TB, seed uint64, jobs int) []traceEvent {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	const submitters, runners, timerLoops, waiterLoops, pollerLoops = 2, 3, 1, 2, 1
+	const submitters, runners, timerLoops, waiterLoops, pollerLoops, misuserLoops = 2, 3, 1, 2, 1, 1
 	var (
 		wg      sync.WaitGroup
 		mu      sync.Mutex
@@ -94,6 +96,19 @@ func traceRun(tb testing.TB, seed uint64, jobs int) []traceEvent {
 			return "", false
 		}
 		return known[r.IntN(len(known))], true
+	}
+	// pickRecent returns one of the last few jobs admitted, most likely
+	// still live, or any job one time in four.
+	pickRecent := func(r *rand.Rand) (string, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(known) == 0 {
+			return "", false
+		}
+		if r.IntN(4) == 0 {
+			return known[r.IntN(len(known))], true
+		}
+		return known[len(known)-1-r.IntN(min(len(known), 4))], true
 	}
 	yield := func(r *rand.Rand) {
 		for range r.IntN(3) {
@@ -119,12 +134,17 @@ func traceRun(tb testing.TB, seed uint64, jobs int) []traceEvent {
 			defer subDone.Done()
 			r := rand.New(rand.NewPCG(seed, uint64(s)))
 			traceAs(fmt.Sprintf("s%d", s+1))
-			for range share {
+			// Until share jobs are admitted; a full queue is refused
+			// at most 20 times a job, then the submitter gives up.
+			for admitted, tries := 0, 0; admitted < share && tries < 20*share; tries++ {
 				id, err := tab.Submit("task", 0)
 				if errors.Is(err, ErrQueueFull) {
-					yield(r)
+					for range 1 + r.IntN(4) {
+						runtime.Gosched()
+					}
 					continue
 				}
+				admitted++
 				mu.Lock()
 				known = append(known, id)
 				mu.Unlock()
@@ -179,6 +199,38 @@ func traceRun(tb testing.TB, seed uint64, jobs int) []traceEvent {
 			}
 		}()
 	}
+	for n := range misuserLoops {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer guard()
+			r := rand.New(rand.NewPCG(seed, 500+uint64(n)))
+			for k := 0; k < jobs/8; {
+				yield(r)
+				id, ok := pickRecent(r)
+				if !ok {
+					runtime.Gosched()
+					continue
+				}
+				k++
+				// The spec's misuser: Start, then TakeRequest or not,
+				// then Finish, whatever each returns. A Start that
+				// finds no job ends it.
+				traceAs(role("m"))
+				if _, err := tab.Start(id); errors.Is(err, ErrNotFound) {
+					continue
+				}
+				yield(r)
+				if r.IntN(3) == 0 {
+					traceNote("MisuseSkip", id)
+				} else {
+					_, _ = tab.TakeRequest(id)
+				}
+				yield(r)
+				_, _ = tab.Finish(id, 2)
+			}
+		}()
+	}
 	for n := range waiterLoops {
 		wg.Add(1)
 		go func() {
@@ -187,15 +239,25 @@ func traceRun(tb testing.TB, seed uint64, jobs int) []traceEvent {
 			r := rand.New(rand.NewPCG(seed, 300+uint64(n)))
 			for k := 0; k < jobs/4; {
 				yield(r)
-				id, ok := pick(r)
+				id, ok := pickRecent(r)
 				if !ok {
 					runtime.Gosched()
 					continue
 				}
 				k++
 				traceAs(role("w"))
+				// One wait in three has a context that has already ended
+				// (the spec's WaitCancel); the others give up only after
+				// a second, which no run should reach: a lost wakeup,
+				// noted, which no spec action matches.
+				if r.IntN(3) == 0 {
+					ctx, cancel := context.WithCancel(context.Background())
+					cancel()
+					_, _ = tab.Wait(ctx, id)
+					continue
+				}
 				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-				if _, err := tab.Wait(ctx, id); err != nil && !errors.Is(err, ErrNotFound) {
+				if _, err := tab.Wait(ctx, id); errors.Is(err, context.DeadlineExceeded) {
 					traceNote("WaitTimeout", id)
 				}
 				cancel()

@@ -49,6 +49,7 @@ func (t *Table[Req, Res]) Wait(ctx context.Context, id string) (Snapshot, error)
 		traceWaitWoken(j)
 		return j.view, nil
 	case <-ctxDone:
+		traceWaitCancel(j)
 		// The snapshot is taken after the context ended, so it shows the
 		// job as it was at the deadline or later, never before. select
 		// chooses at random when both cases are ready: a job that

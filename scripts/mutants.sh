@@ -27,7 +27,7 @@
 # -full), LINCHECK_FLAGS (default "-short -q"), LINCHECK_HTTP_FLAGS
 # (default "-duration=1s -q"), CRASH_FLAGS (the crash gate's lincheck
 # flags, default "-cycles 20 -q"), TRACE_N and TRACE_JOBS (the trace gate's
-# runs, default 20, and Submit calls per run, default 40).
+# runs, default 20, and jobs admitted per run, default 50).
 # Exit status: 0 when the normal build passes and every mutant is caught.
 set -u
 cd "$(dirname "$0")/.."
@@ -46,7 +46,7 @@ HTTP_RUNS=${HTTP_RUNS:-$full}
 
 FUZZTIME=${FUZZTIME:-60s}
 TRACE_N=${TRACE_N:-20}
-TRACE_JOBS=${TRACE_JOBS:-40}
+TRACE_JOBS=${TRACE_JOBS:-50}
 FUZZ_BASELINE=${FUZZ_BASELINE:-10s}
 
 # The list: mutant, comma-separated gates, description.

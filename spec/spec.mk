@@ -42,14 +42,15 @@ tlc:
 spec-mutants-tlc:
 	$(NODE) $(SPEC_DIR)/mutants.mjs --tlc
 
-# Trace validation: vet of the traced build, then TRACE_N random runs of the stress shape (TRACE_JOBS
-# Submit calls each) on the real table built with the tag jobtable_trace,
-# each log checked against JobTable.tla (spec/trace.mjs, one process per
-# core); then edited events of the first trace must be rejected at that
-# event (--bite). Any rejection or error fails; the traces of a failure
+# Trace validation: vet of the traced build, then TRACE_N random runs of
+# the stress shape (TRACE_JOBS jobs admitted each, misusers and waits whose
+# context ended among the callers) on the real table built with the tag
+# jobtable_trace, each log checked against JobTable.tla (spec/trace.mjs,
+# one process per core); then edited events of the traces must be
+# rejected at that event (--bite). Any rejection or error fails; the traces of a failure
 # are kept in TRACE_KEEP.
 TRACE_N    ?= 100
-TRACE_JOBS ?= 40
+TRACE_JOBS ?= 50
 TRACE_SEED ?= 1
 TRACE_KEEP ?= $(SPEC_DIR)/trace-failed
 trace-check: $(TLA_CHECKER)
@@ -61,4 +62,4 @@ trace-check: $(TLA_CHECKER)
 	if ! $(NODE) --stack-size=30000 $(SPEC_DIR)/trace.mjs --quiet "$$dir"; then \
 	    rm -rf $(TRACE_KEEP) && mkdir -p $(TRACE_KEEP) && cp "$$dir"/*.ndjson $(TRACE_KEEP)/ && \
 	    echo "traces kept in $(TRACE_KEEP)"; exit 1; fi; \
-	$(NODE) --stack-size=30000 $(SPEC_DIR)/trace.mjs --bite "$$dir/trace-$$(printf %04d $(TRACE_SEED)).ndjson"
+	$(NODE) --stack-size=30000 $(SPEC_DIR)/trace.mjs --bite "$$dir"

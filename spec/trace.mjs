@@ -3,7 +3,7 @@
 // jobtable_trace) are behaviours of JobTable.tla.
 //
 //   node spec/trace.mjs [--jobs N] [--quiet] [--stop] [--expect-reject] FILE|DIR ...
-//   node spec/trace.mjs --bite FILE
+//   node spec/trace.mjs --bite FILE|DIR ...
 //
 // --stop ends at the first rejected trace (the mutant gate needs one).
 //
@@ -32,12 +32,16 @@ const here = dirname(fileURLToPath(import.meta.url));
 
 // Thread roles by the letter of their name, as the spec's constants.
 const ROLES = { s: 'Submitters', r: 'Runners', t: 'Timers', p: 'Pollers', w: 'Waiters', m: 'Misusers' };
-// The actions a trace may log; WaitTimeout and Panic are the harness's
-// notes of a wait that never returned and of a call that panicked, which
-// no action of the spec matches.
+// The actions a trace may log. MisuseSkip is the harness's note of a
+// misuser that leaves TakeRequest out (a step of the spec's misuser);
+// WaitTimeout and Panic are its notes of a wait that never returned and of
+// a call that panicked, which no action of the spec matches.
 const ACTIONS = new Set(['SubmitLoad', 'SubmitCAS', 'SubmitInsert', 'Lookup', 'Start', 'TakeRequest',
   'Finish', 'Fail', 'Timeout', 'TerminateRelease', 'WaitCheck', 'WaitRegister', 'WaitBlock',
-  'WaitReturn', 'Snapshot', 'Result', 'WaitTimeout', 'Panic']);
+  'WaitReturn', 'WaitCancel', 'Snapshot', 'Result', 'MisuseSkip', 'WaitTimeout', 'Panic']);
+// The one id every attempt refused with ErrQueueFull claims (see
+// parseTrace).
+const REFUSED = 'x0';
 const UNKNOWN = -1000; // an integer field Go did not log
 
 export class TraceError extends Error {}
@@ -46,9 +50,12 @@ export class TraceError extends Error {}
 // events, with Go's random ids renamed j1, j2 ... in order of appearance.
 // Go learns a job's id only after admission, so each submitter's
 // SubmitLoad and SubmitCAS events are given the id of the insertion that
-// ends the attempt, or a fresh name (x1, x2 ...) for an attempt refused
-// with ErrQueueFull or cut off by the end of the trace: the spec claims an
-// id for it all the same.
+// ends the attempt; an attempt refused with ErrQueueFull is given x0, and
+// one cut off by the end of the trace a fresh name (x1, x2 ...): the spec
+// claims an id for each all the same. Refused attempts all claim x0 (the
+// trace module lets x0 be claimed again): the claim of an id that never
+// reaches the map changes nothing else, and one id per refusal would make
+// every state of a long trace larger.
 export function parseTrace(text) {
   const lines = text.split('\n').filter((l) => l.trim() !== '');
   if (lines.length === 0) throw new TraceError('empty trace');
@@ -69,6 +76,7 @@ export function parseTrace(text) {
     return names.get(id);
   };
   let phantoms = 0;
+  let refused = false;
   const open = new Map(); // thread -> events of its admission attempt
   const close = (t, name) => {
     for (const e of open.get(t) ?? []) e.j = name;
@@ -79,7 +87,10 @@ export function parseTrace(text) {
     if (e.a === 'SubmitLoad' || e.a === 'SubmitCAS') {
       if (!open.has(e.t)) open.set(e.t, []);
       open.get(e.t).push(e);
-      if (e.a === 'SubmitLoad' && e.d >= head.config.MaxQueue) close(e.t, `x${++phantoms}`);
+      if (e.a === 'SubmitLoad' && e.d >= head.config.MaxQueue) {
+        close(e.t, REFUSED);
+        refused = true;
+      }
     } else if (e.a === 'SubmitInsert') {
       e.j = nameOf(e.j);
       close(e.t, e.j);
@@ -89,6 +100,7 @@ export function parseTrace(text) {
   }
   for (const t of [...open.keys()]) close(t, `x${++phantoms}`);
   const jobs = [...names.values()];
+  if (refused) jobs.push(REFUSED);
   for (let k = 1; k <= phantoms; k++) jobs.push(`x${k}`);
   return { config: head.config, events: out, jobs };
 }
@@ -167,7 +179,17 @@ Step(e) ==
             /\ tjob'[e.t] \in {e.j, NoJob}
             /\ queue' \in {queue, queue \ {e.j}}
             /\ pc'[e.t] # "Done" \/ e.t \notin Runners
-      [] e.a = "Start" ->
+      [] e.a = "Start" /\ e.t \in Misusers ->
+            /\ Answer("Start", e.j, e.r)
+            /\ MisuseStart(e.t)
+            /\ tjob'[e.t] = e.j
+            \* the call was made: not MisuseStart's skip, which would
+            \* differ from a refusal only in the witness refusals
+            /\ ((e.r = "ErrNotPending" /\ e.j \in table /\ state[e.j] = "RUNNING")
+                  => "StartRunning" \in refusals')
+            /\ ((e.r = "ok") => (state'[e.j] = "RUNNING"))
+            /\ ((e.r # "ok") => (e.j \in evicted \/ state[e.j] = e.st))
+      [] e.a = "Start" /\ e.t \notin Misusers ->
             /\ e.j \in queue
             /\ Answer("Start", e.j, e.r)
             /\ Start(e.t)
@@ -177,9 +199,19 @@ Step(e) ==
       [] e.a = "TakeRequest" ->
             /\ tjob[e.t] = e.j
             /\ Answer("TakeRequest", e.j, e.r)
-            /\ TakeRequest(e.t)
+            /\ IF e.t \in Misusers
+                  THEN /\ MisuseTake(e.t)
+                       /\ (takes'[e.j] = takes[e.j] + 1) = (e.r = "ok")
+                       \* the call was made (as for Start)
+                       /\ ((e.r = "ErrTerminal" /\ e.j \in table) => "TakeTerminal" \in refusals')
+                       /\ ((e.r = "ErrRequestTaken") => "TakeTaken" \in refusals')
+                  ELSE TakeRequest(e.t)
+      [] e.a = "MisuseSkip" ->
+            /\ tjob[e.t] = e.j
+            /\ MisuseTake(e.t)
+            /\ UNCHANGED <<takes, refusals, callsOK>>
       [] e.a \in {"Finish", "Fail", "Timeout"} ->
-            /\ ((e.t \in Runners) => (tjob[e.t] = e.j))
+            /\ ((e.t \in Runners \cup Misusers) => (tjob[e.t] = e.j))
             /\ Answer("End", e.j, e.r)
             /\ ((e.r # "ok") => (e.j \in evicted \/ state[e.j] = e.st))
             /\ EndCall(e)
@@ -208,7 +240,16 @@ Step(e) ==
             /\ tjob[e.t] = e.j
             /\ WaitReturn(e.t)
             /\ view'[e.t].st = e.st
-      [] e.a = "Snapshot" ->
+      [] e.a = "WaitCancel" ->
+            /\ tjob[e.t] = e.j
+            /\ WaitCancel(e.t)
+      \* Wait, once its context ended, returns the snapshot it reads.
+      [] e.a = "Snapshot" /\ e.t \in Waiters ->
+            /\ tjob[e.t] = e.j
+            /\ pc[e.t] = "WaitExpired"
+            /\ WaitReturn(e.t)
+            /\ ReadAs(view'[e.t], e)
+      [] e.a = "Snapshot" /\ e.t \notin Waiters ->
             /\ Snapshot(e.t)
             /\ tjob'[e.t] = e.j
             /\ (e.j \in evicted \/ ReadAs(view'[e.t], e))
@@ -220,7 +261,7 @@ Step(e) ==
 
 TraceNext ==
     /\ i < Len(Trace)
-    /\ Step(Trace[i + 1])
+    /\ \E e \in {Trace[i + 1]} : Step(e)
     /\ i' = i + 1
 
 \* Violated exactly when the whole trace has been followed: acceptance.
@@ -240,7 +281,8 @@ export function traceModule(spec) {
     // NextId hands ids out in a fixed order to stand in for symmetry; a
     // trace names its own, so any unclaimed id may come next (ids are
     // interchangeable: spec/README.md, Reductions).
-    [/ELSE \{CHOOSE j \\in Jobs \\ claimed : TRUE\}/, () => 'ELSE (Jobs \\ claimed) \\cap TraceJob'],
+    [/ELSE IF claimed = Jobs THEN \{\}\s*ELSE \{CHOOSE j \\in Jobs \\ claimed : TRUE\}/,
+      () => `ELSE ((Jobs \\ claimed) \\cup {${str(REFUSED)}}) \\cap TraceJob`],
     // Every choice of a job is narrowed to the job the next event names:
     // Step requires that job of each of these actions anyway (or, for a
     // timer's refused call, checks the answer on it), so no behaviour that
@@ -248,7 +290,11 @@ export function traceModule(spec) {
     // successor per job of the trace, which made each step cost O(jobs).
     [/^Init ==/m, () => 'TraceJob == IF i < Len(Trace) THEN {Trace[i + 1].j} \\cap Jobs ELSE Jobs\n\nInit =='],
     [/\\E j \\in Jobs :/g, () => '\\E j \\in Jobs \\cap TraceJob :'],
-    [/\\E j \\in (queue|table) :/g, (_m, s) => `\\E j \\in ${s} \\cap TraceJob :`],
+    [/\\E j \\in queue :/, () => '\\E j \\in queue \\cap TraceJob :'],
+    // A misuser picks a job of the map, at its Start's lock-free lookup;
+    // the spec merges that lookup into the critical section after it, so
+    // the job it logs may have been evicted in between (as for Answer).
+    [/\\E j \\in table :/, () => '\\E j \\in (table \\cup evicted) \\cap TraceJob :'],
     [/THEN Jobs ELSE \{tjob\[t\]\}/, () => 'THEN Jobs \\cap TraceJob ELSE {tjob[t]}'],
     [/\n=+\s*$/, () => `\n${TRACE_DEFS}\n${'='.repeat(77)}\n`],
   ];
@@ -274,7 +320,7 @@ export function traceCfg(t, upTo = t.events.length) {
     '    TTL = 1',
     '    MaxTime = 0',
     '    RunnerOutcomes = {"DONE", "FAILED", "TIMEOUT"}',
-    '    WaitDeadline = FALSE',
+    '    WaitDeadline = TRUE',
     '    Defect = "none"',
     `    Trace = <<${t.events.slice(0, upTo).map(record).join(',\n        ')}>>`,
     'INIT TraceInit',
@@ -316,11 +362,14 @@ export async function checkTrace(text, spec = readFileSync(join(here, 'JobTable.
 }
 
 // bite shows that the check bites: each edit of one event of an accepted
-// trace must be rejected at exactly that event, and a trace naming an
-// unknown thread must be an error. Returns the exit status.
-async function bite(file) {
-  const lines = readFileSync(file, 'utf8').split('\n').filter((l) => l.trim() !== '');
-  const events = lines.slice(1).map((l) => JSON.parse(l));
+// trace (the first of files that has such an event) must be rejected at
+// exactly that event, and a trace naming an unknown thread must be an
+// error. Returns the exit status.
+async function bite(files) {
+  const traces = files.map((f) => {
+    const lines = readFileSync(f, 'utf8').split('\n').filter((l) => l.trim() !== '');
+    return { file: f, head: lines[0], events: lines.slice(1).map((l) => JSON.parse(l)) };
+  });
   const edits = [
     ['a CAS that reports the wrong depth', (e) => e.a === 'SubmitCAS' && e.r === 'ok', (e) => { e.d += 1; }],
     ['a Start that says a PENDING job was not pending', (e) => e.a === 'Start' && e.r === 'ok',
@@ -331,24 +380,35 @@ async function bite(file) {
     ['a TakeRequest refused on a live job', (e) => e.a === 'TakeRequest' && e.r === 'ok',
       (e) => { e.r = 'ErrTerminal'; }],
     ['an insertion whose map lost a job', (e) => e.a === 'SubmitInsert', (e) => { e.n -= 1; }],
+    ['a misuser\'s second Start that succeeded', (e) => e.t[0] === 'm' && e.a === 'Start' && e.st === 'RUNNING' &&
+      e.r === 'ErrNotPending', (e) => { e.r = 'ok'; }],
+    ['a misuser\'s second TakeRequest that succeeded', (e) => e.t[0] === 'm' && e.a === 'TakeRequest' &&
+      e.r === 'ErrRequestTaken', (e) => { e.r = 'ok'; }],
+    ['a misuser\'s Finish that ended a terminal job', (e) => e.t[0] === 'm' && e.a === 'Finish' &&
+      e.r === 'ErrTerminal', (e) => { e.r = 'ok'; delete e.st; }],
+    ['a wait past its deadline that returned a state the job was not in', (e) => e.t[0] === 'w' &&
+      e.a === 'Snapshot' && e.st === 'PENDING', (e) => { e.st = 'RUNNING'; }],
   ];
   let status = 0;
   for (const [what, find, edit] of edits) {
-    const k = events.findIndex(find);
-    if (k < 0) {
-      console.log(`bite: ${what}: no such event in ${basename(file)}`);
+    const t = traces.find((tr) => tr.events.some(find));
+    if (t === undefined) {
+      console.log(`bite: ${what}: no such event in ${traces.length} traces`);
       status = 1;
       continue;
     }
-    const cut = events.slice(0, k + 10).map((e) => ({ ...e }));
+    const k = t.events.findIndex(find);
+    const cut = t.events.slice(0, k + 10).map((e) => ({ ...e }));
     edit(cut[k]);
-    const text = [lines[0], ...cut.map((e) => JSON.stringify(e))].join('\n');
+    const text = [t.head, ...cut.map((e) => JSON.stringify(e))].join('\n');
     const r = await checkTrace(text);
     const ok = !r.accepted && r.at === k + 1;
     if (!ok) status = 1;
-    console.log(`bite: ${what} (event ${k + 1}): ${r.accepted ? 'ACCEPTED' : `rejected at event ${r.at}`}${ok ? '' : ' (WRONG)'}`);
+    console.log(`bite: ${what} (${basename(t.file)}, event ${k + 1}): ` +
+      `${r.accepted ? 'ACCEPTED' : `rejected at event ${r.at}`}${ok ? '' : ' (WRONG)'}`);
   }
-  const bad = [lines[0], ...events.slice(0, 5).map((e, k) => JSON.stringify(k === 2 ? { ...e, t: 'q1' } : e))].join('\n');
+  const { head, events } = traces[0];
+  const bad = [head, ...events.slice(0, 5).map((e, k) => JSON.stringify(k === 2 ? { ...e, t: 'q1' } : e))].join('\n');
   try {
     await checkTrace(bad);
     console.log('bite: an unknown thread gave a verdict (WRONG)');
@@ -413,8 +473,8 @@ async function main() {
   }
   let tally;
   const t0 = Date.now();
-  if (worker || jobs <= 1 || files.length === 1) {
-    if (flags.has('--bite')) process.exit(await bite(files[0]));
+  if (worker || jobs <= 1 || files.length === 1 || flags.has('--bite')) {
+    if (flags.has('--bite')) process.exit(await bite(files));
     tally = await runFiles(files, quiet, flags.has('--stop'));
     if (worker) {
       console.log(`#tally ${JSON.stringify(tally)}`);
