@@ -149,6 +149,7 @@ func (j *job[Req, Res]) terminateLocked(to State, res Res, err error, now time.T
 // j.mu must be held.
 func (j *job[Req, Res]) wakeLocked() {
 	if j.done != nil {
+		traceWake(j)
 		close(j.done)
 	}
 }

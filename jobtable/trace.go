@@ -192,16 +192,24 @@ func traceTerminated[Req, Res any](j *job[Req, Res], d int32) {
 		traceEvent{A: "TerminateRelease", J: j.view.ID, St: s.String(), D: ptr(d)})
 }
 
-// A terminal state seen by Wait: nothing changes a terminal job again, so
-// it is logged once the read is done.
+// j.mu is held: done is about to be closed. Logged with the state Go
+// holds there, which the spec's TerminateRelease, the step that closes
+// done, has already made terminal; nothing else changes, so the checker
+// takes it as a step that changes nothing.
+func traceWake[Req, Res any](j *job[Req, Res]) {
+	traceLog(traceEvent{A: "Wake", J: j.view.ID, St: j.loadState().String()}, false)
+}
+
+// The state Wait's check read: a terminal one read without the lock
+// (nothing changes a terminal job again, so it is logged once the read is
+// done), or any state read under j.mu (register).
 func traceWaitCheck[Req, Res any](j *job[Req, Res], s State) {
 	traceLog(traceEvent{A: "WaitCheck", J: j.view.ID, St: s.String()}, false)
 }
 
-// j.mu is held: the check saw s, not terminal, and the waiter takes done.
-func traceWaitRegister[Req, Res any](j *job[Req, Res], s State) {
-	traceLog(traceEvent{A: "WaitCheck", J: j.view.ID, St: s.String()}, false,
-		traceEvent{A: "WaitRegister", J: j.view.ID})
+// j.mu is held: the check saw a live state, and the waiter takes done.
+func traceWaitRegister[Req, Res any](j *job[Req, Res]) {
+	traceLog(traceEvent{A: "WaitRegister", J: j.view.ID}, false)
 }
 
 // Woken by the close of done, Wait returns the final snapshot, read

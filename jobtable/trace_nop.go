@@ -17,8 +17,9 @@ func traceTake[Req, Res any](*job[Req, Res], error)            {}
 func traceRefused[Req, Res any](*job[Req, Res], State)         {}
 func traceTerminated[Req, Res any](*job[Req, Res], int32)      {}
 func traceWaitCheck[Req, Res any](*job[Req, Res], State)       {}
-func traceWaitRegister[Req, Res any](*job[Req, Res], State)    {}
+func traceWaitRegister[Req, Res any](*job[Req, Res])           {}
 func traceSnapshot[Req, Res any](*job[Req, Res], Snapshot)     {}
 func traceResult[Req, Res any](*job[Req, Res], Snapshot)       {}
 func traceWaitWoken[Req, Res any](*job[Req, Res])              {}
 func traceWaitCancel[Req, Res any](*job[Req, Res])             {}
+func traceWake[Req, Res any](*job[Req, Res])                   {}

@@ -29,7 +29,6 @@ func (t *Table[Req, Res]) Wait(ctx context.Context, id string) (Snapshot, error)
 	}
 	snap, done := j.register()
 	if done == nil {
-		traceWaitCheck(j, snap.State)
 		return snap, nil // terminal by the time the lock was ours
 	}
 
@@ -72,9 +71,10 @@ func (j *job[Req, Res]) register() (Snapshot, <-chan struct{}) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	snap := j.snapshotLocked()
+	traceWaitCheck(j, snap.State)
 	if snap.State.Terminal() {
 		return snap, nil
 	}
-	traceWaitRegister(j, snap.State)
+	traceWaitRegister(j)
 	return snap, j.waitChanLocked()
 }

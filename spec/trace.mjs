@@ -38,7 +38,7 @@ const ROLES = { s: 'Submitters', r: 'Runners', t: 'Timers', p: 'Pollers', w: 'Wa
 // a call that panicked, which no action of the spec matches.
 const ACTIONS = new Set(['SubmitLoad', 'SubmitCAS', 'SubmitInsert', 'Lookup', 'Start', 'TakeRequest',
   'Finish', 'Fail', 'Timeout', 'TerminateRelease', 'WaitCheck', 'WaitRegister', 'WaitBlock',
-  'WaitReturn', 'WaitCancel', 'Snapshot', 'Result', 'MisuseSkip', 'WaitTimeout', 'Panic']);
+  'WaitReturn', 'WaitCancel', 'Wake', 'Snapshot', 'Result', 'MisuseSkip', 'WaitTimeout', 'Panic']);
 // The one id every attempt refused with ErrQueueFull claims (see
 // parseTrace).
 const REFUSED = 'x0';
@@ -240,6 +240,14 @@ Step(e) ==
             /\ tjob[e.t] = e.j
             /\ WaitReturn(e.t)
             /\ view'[e.t].st = e.st
+      \* The close of done, logged apart from TerminateRelease, the step
+      \* that closes it in the spec, with the state Go held there: a step
+      \* that changes nothing and checks that the close follows it.
+      [] e.a = "Wake" ->
+            /\ e.st \in Terminal
+            /\ state[e.j] = e.st
+            /\ done[e.j] = "closed"
+            /\ UNCHANGED vars
       [] e.a = "WaitCancel" ->
             /\ tjob[e.t] = e.j
             /\ WaitCancel(e.t)
