@@ -32,7 +32,8 @@ func (t *Table[Req, Res]) LookupKey(key string) (id, digest string, err error) {
 // and taken in the step that admits), and reads the clock and the id
 // source there: a replay then costs neither an id nor an eviction pass.
 //
-// Spec action: SubmitKeyed.
+// Spec actions (spec/IdempotencyKeys.tla): SubmitLock, SubmitCheck and
+// SubmitInsert, one critical section; in JobTable.tla, Submit's.
 func (t *Table[Req, Res]) SubmitKeyed(key, digest, taskID string, req Req) (id string, replayed bool, err error) {
 	if key == "" {
 		panic("jobtable: SubmitKeyed with an empty key")
@@ -41,11 +42,14 @@ func (t *Table[Req, Res]) SubmitKeyed(key, digest, taskID string, req Req) (id s
 	defer t.mu.Unlock()
 	if j, ok := t.keys[key]; ok {
 		if j.digest != digest {
+			traceKeyed(key, j.view.ID, ErrKeyConflict)
 			return "", false, ErrKeyConflict
 		}
+		traceKeyed(key, j.view.ID, nil)
 		return j.view.ID, true, nil
 	}
 	if !t.admit() {
+		traceKeyed(key, "", ErrQueueFull)
 		return "", false, ErrQueueFull
 	}
 	inserted := false
@@ -58,6 +62,7 @@ func (t *Table[Req, Res]) SubmitKeyed(key, digest, taskID string, req Req) (id s
 	id = t.cfg.NewID()
 	j := &job[Req, Res]{view: Snapshot{ID: id, TaskID: taskID, State: Pending, CreatedAt: now}, req: req,
 		key: key, digest: digest}
+	traceAtomic() // eviction and insertion, one step of the trace
 	t.evictLocked(now)
 	t.insertLocked(j)
 	if t.keys == nil {
@@ -65,5 +70,6 @@ func (t *Table[Req, Res]) SubmitKeyed(key, digest, taskID string, req Req) (id s
 	}
 	t.keys[key] = j
 	inserted = true
+	traceKeyedInsert(t, id, key)
 	return id, false, nil
 }

@@ -37,6 +37,7 @@ type traceEvent struct {
 	D  *int32 `json:"d,omitempty"`
 	N  *int   `json:"n,omitempty"`
 	L  *int   `json:"l,omitempty"`
+	K  string `json:"k,omitempty"` // the idempotency key of a keyed submit
 }
 
 var tracer struct {
@@ -104,6 +105,18 @@ func traceLog(e traceEvent, held bool, more ...traceEvent) {
 	tracer.mu.Unlock()
 }
 
+// tracePut appends e under the trace lock that the caller took with
+// traceAtomic, and keeps it.
+func tracePut(e traceEvent) {
+	if !tracer.on.Load() {
+		return
+	}
+	if role, ok := tracer.roles.Load(goid()); ok {
+		e.T = role.(string)
+		tracer.events = append(tracer.events, e)
+	}
+}
+
 func traceAtomic() {
 	if tracer.on.Load() {
 		tracer.mu.Lock()
@@ -119,6 +132,7 @@ func errName(err error) string {
 	}{
 		{nil, "ok"}, {ErrNotFound, "ErrNotFound"}, {ErrNotPending, "ErrNotPending"},
 		{ErrTerminal, "ErrTerminal"}, {ErrRequestTaken, "ErrRequestTaken"},
+		{ErrKeyConflict, "ErrKeyConflict"}, {ErrQueueFull, "ErrQueueFull"},
 	} {
 		if errors.Is(err, e.err) {
 			return e.name
@@ -154,6 +168,28 @@ func traceSubmitCAS(ok bool, d1 int32) bool {
 // After traceAtomic, t.mu held: eviction and insertion are one step.
 func traceSubmitInsert[Req, Res any](t *Table[Req, Res], id string) {
 	traceLog(traceEvent{A: "SubmitInsert", J: id, N: ptr(t.jobs.live), L: ptr(t.retained.len())}, true)
+}
+
+// After traceAtomic, t.mu held: retention evicts j, in the step of the
+// insertion that follows (the trace lock stays held).
+func traceEvict[Req, Res any](j *job[Req, Res]) {
+	tracePut(traceEvent{A: "Evict", J: j.view.ID})
+}
+
+// t.mu is held: SubmitKeyed found key held by the job id (err nil: a
+// replay; ErrKeyConflict), or, the key free, admission refused
+// (ErrQueueFull, id "").
+func traceKeyed(key, id string, err error) {
+	r := errName(err)
+	if err == nil {
+		r = "replay"
+	}
+	traceLog(traceEvent{A: "SubmitKeyed", J: id, K: key, R: r}, false)
+}
+
+// After traceAtomic, t.mu held: SubmitKeyed inserted the job id under key.
+func traceKeyedInsert[Req, Res any](t *Table[Req, Res], id, key string) {
+	traceLog(traceEvent{A: "SubmitInsert", J: id, K: key, N: ptr(t.jobs.live), L: ptr(t.retained.len())}, true)
 }
 
 // After traceAtomic: the lookup that found no job.

@@ -21,7 +21,9 @@ import (
 // timers that time out any job, waiters and pollers on any job, misusers
 // that call Start, TakeRequest and Finish on a job that is not theirs),
 // each under a random schedule, each logged as one trace for
-// spec/trace.mjs.
+// spec/trace.mjs. In one run of four (seed a multiple of 4) the submitters
+// call SubmitKeyed under a few keys instead of Submit, and the checker
+// follows the trace with spec/IdempotencyKeys.tla as well.
 //
 //	go test -tags jobtable_trace -run '^TestTraceRuns$' ./jobtable \
 //	    -trace.dir DIR -trace.n 100 -trace.seed 1
@@ -46,13 +48,14 @@ func TestTraceRuns(t *testing.T) {
 	}
 	for k := range *traceN {
 		seed := *traceSeed + uint64(k)
-		events := traceRun(t, seed, *traceJobs)
+		keyed := seed%4 == 0
+		events := traceRun(t, seed, *traceJobs, keyed)
 		b, err := writeTrace(events)
 		if err != nil {
 			t.Fatal(err)
 		}
-		head := fmt.Sprintf(`{"config":{"MaxQueue":%d,"MaxCompleted":%d},"seed":%d}`+"\n",
-			traceMaxQueue, traceMaxCompleted, seed)
+		head := fmt.Sprintf(`{"config":{"MaxQueue":%d,"MaxCompleted":%d},"seed":%d,"keyed":%t}`+"\n",
+			traceMaxQueue, traceMaxCompleted, seed, keyed)
 		name := filepath.Join(dir, fmt.Sprintf("trace-%04d.ndjson", seed))
 		if err := os.WriteFile(name, append([]byte(head), b...), 0o644); err != nil {
 			t.Fatal(err)
@@ -60,8 +63,11 @@ func TestTraceRuns(t *testing.T) {
 	}
 }
 
+// traceKeys is how many idempotency keys a keyed run submits under.
+const traceKeys = 8
+
 // traceRun runs one schedule and returns its log.
-func traceRun(tb testing.TB, seed uint64, jobs int) []traceEvent {
+func traceRun(tb testing.TB, seed uint64, jobs int, keyed bool) []traceEvent {
 	epoch := time.Unix(0, 0)
 	tab, err := New[int, int](Config{
 		MaxQueue:     traceMaxQueue,
@@ -137,7 +143,27 @@ func traceRun(tb testing.TB, seed uint64, jobs int) []traceEvent {
 			// Until share jobs are admitted; a full queue is refused
 			// at most 20 times a job, then the submitter gives up.
 			for admitted, tries := 0, 0; admitted < share && tries < 20*share; tries++ {
-				id, err := tab.Submit("task", 0)
+				var id string
+				var err error
+				if keyed {
+					// A keyed submitter is one spec thread per call
+					// (IdempotencyKeys.tla's submit once). One call in
+					// eight sends another digest: a conflict if the key
+					// is held.
+					traceAs(role("k"))
+					digest := "d"
+					if r.IntN(8) == 0 {
+						digest = "other"
+					}
+					var replayed bool
+					id, replayed, err = tab.SubmitKeyed(fmt.Sprintf("key%d", r.IntN(traceKeys)), digest, "task", 0)
+					if replayed || errors.Is(err, ErrKeyConflict) {
+						yield(r)
+						continue
+					}
+				} else {
+					id, err = tab.Submit("task", 0)
+				}
 				if errors.Is(err, ErrQueueFull) {
 					for range 1 + r.IntN(4) {
 						runtime.Gosched()

@@ -31,14 +31,18 @@ import { availableParallelism } from 'node:os';
 const here = dirname(fileURLToPath(import.meta.url));
 
 // Thread roles by the letter of their name, as the spec's constants.
-const ROLES = { s: 'Submitters', r: 'Runners', t: 'Timers', p: 'Pollers', w: 'Waiters', m: 'Misusers' };
+// A keyed submitter (k) is a submitter of JobTable.tla, and a submitter of
+// IdempotencyKeys.tla, one per call.
+const ROLES = { s: 'Submitters', k: 'Submitters', r: 'Runners', t: 'Timers', p: 'Pollers', w: 'Waiters',
+  m: 'Misusers' };
 // The actions a trace may log. MisuseSkip is the harness's note of a
 // misuser that leaves TakeRequest out (a step of the spec's misuser);
 // WaitTimeout and Panic are its notes of a wait that never returned and of
 // a call that panicked, which no action of the spec matches.
 const ACTIONS = new Set(['SubmitLoad', 'SubmitCAS', 'SubmitInsert', 'Lookup', 'Start', 'TakeRequest',
   'Finish', 'Fail', 'Timeout', 'TerminateRelease', 'WaitCheck', 'WaitRegister', 'WaitBlock',
-  'WaitReturn', 'WaitCancel', 'Wake', 'Snapshot', 'Result', 'MisuseSkip', 'WaitTimeout', 'Panic']);
+  'WaitReturn', 'WaitCancel', 'Wake', 'Snapshot', 'Result', 'SubmitKeyed', 'Evict', 'MisuseSkip',
+  'WaitTimeout', 'Panic']);
 // The one id every attempt refused with ErrQueueFull claims (see
 // parseTrace).
 const REFUSED = 'x0';
@@ -65,7 +69,7 @@ export function parseTrace(text) {
     let e;
     try { e = JSON.parse(l); } catch (err) { throw new TraceError(`event ${k + 1}: ${err.message}`); }
     if (!ACTIONS.has(e.a)) throw new TraceError(`event ${k + 1}: unknown action ${JSON.stringify(e.a)}`);
-    if (typeof e.t !== 'string' || !/^[srtpwm][0-9]+$/.test(e.t)) {
+    if (typeof e.t !== 'string' || !/^[skrtpwm][0-9]+$/.test(e.t)) {
       throw new TraceError(`event ${k + 1}: unknown thread ${JSON.stringify(e.t)}`);
     }
     return e;
@@ -102,7 +106,7 @@ export function parseTrace(text) {
   const jobs = [...names.values()];
   if (refused) jobs.push(REFUSED);
   for (let k = 1; k <= phantoms; k++) jobs.push(`x${k}`);
-  return { config: head.config, events: out, jobs };
+  return { config: head.config, keyed: head.keyed === true, events: out, jobs };
 }
 
 const str = (s) => JSON.stringify(s);
@@ -248,6 +252,17 @@ Step(e) ==
             /\ state[e.j] = e.st
             /\ done[e.j] = "closed"
             /\ UNCHANGED vars
+      \* A keyed submit that found its key held (a replay, or a conflict)
+      \* by a job of the map, or was refused admission: no step of
+      \* JobTable.tla (IdempotencyKeys.tla follows it).
+      [] e.a = "SubmitKeyed" ->
+            /\ (e.r \in {"replay", "ErrKeyConflict"}) => e.j \in table
+            /\ UNCHANGED vars
+      \* Retention evicts a job of the list, in the SubmitInsert that
+      \* follows (EvictLocked): a step that changes nothing here.
+      [] e.a = "Evict" ->
+            /\ e.j \in Range(lru)
+            /\ UNCHANGED vars
       [] e.a = "WaitCancel" ->
             /\ tjob[e.t] = e.j
             /\ WaitCancel(e.t)
@@ -322,7 +337,7 @@ export function traceCfg(t, upTo = t.events.length) {
   const lines = [
     'CONSTANTS',
     `    Jobs = ${set(t.jobs)}`,
-    ...Object.values(ROLES).map((r) => `    ${r} = ${set([...threads[r]])}`),
+    ...[...new Set(Object.values(ROLES))].map((r) => `    ${r} = ${set([...threads[r]])}`),
     `    MaxQueue = ${t.config.MaxQueue}`,
     `    MaxCompleted = ${t.config.MaxCompleted}`,
     '    TTL = 1',
@@ -338,6 +353,108 @@ export function traceCfg(t, upTo = t.events.length) {
   return lines.join('\n') + '\n';
 }
 
+// Keyed runs are followed by IdempotencyKeys.tla too. Its SubmitKeyed is
+// three steps under the table mutex (SubmitLock, SubmitCheck,
+// SubmitInsert), Go's one critical section, logged as one event: each is
+// expanded into the spec's steps, where Go performed the critical section.
+// A refusal by a full queue is placed at the SubmitLoad that saw the full
+// depth, with the key of the call's SubmitKeyed event; an admission at its
+// SubmitInsert, after the evictions of the same critical section (the
+// spec evicts only with the mutex free; Go evicts only after the key was
+// found free, so the order changes no answer). TerminateRelease is End,
+// with the depth Go's decrement returned. Every other event is no step of
+// this module.
+export function ikRecords(t) {
+  const recs = [];
+  const ev = t.events;
+  ev.forEach((e, x) => {
+    const keyed = e.t[0] === 'k';
+    if (keyed && e.a === 'SubmitLoad' && e.d >= t.config.MaxQueue) {
+      const f = ev.slice(x + 1).find((g) => g.t === e.t && g.a === 'SubmitKeyed');
+      if (f === undefined) return; // cut off by the end of the trace
+      recs.push({ a: 'Lock', t: e.t, k: f.k, at: x }, { a: 'Check', t: e.t, r: 'full', at: x });
+    } else if (keyed && e.a === 'SubmitKeyed' && e.r !== 'ErrQueueFull') {
+      recs.push({ a: 'Lock', t: e.t, k: e.k, at: x }, { a: 'Check', t: e.t, r: 'replay', j: e.j, at: x });
+    } else if (keyed && e.a === 'SubmitInsert') {
+      recs.push({ a: 'Lock', t: e.t, k: e.k, at: x }, { a: 'Check', t: e.t, r: 'admit', at: x },
+        { a: 'Insert', t: e.t, j: e.j, at: x });
+    } else if (e.a === 'TerminateRelease') {
+      recs.push({ a: 'End', t: e.t, j: e.j, d: e.d, at: x });
+    } else if (e.a === 'Evict') {
+      recs.push({ a: 'Evict', t: e.t, j: e.j, at: x });
+    }
+  });
+  return recs;
+}
+
+const IK_DEFS = String.raw`
+-----------------------------------------------------------------------------
+(* Trace validation, generated by spec/trace.mjs: each step follows the    *)
+(* next record of a keyed run (see ikRecords) with the action it names.    *)
+
+TraceInit == Init /\ i = 0
+
+Step(e) ==
+    CASE e.a = "Lock" ->
+            /\ SubmitLock(e.t)
+            /\ tkey'[e.t] = e.k
+      [] e.a = "Check" ->
+            /\ SubmitCheck(e.t)
+            /\ CASE e.r = "replay" -> index[tkey[e.t]] = e.j
+                 [] e.r = "full" -> index[tkey[e.t]] = NoJob /\ depth >= MaxQueue
+                 [] OTHER -> index[tkey[e.t]] = NoJob /\ depth < MaxQueue
+      [] e.a = "Insert" ->
+            /\ SubmitInsert(e.t)
+            /\ answer'[e.t] = e.j
+      [] e.a = "End" ->
+            /\ End(e.j)
+            /\ depth' = e.d
+      [] e.a = "Evict" ->
+            Evict(e.j)
+      [] OTHER -> FALSE
+
+TraceNext ==
+    /\ i < Len(Trace)
+    /\ \E e \in {Trace[i + 1]} : Step(e)
+    /\ i' = i + 1
+
+TraceNotConsumed == i < Len(Trace)
+`;
+
+export function ikModule(spec) {
+  const edits = [
+    [/^-+ MODULE IdempotencyKeys -+$/m, (m) => m.replace('IdempotencyKeys', 'IdempotencyKeysTrace')],
+    [/^EXTENDS Naturals, FiniteSets$/m, () => 'EXTENDS Naturals, FiniteSets, Sequences'],
+    [/^(\s*)Defect(\s*\\\*[^\n]*)?$/m, (_m, ws) => `${ws}Defect,${ws}Trace`],
+    [/^(\s*)answer(\s*\\\*[^\n]*)?$/m, (_m, ws) => `${ws}answer,${ws}i`],
+    [/\n=+\s*$/, () => `\n${IK_DEFS}\n${'='.repeat(77)}\n`],
+  ];
+  let out = spec;
+  for (const [re, fn] of edits) {
+    if (!re.test(out)) throw new TraceError(`IdempotencyKeys.tla no longer matches ${re}`);
+    out = out.replace(re, fn);
+  }
+  return out;
+}
+
+export function ikCfg(t, recs, upTo = recs.length) {
+  const field = (name) => [...new Set(recs.filter((r) => r[name] !== undefined).map((r) => r[name]))];
+  const rec = (r) => `[a |-> ${str(r.a)}, t |-> ${str(r.t)}, j |-> ${str(r.j ?? 'nojob')}, ` +
+    `k |-> ${str(r.k ?? 'nokey')}, r |-> ${str(r.r ?? '')}, d |-> ${Number.isInteger(r.d) ? r.d : UNKNOWN}]`;
+  return [
+    'CONSTANTS',
+    `    Submitters = ${set(field('t').filter((x) => x[0] === 'k'))}`,
+    `    Keys = ${set(field('k'))}`,
+    `    Ids = ${set(recs.filter((r) => r.a === 'Insert').map((r) => r.j))}`,
+    `    MaxQueue = ${t.config.MaxQueue}`,
+    '    Defect = "none"',
+    `    Trace = <<${recs.slice(0, upTo).map(rec).join(',\n        ')}>>`,
+    'INIT TraceInit',
+    'NEXT TraceNext',
+    'INVARIANT TraceNotConsumed',
+  ].join('\n') + '\n';
+}
+
 let checker;
 async function check(module, cfg, len) {
   checker ??= await import('./tlachecker.mjs');
@@ -351,6 +468,30 @@ async function check(module, cfg, len) {
 // index of the first event the spec cannot follow.
 export async function checkTrace(text, spec = readFileSync(join(here, 'JobTable.tla'), 'utf8')) {
   const t = parseTrace(text);
+  const res = await checkJobTable(t, spec);
+  if (!res.accepted || !t.keyed) return res;
+  // A keyed run: IdempotencyKeys.tla must follow it too.
+  const recs = ikRecords(t);
+  const module = ikModule(readFileSync(join(here, 'IdempotencyKeys.tla'), 'utf8'));
+  const t0 = Date.now();
+  const r = await check(module, ikCfg(t, recs), recs.length);
+  res.secs += (Date.now() - t0) / 1000;
+  res.states += r.states;
+  if (!r.accepted) {
+    let lo = 0, hi = recs.length;
+    while (hi - lo > 1) {
+      const mid = (lo + hi) >> 1;
+      if ((await check(module, ikCfg(t, recs, mid), mid)).accepted) lo = mid; else hi = mid;
+    }
+    res.accepted = false;
+    res.at = recs[hi - 1].at + 1;
+    res.event = t.events[res.at - 1];
+    res.module = 'IdempotencyKeys';
+  }
+  return res;
+}
+
+async function checkJobTable(t, spec) {
   const module = traceModule(spec);
   const t0 = Date.now();
   const n = t.events.length;
@@ -396,24 +537,31 @@ async function bite(files) {
       e.r === 'ErrTerminal', (e) => { e.r = 'ok'; delete e.st; }],
     ['a wait past its deadline that returned a state the job was not in', (e) => e.t[0] === 'w' &&
       e.a === 'Snapshot' && e.st === 'PENDING', (e) => { e.st = 'RUNNING'; }],
+    // IdempotencyKeys.tla's check: the job is in the map, but not the
+    // key's.
+    ['a keyed replay that answered a job other than the key\'s', (e, ev) => e.a === 'SubmitKeyed' &&
+      e.r === 'replay' && ev.some((g) => g.a === 'SubmitInsert' && g.k !== undefined && g.k !== e.k),
+    (e, ev) => { e.j = ev.findLast((g) => g.a === 'SubmitInsert' && g.k !== undefined && g.k !== e.k).j; }],
   ];
   let status = 0;
   for (const [what, find, edit] of edits) {
-    const t = traces.find((tr) => tr.events.some(find));
+    // An event that matches, with what came before it.
+    const at = (tr) => tr.events.findIndex((e, k) => find(e, tr.events.slice(0, k)));
+    const t = traces.find((tr) => at(tr) >= 0);
     if (t === undefined) {
       console.log(`bite: ${what}: no such event in ${traces.length} traces`);
       status = 1;
       continue;
     }
-    const k = t.events.findIndex(find);
+    const k = at(t);
     const cut = t.events.slice(0, k + 10).map((e) => ({ ...e }));
-    edit(cut[k]);
+    edit(cut[k], cut.slice(0, k));
     const text = [t.head, ...cut.map((e) => JSON.stringify(e))].join('\n');
     const r = await checkTrace(text);
     const ok = !r.accepted && r.at === k + 1;
     if (!ok) status = 1;
     console.log(`bite: ${what} (${basename(t.file)}, event ${k + 1}): ` +
-      `${r.accepted ? 'ACCEPTED' : `rejected at event ${r.at}`}${ok ? '' : ' (WRONG)'}`);
+      `${r.accepted ? 'ACCEPTED' : `rejected at event ${r.at}`}${r.module ? ` by ${r.module}` : ''}${ok ? '' : ' (WRONG)'}`);
   }
   const { head, events } = traces[0];
   const bad = [head, ...events.slice(0, 5).map((e, k) => JSON.stringify(k === 2 ? { ...e, t: 'q1' } : e))].join('\n');
@@ -448,7 +596,8 @@ async function runFiles(files, quiet, stop) {
         if (!quiet) console.log(`accepted ${basename(f)}: ${r.events} events, ${r.states} states, ${r.secs.toFixed(1)}s`);
       } else {
         tally.rejected++;
-        console.log(`REJECTED ${basename(f)} at event ${r.at} of ${r.events}: ${JSON.stringify(r.event)}`);
+        console.log(`REJECTED ${basename(f)} at event ${r.at} of ${r.events}: ${JSON.stringify(r.event)}` +
+          `${r.module ? ` (by ${r.module}.tla)` : ''}`);
         if (stop) break;
       }
     } catch (err) {
