@@ -165,7 +165,9 @@ func traceRun(tb testing.TB, seed uint64, jobs int, keyed bool) []traceEvent {
 					id, err = tab.Submit("task", 0)
 				}
 				if errors.Is(err, ErrQueueFull) {
-					for range 1 + r.IntN(4) {
+					// Let the runners free a slot (Depth logs nothing),
+					// so that refusals do not fill the trace.
+					for k := 0; k < 100 && tab.Depth() >= traceMaxQueue; k++ {
 						runtime.Gosched()
 					}
 					continue
