@@ -146,11 +146,13 @@ func traceRun(tb testing.TB, seed uint64, jobs int, keyed bool) []traceEvent {
 				var id string
 				var err error
 				if keyed {
-					// A keyed submitter is one spec thread per call
-					// (IdempotencyKeys.tla's submit once). One call in
-					// eight sends another digest: a conflict if the key
-					// is held.
-					traceAs(role("k"))
+					// Each call is a thread of its own in
+					// IdempotencyKeys.tla (its submitters submit once):
+					// kS.N, call N of submitter S, which JobTable.tla
+					// follows as its submitter kS. One call in eight
+					// sends another digest: a conflict if the key is
+					// held.
+					traceAs(fmt.Sprintf("k%d.%d", s+1, tries))
 					digest := "d"
 					if r.IntN(8) == 0 {
 						digest = "other"

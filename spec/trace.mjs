@@ -31,8 +31,8 @@ import { availableParallelism } from 'node:os';
 const here = dirname(fileURLToPath(import.meta.url));
 
 // Thread roles by the letter of their name, as the spec's constants.
-// A keyed submitter (k) is a submitter of JobTable.tla, and a submitter of
-// IdempotencyKeys.tla, one per call.
+// A keyed submitter (k) is a submitter of JobTable.tla; each of its calls
+// is a submitter of IdempotencyKeys.tla.
 const ROLES = { s: 'Submitters', k: 'Submitters', r: 'Runners', t: 'Timers', p: 'Pollers', w: 'Waiters',
   m: 'Misusers' };
 // The actions a trace may log. MisuseSkip is the harness's note of a
@@ -69,9 +69,12 @@ export function parseTrace(text) {
     let e;
     try { e = JSON.parse(l); } catch (err) { throw new TraceError(`event ${k + 1}: ${err.message}`); }
     if (!ACTIONS.has(e.a)) throw new TraceError(`event ${k + 1}: unknown action ${JSON.stringify(e.a)}`);
-    if (typeof e.t !== 'string' || !/^[skrtpwm][0-9]+$/.test(e.t)) {
+    if (typeof e.t !== 'string' || !/^([srtpwm][0-9]+|k[0-9]+\.[0-9]+)$/.test(e.t)) {
       throw new TraceError(`event ${k + 1}: unknown thread ${JSON.stringify(e.t)}`);
     }
+    // A keyed call kS.N: thread kS of JobTable.tla, kS.N of
+    // IdempotencyKeys.tla.
+    if (e.t[0] === 'k') return { ...e, t: e.t.split('.')[0], call: e.t };
     return e;
   });
   const names = new Map();
@@ -370,14 +373,14 @@ export function ikRecords(t) {
   ev.forEach((e, x) => {
     const keyed = e.t[0] === 'k';
     if (keyed && e.a === 'SubmitLoad' && e.d >= t.config.MaxQueue) {
-      const f = ev.slice(x + 1).find((g) => g.t === e.t && g.a === 'SubmitKeyed');
+      const f = ev.slice(x + 1).find((g) => g.call === e.call && g.a === 'SubmitKeyed');
       if (f === undefined) return; // cut off by the end of the trace
-      recs.push({ a: 'Lock', t: e.t, k: f.k, at: x }, { a: 'Check', t: e.t, r: 'full', at: x });
+      recs.push({ a: 'Lock', t: e.call, k: f.k, at: x }, { a: 'Check', t: e.call, r: 'full', at: x });
     } else if (keyed && e.a === 'SubmitKeyed' && e.r !== 'ErrQueueFull') {
-      recs.push({ a: 'Lock', t: e.t, k: e.k, at: x }, { a: 'Check', t: e.t, r: 'replay', j: e.j, at: x });
+      recs.push({ a: 'Lock', t: e.call, k: e.k, at: x }, { a: 'Check', t: e.call, r: 'replay', j: e.j, at: x });
     } else if (keyed && e.a === 'SubmitInsert') {
-      recs.push({ a: 'Lock', t: e.t, k: e.k, at: x }, { a: 'Check', t: e.t, r: 'admit', at: x },
-        { a: 'Insert', t: e.t, j: e.j, at: x });
+      recs.push({ a: 'Lock', t: e.call, k: e.k, at: x }, { a: 'Check', t: e.call, r: 'admit', at: x },
+        { a: 'Insert', t: e.call, j: e.j, at: x });
     } else if (e.a === 'TerminateRelease') {
       recs.push({ a: 'End', t: e.t, j: e.j, d: e.d, at: x });
     } else if (e.a === 'Evict') {
