@@ -11,6 +11,9 @@
 #   make spec-mutants-tlc   the TLC-only (liveness) mutations, with TLC
 #   make trace-check        runs of the Go table (jobtable, tag
 #                           jobtable_trace) checked against JobTable.tla
+#                           (keyed runs against IdempotencyKeys.tla too)
+#   make trace-tlc          a few such runs checked with TLC
+#                           (TLA2TOOLS=path/to/jar; not in CI)
 
 SPEC_DIR     := spec
 NODE         ?= node
@@ -19,7 +22,7 @@ TLA_CHECKER  := $(SPEC_DIR)/node_modules/tla-checker/package.json
 
 GATES += spec-check spec-mutants trace-check
 
-.PHONY: spec-check spec-mutants tlc spec-mutants-tlc trace-check
+.PHONY: spec-check spec-mutants tlc spec-mutants-tlc trace-check trace-tlc
 
 # npm ci installs exactly what package-lock.json pins (tla-checker 0.9.0).
 $(TLA_CHECKER): $(SPEC_DIR)/package.json $(SPEC_DIR)/package-lock.json
@@ -63,3 +66,15 @@ trace-check: $(TLA_CHECKER)
 	    rm -rf $(TRACE_KEEP) && mkdir -p $(TRACE_KEEP) && cp "$$dir"/*.ndjson $(TRACE_KEEP)/ && \
 	    echo "traces kept in $(TRACE_KEEP)"; exit 1; fi; \
 	$(NODE) --stack-size=30000 $(SPEC_DIR)/trace.mjs --bite "$$dir"
+
+# The same check with TLC, for maintainers (TLC is not a dependency of the
+# build or of CI): TRACE_TLC_N runs from TRACE_SEED (a seed that is a
+# multiple of 4 is a keyed run),
+# each checked by spec/trace-tlc.mjs. TLA2TOOLS names tla2tools.jar.
+TRACE_TLC_N ?= 4
+trace-tlc:
+	@dir=$$(mktemp -d) && trap 'rm -rf "$$dir"' EXIT && \
+	$(GO) test -count=1 -tags jobtable_trace -run '^TestTraceRuns$$' ./jobtable \
+	    -trace.dir "$$dir" -trace.n $(TRACE_TLC_N) -trace.jobs $(TRACE_JOBS) -trace.seed $(TRACE_SEED) >"$$dir/go.log" 2>&1 \
+	    || { cat "$$dir/go.log"; exit 1; }; \
+	$(NODE) --stack-size=30000 $(SPEC_DIR)/trace-tlc.mjs "$$dir"
