@@ -31,7 +31,7 @@ const maxKeyLen = 255
 // printable ASCII characters (0x20 to 0x7E); two fields are refused, as
 // they cannot both be honoured.
 func idempotencyKey(h http.Header) (string, bool) {
-	vals := h.Values("Idempotency-Key")
+	vals := h["Idempotency-Key"] // canonical already: Values would canonicalize it again
 	switch len(vals) {
 	case 0:
 		return "", true
@@ -71,9 +71,9 @@ func idempotencyKey(h http.Header) (string, bool) {
 // replay reads the body of a submit under key and answers it from the
 // retained job that holds key, if there is one: as the first submit was
 // answered (answerAdmitted) when the body is the same, byte for byte, 422
-// when it is not. It returns the body's digest, and done true when it
-// answered (a replay, a conflict, or a refusal of the body's media type or
-// size, or a failed store); else it leaves the body, read, for
+// when it is not. It returns done true when it answered (a replay, a
+// conflict, or a refusal of the body's media type or size, or a failed
+// store); else it returns the body's digest and leaves the body, read, for
 // parseRequest, and the caller admits through SubmitKeyed, which decides
 // again, atomically with the admission. It calls release, which gives back
 // the body's share of the byte budget, once it has answered or is about
@@ -85,7 +85,7 @@ func idempotencyKey(h http.Header) (string, bool) {
 // job was created. The price is that "the same body" is byte for byte:
 // the same request with other spacing is another body.
 func (s *Server) replay(w http.ResponseWriter, r *http.Request, key string, release func()) (string, bool) {
-	if !jsonMediaType(r.Header.Get("Content-Type")) {
+	if !jsonMediaType(contentType(r.Header)) {
 		release()
 		w.Header().Set("Accept-Post", "application/json")
 		writeProblem(w, http.StatusUnsupportedMediaType, detailMediaType, nil)
@@ -93,45 +93,59 @@ func (s *Server) replay(w http.ResponseWriter, r *http.Request, key string, rele
 	}
 	raw, err := readBody(w, r, s.cfg.MaxBodyBytes)
 	switch {
+	case err == nil:
 	case tooLarge(err):
 		release()
 		writeProblem(w, http.StatusRequestEntityTooLarge, detailTooLarge, nil)
 		return "", true
-	case err != nil:
+	default:
 		release()
 		writeProblem(w, http.StatusBadRequest, detailBadJSON, nil) // the body broke off
 		return "", true
 	}
+	// The digest is spelled out in an array on the stack and compared as
+	// such: only a submit that goes on to be admitted needs it as a string.
 	sum := sha256.Sum256(raw)
-	digest := hex.EncodeToString(sum[:])
+	var digest [2 * sha256.Size]byte
+	hex.Encode(digest[:], sum[:])
 	id, held, err := s.store.LookupKey(r.Context(), key)
 	if errors.Is(err, ledger.ErrNotFound) {
 		r.Body = io.NopCloser(bytes.NewReader(raw))
-		return digest, false
+		return string(digest[:]), false
 	}
 	release()
 	switch {
 	case err != nil:
 		s.storeFailed(w, r, err)
-	case held != digest:
+	case held != string(digest[:]): // compared without a copy
 		writeProblem(w, http.StatusUnprocessableEntity, detailKeyConflict, nil)
 	default:
 		s.answerAdmitted(w, r, id)
 	}
-	return digest, true
+	return "", true
+}
+
+// contentType is the first Content-Type of h, as h.Get("Content-Type")
+// without canonicalizing a key that is canonical already.
+func contentType(h http.Header) string {
+	if v := h["Content-Type"]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }
 
 // readBody reads the whole body of r, at most max bytes (an
-// *http.MaxBytesError beyond), into a buffer of its Content-Length when
-// that is known and within max.
+// *http.MaxBytesError beyond). When its Content-Length is known and within
+// max, the body is read into a buffer of that length, and no
+// http.MaxBytesReader is needed: an http.Server's body of a known length
+// ends after that many bytes, and no more than that many are read.
 func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
-	body := http.MaxBytesReader(w, r.Body, max)
 	if n := r.ContentLength; n >= 0 && n <= max {
 		buf := make([]byte, n)
-		if _, err := io.ReadFull(body, buf); err != nil {
+		if _, err := io.ReadFull(r.Body, buf); err != nil {
 			return nil, err
 		}
 		return buf, nil
 	}
-	return io.ReadAll(body)
+	return io.ReadAll(http.MaxBytesReader(w, r.Body, max))
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -198,4 +199,41 @@ func TestIdempotencyKeyReplayWaitHoldsNoBudget(t *testing.T) {
 	requireProblem(t, h.postKeyed(`{"task_id":"u"}`, "k2"), http.StatusTooManyRequests, "job queue is full")
 	g.release <- struct{}{}
 	require.Equal(t, http.StatusOK, <-got)
+}
+
+// TestIdempotencyKeyBodyEdges: a keyed submit's body is read whole before
+// the key is looked up, without an http.MaxBytesReader when its
+// Content-Length is known. A body that breaks off before its
+// Content-Length is 400, one over max_body_bytes is 413 whether its length
+// is known or not (chunked), and none of them creates a job or answers
+// from the key's job; bytes past a known Content-Length are not read, as
+// an http.Server never hands them to the handler.
+func TestIdempotencyKeyBodyEdges(t *testing.T) {
+	const maxBody = 64
+	h := newHarness(t, nil, func(c *jobapi.Config) { echoConfig(c); c.MaxBodyBytes = maxBody })
+	const body = `{"task_id":"t"}`
+	first := h.postKeyed(body, "k")
+	require.Equal(t, http.StatusAccepted, first.Status, "%s", first.Raw)
+	call := func(key string, rd io.Reader, length int64) reply {
+		req := httptest.NewRequest(http.MethodPost, "/jobs", rd)
+		req.ContentLength = length
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Idempotency-Key", key)
+		rec := httptest.NewRecorder()
+		h.srv.ServeHTTP(rec, req)
+		r := reply{Status: rec.Code, Header: rec.Header(), Raw: rec.Body.Bytes()}
+		require.NoError(t, json.Unmarshal(r.Raw, &r.Body), "%s", r.Raw)
+		return r
+	}
+	long := `{"task_id":"` + strings.Repeat("x", maxBody) + `"}`
+	for _, key := range []string{"k", "new"} {
+		requireProblem(t, call(key, strings.NewReader(body[:5]), int64(len(body))), http.StatusBadRequest, "body is not valid JSON")
+		requireProblem(t, call(key, strings.NewReader(long), int64(len(long))), http.StatusRequestEntityTooLarge, "body exceeds max_body_bytes")
+		requireProblem(t, call(key, io.MultiReader(strings.NewReader(long)), -1), http.StatusRequestEntityTooLarge, "body exceeds max_body_bytes")
+	}
+	again := call("k", strings.NewReader(body+"trailing"), int64(len(body)))
+	require.Equal(t, http.StatusAccepted, again.Status, "%s", again.Raw)
+	require.Equal(t, first.Body, again.Body)
+	m := h.get("/metrics")
+	require.Contains(t, string(m.Raw), "jobledger_jobs_submitted_total 1\n")
 }

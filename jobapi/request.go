@@ -106,6 +106,9 @@ func decodeError(err error) *requestError {
 }
 
 func tooLarge(err error) bool {
+	if err == nil {
+		return false // before errors.As, whose target would be allocated
+	}
 	var maxErr *http.MaxBytesError
 	return errors.As(err, &maxErr)
 }
