@@ -46,3 +46,7 @@ func AwaitWriter(tb testing.TB, s *Store, inBatch, queued int) {
 	}
 	tb.Fatalf("%d writes in the batch, %d queued; want %d and %d", backlog-q, q, inBatch, queued)
 }
+
+// ListQueries are the page queries of list.go, by the filter each serves,
+// for a test of their query plans.
+var ListQueries = map[string]string{"all": qListAll, "task": qListTask, "state": qListState}

@@ -13,8 +13,9 @@ import (
 // one SELECT of the rows with n below the cursor, highest first, so it is
 // one committed state of the file, and its next cursor is the n of its
 // last row. The index jobs_admission gives the order without a sort;
-// under a task id filter, jobs_task_admission gives it for that task
-// alone. A state filter is checked row by row along the order.
+// under a state filter, jobs_state_admission (schema 4) gives it for that
+// state alone, and under a task id filter jobs_task_admission gives it for
+// that task alone, a state filter then checked row by row along it.
 
 // listCols are the columns a page reads: the ordinal, then snapCols.
 const listCols = `n, ` + snapCols
@@ -26,6 +27,8 @@ const (
 		WHERE n < ?1 AND (?2 < 0 OR state = ?2) ORDER BY n DESC LIMIT ?3`
 	qListTask = `SELECT ` + listCols + ` FROM jobs INDEXED BY jobs_task_admission
 		WHERE task_id = ?4 AND n < ?1 AND (?2 < 0 OR state = ?2) ORDER BY n DESC LIMIT ?3`
+	qListState = `SELECT ` + listCols + ` FROM jobs INDEXED BY jobs_state_admission
+		WHERE state = ?2 AND n < ?1 ORDER BY n DESC LIMIT ?3`
 )
 
 // List returns a page of the jobs q selects, newest first by admission,
@@ -49,8 +52,11 @@ func (s *Store) List(ctx context.Context, q ledger.ListQuery) (ledger.Page, erro
 		state = int64(tq.State)
 	}
 	st := s.reads.list
-	if tq.TaskID != "" {
+	switch {
+	case tq.TaskID != "":
 		st = s.reads.listTask
+	case tq.ByState:
+		st = s.reads.listState
 	}
 	rows, err := st.QueryContext(ctx, before, state, tq.Limit+1, tq.TaskID)
 	if err != nil {

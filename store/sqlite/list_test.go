@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/store/sqlite"
 )
 
 // TestListAfterMigratingSchema2: a file written before schema 3 (no
@@ -21,6 +22,7 @@ func TestListAfterMigratingSchema2(t *testing.T) {
 	}
 	require.NoError(t, s.Close())
 	e.exec( // back to schema 2, as an older build left the file
+		`DROP INDEX jobs_state_admission`, // schema 4
 		`DROP INDEX jobs_admission`,
 		`DROP INDEX jobs_task_admission`,
 		`ALTER TABLE jobs DROP COLUMN n`,
@@ -39,4 +41,34 @@ func TestListAfterMigratingSchema2(t *testing.T) {
 	require.Equal(t, []string{newer, old[2], old[1], old[0]}, got)
 	require.Empty(t, page.Next)
 	checkInvariants(t, s)
+}
+
+// TestListQueryPlans: each page query reads its rows in order from the
+// index that serves its filter, with no sort, so a page costs the rows it
+// reads: in particular a page filtered by state (schema 4) searches that
+// state's jobs alone instead of checking every job along the order, and a
+// page of RUNNING jobs among many finished ones stays small.
+func TestListQueryPlans(t *testing.T) {
+	e := newEnv(t, ledger.Config{MaxQueue: 8})
+	require.NoError(t, e.open().Close())
+	db := e.rawDB()
+	defer db.Close()
+	for name, want := range map[string]string{
+		"all":   "SEARCH jobs USING INDEX jobs_admission (n<?)",
+		"task":  "SEARCH jobs USING INDEX jobs_task_admission (task_id=? AND n<?)",
+		"state": "SEARCH jobs USING INDEX jobs_state_admission (state=? AND n<?)",
+	} {
+		rows, err := db.Query(`EXPLAIN QUERY PLAN `+sqlite.ListQueries[name], 10, 1, 5, "t")
+		require.NoError(t, err, name)
+		var plan []string
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			require.NoError(t, rows.Scan(&id, &parent, &unused, &detail))
+			plan = append(plan, detail)
+		}
+		require.NoError(t, rows.Err())
+		require.NoError(t, rows.Close())
+		require.Equal(t, []string{want}, plan, "the plan of the %s page", name)
+	}
 }

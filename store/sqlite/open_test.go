@@ -42,7 +42,7 @@ func TestOpenCreatesTheFile(t *testing.T) {
 	s := e.open()
 	require.FileExists(t, e.path)
 	require.Equal(t, e.path, s.Path())
-	require.Equal(t, 3, sqlite.SchemaVersion)
+	require.Equal(t, 4, sqlite.SchemaVersion)
 }
 
 // TestOpenLocked: a second store on the same file, in this process (as in

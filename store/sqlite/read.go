@@ -21,7 +21,7 @@ import (
 // prepares each again on every connection that runs it).
 type readStmts struct {
 	state, snapshot, result, request, key *sql.Stmt
-	list, listTask                        *sql.Stmt // list.go
+	list, listTask, listState             *sql.Stmt // list.go
 }
 
 func prepareReads(ctx context.Context, db *sql.DB) (*readStmts, error) {
@@ -33,6 +33,7 @@ func prepareReads(ctx context.Context, db *sql.DB) (*readStmts, error) {
 		`SELECT id, idem_digest FROM jobs WHERE idem_key = ?1`,
 		qListAll,
 		qListTask,
+		qListState,
 	}
 	ps := make([]*sql.Stmt, len(texts))
 	for i, text := range texts {
@@ -44,11 +45,11 @@ func prepareReads(ctx context.Context, db *sql.DB) (*readStmts, error) {
 		ps[i] = st
 	}
 	return &readStmts{state: ps[0], snapshot: ps[1], result: ps[2], request: ps[3], key: ps[4],
-		list: ps[5], listTask: ps[6]}, nil
+		list: ps[5], listTask: ps[6], listState: ps[7]}, nil
 }
 
 func (r *readStmts) close() {
-	closeStmts([]*sql.Stmt{r.state, r.snapshot, r.result, r.request, r.key, r.list, r.listTask})
+	closeStmts([]*sql.Stmt{r.state, r.snapshot, r.result, r.request, r.key, r.list, r.listTask, r.listState})
 }
 
 // LookupKey returns the id and digest of the job that holds the
