@@ -25,3 +25,7 @@ func (s *Store) Renew(ctx context.Context) error { return s.renew(ctx) }
 // Reap runs s's reaper once, as its keeper does, and returns how many jobs
 // it ended.
 func (s *Store) Reap(ctx context.Context) (int, error) { return s.reap(ctx) }
+
+// ListQueries are the page queries of list.go, by the filter each serves,
+// for a test of their query plans.
+var ListQueries = map[string]string{"all": qListAll, "task": qListTask, "state": qListState}

@@ -29,6 +29,7 @@ func (s *Store) CheckInvariants() error {
 	defer tx.Rollback(ctx)
 	var (
 		depth, live, badPayload, badOrder, terminalReq, pendingNoReq, badSeq, badLease int64
+		unnumbered, sharedN, aboveN                                                    int64
 	)
 	err = tx.QueryRow(ctx, `SELECT
 		(SELECT depth FROM ledger WHERE id = 1),
@@ -41,8 +42,12 @@ func (s *Store) CheckInvariants() error {
 		(SELECT count(*) FROM jobs WHERE state = 0 AND request IS NULL),
 		(SELECT count(*) FROM jobs WHERE seq >= (SELECT next_seq FROM ledger WHERE id = 1)),
 		(SELECT count(*) FROM jobs WHERE (seq IS NULL AND (state = 1 OR taken)) <> (lease_until IS NOT NULL)
-			OR (lease_until IS NOT NULL AND owner IS NULL))`,
-	).Scan(&depth, &live, &badPayload, &badOrder, &terminalReq, &pendingNoReq, &badSeq, &badLease)
+			OR (lease_until IS NOT NULL AND owner IS NULL)),
+		(SELECT count(*) FROM jobs WHERE n IS NULL OR n < 1),
+		(SELECT count(*) - count(DISTINCT n) FROM jobs WHERE n IS NOT NULL),
+		(SELECT count(*) FROM jobs WHERE n > coalesce(pg_sequence_last_value(pg_get_serial_sequence('jobs', 'n')::regclass), 0))`,
+	).Scan(&depth, &live, &badPayload, &badOrder, &terminalReq, &pendingNoReq, &badSeq, &badLease,
+		&unnumbered, &sharedN, &aboveN)
 	if err != nil {
 		return fmt.Errorf("postgres: CheckInvariants: %w", err)
 	}
@@ -59,6 +64,14 @@ func (s *Store) CheckInvariants() error {
 	check(terminalReq == 0, "TerminalReleasesRequestInv: %d terminal jobs hold a request", terminalReq)
 	check(pendingNoReq == 0, "RequestOnceInv: %d PENDING jobs lost their request", pendingNoReq)
 	check(badSeq == 0, "RetentionListInv: %d jobs with a seq not below the ledger's next_seq", badSeq)
+	// The ordinals are drawn from the identity sequence of n in the
+	// transaction that admits, under the ledger row's lock, so their order
+	// is the order of admission; the database keeps no other record of that
+	// order to compare them with. What it can show: each job has one, no two
+	// share one, and none lies beyond what the sequence has handed out (the
+	// sequence is read outside this snapshot, but it only grows).
+	check(unnumbered == 0 && sharedN == 0 && aboveN == 0,
+		"ListOrderInv: %d jobs without an ordinal, %d sharing one, %d beyond the sequence", unnumbered, sharedN, aboveN)
 	check(badLease == 0, "LeaseInv: %d jobs hold a lease (with an owner) but are not RUNNING or taken, or the reverse", badLease)
 	return errors.Join(errs...)
 }

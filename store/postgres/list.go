@@ -10,8 +10,9 @@ import (
 // Listing reads the jobs by their admission ordinal n (schema 4): a page is
 // one SELECT of the rows with n below the cursor, highest first (one
 // snapshot of the database under READ COMMITTED), and its next cursor is
-// the n of its last row. A state filter is checked row by row along the
-// order; a task id filter reads that task's jobs alone.
+// the n of its last row. A state filter reads that state's jobs alone, by
+// jobs_state_admission (schema 5); a task id filter reads that task's jobs
+// alone, by jobs_task_admission, a state filter then checked row by row.
 
 // The page queries: $1 the ordinal to stay below, $2 the state (-1 for
 // any), $3 the row count, $4 the task id.
@@ -20,6 +21,8 @@ const (
 		WHERE n < $1 AND ($2::smallint < 0 OR state = $2) ORDER BY n DESC LIMIT $3`
 	qListTask = `SELECT n, ` + snapCols + ` FROM jobs
 		WHERE task_id = $4 AND n < $1 AND ($2::smallint < 0 OR state = $2) ORDER BY n DESC LIMIT $3`
+	qListState = `SELECT n, ` + snapCols + ` FROM jobs
+		WHERE state = $2 AND n < $1 ORDER BY n DESC LIMIT $3`
 )
 
 // List returns a page of the jobs q selects, newest first by admission, as
@@ -42,8 +45,11 @@ func (s *Store) List(ctx context.Context, q ledger.ListQuery) (ledger.Page, erro
 		state = int16(tq.State)
 	}
 	text, args := qListAll, []any{before, state, tq.Limit + 1}
-	if tq.TaskID != "" {
+	switch {
+	case tq.TaskID != "":
 		text, args = qListTask, append(args, tq.TaskID)
+	case tq.ByState:
+		text = qListState
 	}
 	rows, err := s.pool.Query(ctx, text, args...)
 	if err != nil {

@@ -76,5 +76,5 @@ func TestOpenTogether(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	require.Equal(t, 4, postgres.SchemaVersion())
+	require.Equal(t, 5, postgres.SchemaVersion())
 }
