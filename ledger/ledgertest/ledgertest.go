@@ -81,6 +81,7 @@ var rules = []struct {
 	{"List/LimitCapped", testListLimit},
 	{"List/BadQuery", testListBadQuery},
 	{"List/CursorStable", testListCursorStable},
+	{"List/StateDuringWalk", testListStateDuringWalk},
 	{"List/SurvivesRestart", testListSurvivesRestart},
 	{"Wait/TerminalJobAtOnce", testWaitTerminal},
 	{"Wait/WakesOnEveryEnd", testWaitWakes},

@@ -205,6 +205,54 @@ func testListCursorStable(t *testing.T, s Store) {
 	require.False(t, f.held(b) && listed[b] == 0, "job b, still held, was skipped")
 }
 
+// testListStateDuringWalk: a walk filtered by RUNNING, by pages of one,
+// while between its pages a PENDING job starts and a RUNNING one ends
+// (spec/Listing.tla with Filter "RUNNING"). Each item was RUNNING when its
+// page read it, no job is listed twice, the walk goes newest first, and
+// every job RUNNING for the whole walk is listed; a job that started or
+// ended during it may be listed or not.
+func testListStateDuringWalk(t *testing.T, s Store) {
+	f := open(t, s, ledger.Config{MaxQueue: 32, JobTTL: -1, MaxCompleted: -1})
+	var order, steady, starting, ending []string // order: by admission
+	for i := range 4 {
+		steady = append(steady, f.toState(ledger.Running))
+		starting = append(starting, f.submit("starting"))
+		ending = append(ending, f.toState(ledger.Running))
+		order = append(order, steady[i], starting[i], ending[i])
+	}
+	rank := map[string]int{}
+	for i, id := range order {
+		rank[id] = i
+	}
+	q := ledger.ListQuery{ByState: true, State: ledger.Running, Limit: 1}
+	var got []ledger.Snapshot
+	for page := 0; page < maxPages; page++ {
+		p, err := f.l.List(f.ctx, q)
+		require.NoError(t, err)
+		got = append(got, p.Jobs...)
+		if p.Next == "" {
+			break
+		}
+		q.Cursor = p.Next
+		if page < len(starting) { // below the cursor, oldest first
+			f.must(f.l.Start(f.ctx, starting[page]))
+			f.must(f.l.Finish(f.ctx, ending[page], "result"))
+		}
+	}
+	listed := map[string]bool{}
+	for i, item := range got {
+		require.Equal(t, ledger.Running, item.State, "job %s listed in state %v", item.ID, item.State)
+		require.False(t, listed[item.ID], "job %s listed twice", item.ID)
+		listed[item.ID] = true
+		if i > 0 {
+			require.Greater(t, rank[got[i-1].ID], rank[item.ID], "not newest first")
+		}
+	}
+	for _, id := range steady {
+		require.True(t, listed[id], "job %s, RUNNING throughout, was skipped", id)
+	}
+}
+
 // testListSurvivesRestart: a durable store keeps the admission order, so
 // a cursor taken before a restart resumes the walk after it.
 func testListSurvivesRestart(t *testing.T, s Store) {
