@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -21,9 +22,11 @@ import (
 // timers that time out any job, waiters and pollers on any job, misusers
 // that call Start, TakeRequest and Finish on a job that is not theirs),
 // each under a random schedule, each logged as one trace for
-// spec/trace.mjs. In one run of four (seed a multiple of 4) the submitters
-// call SubmitKeyed under a few keys instead of Submit, and the checker
-// follows the trace with spec/IdempotencyKeys.tla as well.
+// spec/trace.mjs. In one run of four (seed a multiple of 4) six submitters
+// call SubmitKeyed instead of Submit, racing on fresh keys, and the checker
+// follows the trace with spec/IdempotencyKeys.tla as well. Racers meet the
+// runners at the end of a job: a poller reads it as it ends, a waiter
+// registers on it.
 //
 //	go test -tags jobtable_trace -run '^TestTraceRuns$' ./jobtable \
 //	    -trace.dir DIR -trace.n 100 -trace.seed 1
@@ -63,8 +66,21 @@ func TestTraceRuns(t *testing.T) {
 	}
 }
 
-// traceKeys is how many idempotency keys a keyed run submits under.
-const traceKeys = 8
+// traceKeys is how many idempotency keys a keyed run submits under, besides
+// the fresh keys its submitters race on; traceKeyRacers is how many keyed
+// submitters it has.
+const (
+	traceKeys      = 8
+	traceKeyRacers = 6
+)
+
+// The racers on the job a runner is ending: raceLoops goroutines, pollers
+// and waiters in turn, the pollers taking at most traceRaceReads snapshots
+// of one job.
+const (
+	raceLoops      = 2
+	traceRaceReads = 6
+)
 
 // traceRun runs one schedule and returns its log.
 func traceRun(tb testing.TB, seed uint64, jobs int, keyed bool) []traceEvent {
@@ -78,7 +94,12 @@ func traceRun(tb testing.TB, seed uint64, jobs int, keyed bool) []traceEvent {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	const submitters, runners, timerLoops, waiterLoops, pollerLoops, misuserLoops = 2, 3, 1, 2, 1, 1
+	const runners, timerLoops, waiterLoops, pollerLoops, misuserLoops = 3, 1, 1, 1, 1
+	// A keyed run has more submitters: they race on fresh keys (below).
+	submitters := 2
+	if keyed {
+		submitters = traceKeyRacers
+	}
 	var (
 		wg      sync.WaitGroup
 		mu      sync.Mutex
@@ -86,6 +107,20 @@ func traceRun(tb testing.TB, seed uint64, jobs int, keyed bool) []traceEvent {
 		next    = map[string]int{}
 		work    = make(chan string, jobs)
 		subDone sync.WaitGroup
+		// The job a runner is about to end, and how many were
+		// announced: racers (a poller, a waiter) call on that job at
+		// the moment it ends.
+		endID   string
+		endSeq  int
+		endBusy bool // a runner's announced end is under way
+		// endNow is the announcement whose end call starts now, and
+		// endReady the one a racer waits on: the runner and the racer
+		// meet there, each on a processor, so that their calls overlap.
+		endNow, endReady atomic.Int64
+		// arrived counts the keyed submitters that reached each round
+		// of the race on fresh keys (a submitter makes fewer than
+		// 20*jobs calls).
+		arrived = make([]atomic.Int32, 20*jobs)
 	)
 	// role returns a fresh name of a one-shot role (a timer, a waiter: each
 	// makes one call in the spec).
@@ -116,6 +151,47 @@ func traceRun(tb testing.TB, seed uint64, jobs int, keyed bool) []traceEvent {
 		}
 		return known[len(known)-1-r.IntN(min(len(known), 4))], true
 	}
+	// spinUntil spins (bounded) until cond holds, yielding only now and
+	// then, so that two goroutines that meet through it both run when it
+	// returns.
+	spinUntil := func(cond func() bool) {
+		for k := 0; k < 1<<16 && !cond(); k++ {
+			if k%1024 == 1023 {
+				runtime.Gosched()
+			}
+		}
+	}
+	// awaitEnd returns the job a runner announced after announcement
+	// *seen, waiting (bounded) for one, once its end call starts; false
+	// if none came. It spins on the start, yielding only now and then, so
+	// that the racer runs on one processor while the runner ends the job
+	// on the other.
+	awaitEnd := func(seen *int) (string, bool) {
+		for range 2000 {
+			mu.Lock()
+			id, n := endID, endSeq
+			mu.Unlock()
+			if n != *seen {
+				*seen = n
+				endReady.Store(int64(n))
+				spinUntil(func() bool { return endNow.Load() == int64(n) })
+				return id, true
+			}
+			runtime.Gosched()
+		}
+		return "", false
+	}
+	// race waits (bounded) until every keyed submitter reached round. It
+	// spins, yielding only now and then, so that the submitters leave it
+	// together, each on a processor, and their calls overlap.
+	race := func(round int) {
+		arrived[round].Add(1)
+		for k := 0; k < 1<<20 && int(arrived[round].Load()) < submitters; k++ {
+			if k%64 == 63 {
+				runtime.Gosched()
+			}
+		}
+	}
 	yield := func(r *rand.Rand) {
 		for range r.IntN(3) {
 			runtime.Gosched()
@@ -142,6 +218,7 @@ func traceRun(tb testing.TB, seed uint64, jobs int, keyed bool) []traceEvent {
 			traceAs(fmt.Sprintf("s%d", s+1))
 			// Until share jobs are admitted; a full queue is refused
 			// at most 20 times a job, then the submitter gives up.
+			round := 0
 			for admitted, tries := 0, 0; admitted < share && tries < 20*share; tries++ {
 				var id string
 				var err error
@@ -151,14 +228,24 @@ func traceRun(tb testing.TB, seed uint64, jobs int, keyed bool) []traceEvent {
 					// kS.N, call N of submitter S, which JobTable.tla
 					// follows as its submitter kS. One call in eight
 					// sends another digest: a conflict if the key is
-					// held.
+					// held. Three calls in four are a round of the race:
+					// every keyed submitter submits one fresh key at
+					// once, which one of them must admit and the others
+					// replay (a check of the key apart from its
+					// insertion lets two of them admit).
+					key := fmt.Sprintf("key%d", r.IntN(traceKeys))
+					if tries%4 != 3 {
+						race(round)
+						key = fmt.Sprintf("fresh%d", round)
+						round++
+					}
 					traceAs(fmt.Sprintf("k%d.%d", s+1, tries))
 					digest := "d"
 					if r.IntN(8) == 0 {
 						digest = "other"
 					}
 					var replayed bool
-					id, replayed, err = tab.SubmitKeyed(fmt.Sprintf("key%d", r.IntN(traceKeys)), digest, "task", 0)
+					id, replayed, err = tab.SubmitKeyed(key, digest, "task", 0)
 					if replayed || errors.Is(err, ErrKeyConflict) {
 						yield(r)
 						continue
@@ -199,6 +286,20 @@ func traceRun(tb testing.TB, seed uint64, jobs int, keyed bool) []traceEvent {
 				yield(r)
 				_, _ = tab.TakeRequest(id)
 				yield(r)
+				// Announce the end, unless another runner's is under
+				// way, let a racer reach the job, and start the end
+				// with it.
+				mu.Lock()
+				announced := !endBusy
+				if announced {
+					endBusy, endID, endSeq = true, id, endSeq+1
+					seq := int64(endSeq)
+					mu.Unlock()
+					spinUntil(func() bool { return endReady.Load() == seq })
+					endNow.Store(seq)
+				} else {
+					mu.Unlock()
+				}
 				switch r.IntN(3) {
 				case 0:
 					_, _ = tab.Finish(id, 1)
@@ -206,6 +307,11 @@ func traceRun(tb testing.TB, seed uint64, jobs int, keyed bool) []traceEvent {
 					_, _ = tab.Fail(id, errors.New("failed"))
 				default:
 					_, _ = tab.Timeout(id, context.DeadlineExceeded)
+				}
+				if announced {
+					mu.Lock()
+					endBusy = false
+					mu.Unlock()
 				}
 			}
 		}()
@@ -291,6 +397,51 @@ func traceRun(tb testing.TB, seed uint64, jobs int, keyed bool) []traceEvent {
 					traceNote("WaitTimeout", id)
 				}
 				cancel()
+			}
+		}()
+	}
+	// The racers: a poller that snapshots the job a runner is ending,
+	// over and over until it sees it end (a snapshot must show the state
+	// and the payload of one side of the transition), and a waiter that
+	// waits on it (its check and its registration must be one critical
+	// section against the end).
+	for n := range raceLoops {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer guard()
+			r := rand.New(rand.NewPCG(seed, 600+uint64(n)))
+			seen := 0
+			for k := 0; k < jobs/4; k++ {
+				id, ok := awaitEnd(&seen)
+				if !ok {
+					continue
+				}
+				if n%2 == 1 {
+					traceAs(role("w"))
+					ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+					if _, err := tab.Wait(ctx, id); errors.Is(err, context.DeadlineExceeded) {
+						traceNote("WaitTimeout", id)
+					}
+					cancel()
+					continue
+				}
+				// One read in two is spaced from the one before by a
+				// short random spin, so that the reads leave the runner
+				// room to reach the end's critical section and fall at
+				// any point of it.
+				var lag atomic.Int64
+				for i := range traceRaceReads {
+					if i%2 == 1 {
+						for range r.IntN(256) {
+							lag.Add(1)
+						}
+					}
+					traceAs(role("p"))
+					if s, err := tab.Snapshot(id); err != nil || s.State.Terminal() {
+						break
+					}
+				}
 			}
 		}()
 	}
