@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -26,15 +25,7 @@ import (
 // while the suite moves its fake clock: reaping is tested on its own
 // (reap_test.go), and here it would end jobs the suite means to run.
 func TestConformanceThreeReplicas(t *testing.T) {
-	type opened struct {
-		dsn string
-		cfg ledger.Config
-	}
-	var (
-		mu  sync.Mutex
-		dbs = map[ledger.Ledger[string, string]]opened{}
-	)
-	open := func(t *testing.T, dsn string, cfg ledger.Config) ledger.Ledger[string, string] {
+	ledgertest.Run(t, reopenable(func(t *testing.T, dsn string, cfg ledger.Config) ledger.Ledger[string, string] {
 		r := &replicas{}
 		for i := range 3 {
 			s, err := postgres.Open(ctx, dsn, cfg, postgres.Options{
@@ -42,36 +33,18 @@ func TestConformanceThreeReplicas(t *testing.T) {
 				Lease:   postgres.MaxLease,
 			})
 			require.NoError(t, err)
-			r.stores = append(r.stores, s)
 			r.ls = append(r.ls, ledger.WithCodecs[string, string](s, ledger.String{}, ledger.String{}))
 		}
-		mu.Lock()
-		dbs[r] = opened{dsn, cfg}
-		mu.Unlock()
 		return r
-	}
-	ledgertest.Run(t, ledgertest.Store{
-		Open: func(t *testing.T, cfg ledger.Config) ledger.Ledger[string, string] {
-			return open(t, newDatabase(t), cfg)
-		},
-		Restart: func(t *testing.T, l ledger.Ledger[string, string]) ledger.Ledger[string, string] {
-			mu.Lock()
-			o := dbs[l]
-			delete(dbs, l)
-			mu.Unlock()
-			require.NoError(t, l.Close())
-			return open(t, o.dsn, o.cfg)
-		},
-	})
+	}))
 }
 
 // replicas is one ledger seen through three Stores on one database: each
-// call goes to the next Store in turn (next, an atomic counter; stores and
-// ls are set before the value is shared, read-only afterwards).
+// call goes to the next Store in turn (next, an atomic counter; ls is set
+// before the value is shared, read-only afterwards).
 type replicas struct {
-	stores []*postgres.Store
-	ls     []ledger.Ledger[string, string]
-	next   atomic.Uint64
+	ls   []ledger.Ledger[string, string]
+	next atomic.Uint64
 }
 
 var _ ledger.Ledger[string, string] = (*replicas)(nil)

@@ -16,6 +16,17 @@ import (
 // the store and opens the same database again with the same Config. Each
 // store gets a database of its own.
 func TestConformance(t *testing.T) {
+	ledgertest.Run(t, reopenable(func(t *testing.T, dsn string, cfg ledger.Config) ledger.Ledger[string, string] {
+		s, err := postgres.Open(ctx, dsn, cfg, postgres.Options{})
+		require.NoError(t, err)
+		return ledger.WithCodecs[string, string](s, ledger.String{}, ledger.String{})
+	}))
+}
+
+// reopenable is the suite's Store for a ledger that open opens on a
+// database: Open gives each store a database of its own, and Restart
+// closes the store and opens its database again with the same Config.
+func reopenable(open func(t *testing.T, dsn string, cfg ledger.Config) ledger.Ledger[string, string]) ledgertest.Store {
 	type opened struct {
 		dsn string
 		cfg ledger.Config
@@ -24,18 +35,16 @@ func TestConformance(t *testing.T) {
 		mu  sync.Mutex
 		dbs = map[ledger.Ledger[string, string]]opened{}
 	)
-	open := func(t *testing.T, dsn string, cfg ledger.Config) ledger.Ledger[string, string] {
-		s, err := postgres.Open(ctx, dsn, cfg, postgres.Options{})
-		require.NoError(t, err)
-		l := ledger.WithCodecs[string, string](s, ledger.String{}, ledger.String{})
+	track := func(t *testing.T, dsn string, cfg ledger.Config) ledger.Ledger[string, string] {
+		l := open(t, dsn, cfg)
 		mu.Lock()
 		dbs[l] = opened{dsn, cfg}
 		mu.Unlock()
 		return l
 	}
-	ledgertest.Run(t, ledgertest.Store{
+	return ledgertest.Store{
 		Open: func(t *testing.T, cfg ledger.Config) ledger.Ledger[string, string] {
-			return open(t, newDatabase(t), cfg)
+			return track(t, newDatabase(t), cfg)
 		},
 		Restart: func(t *testing.T, l ledger.Ledger[string, string]) ledger.Ledger[string, string] {
 			mu.Lock()
@@ -43,7 +52,7 @@ func TestConformance(t *testing.T) {
 			delete(dbs, l)
 			mu.Unlock()
 			require.NoError(t, l.Close())
-			return open(t, o.dsn, o.cfg)
+			return track(t, o.dsn, o.cfg)
 		},
-	})
+	}
 }
