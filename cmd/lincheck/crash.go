@@ -4,11 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"time"
 
-	"github.com/jobledger/jobledger/linearizability"
 	"github.com/jobledger/jobledger/stress"
 )
 
@@ -17,14 +15,8 @@ import (
 // 202 named is a lost job). dir holds the store and the server logs; when
 // empty, a temporary one is made, and removed if the run passes.
 func runCrash(ctx context.Context, cfg stress.CrashConfig, dir string, checkTimeout time.Duration, outDir, historyPath string, stdout, stderr io.Writer) int {
-	temp := dir == ""
-	if temp {
-		var err error
-		if dir, err = os.MkdirTemp("", "lincheck-crash-*"); err != nil {
-			fmt.Fprintln(stderr, "lincheck:", err)
-			return exitSetup
-		}
-	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+	dir, temp, err := runDir(dir, "lincheck-crash-*")
+	if err != nil {
 		fmt.Fprintln(stderr, "lincheck:", err)
 		return exitSetup
 	}
@@ -39,24 +31,10 @@ func runCrash(ctx context.Context, cfg stress.CrashConfig, dir string, checkTime
 		fmt.Fprintln(stderr, "lincheck:", err, "(logs in "+dir+")")
 		return exitSetup
 	}
-	if historyPath != "" {
-		hf := linearizability.HistoryFile{MaxQueue: cfg.MaxQueue, Level: "http", Retained: true, Ops: res.History}
-		if err := writeFile(historyPath, hf); err != nil {
-			fmt.Fprintln(stderr, "lincheck:", err)
-			return exitSetup
-		}
-	}
-	rep := linearizability.CheckHTTP(res.History, linearizability.CheckConfig{
-		MaxQueue: cfg.MaxQueue, Retained: true, Timeout: checkTimeout, VisualizeDir: outDir, AdmissionPorcupine: admissionPorcupine,
-	})
-	fmt.Fprintf(stdout, "  crash: %v, %d lives, %d operations, %d accepted, %d rejected, %d in flight at a kill or lost, %d reads of acknowledged jobs after restarts\n",
+	summary := fmt.Sprintf("  crash: %v, %d lives, %d operations, %d accepted, %d rejected, %d in flight at a kill or lost, %d reads of acknowledged jobs after restarts",
 		res.Elapsed.Round(time.Millisecond), res.Lives, len(res.History), res.Accepted, res.Rejected, res.Lost, res.Checked)
-	printCheck(stdout, rep)
-	code := verdict(rep, res.Violations, stdout)
-	if code == exitOK && temp {
-		os.RemoveAll(dir)
-	} else if code != exitOK {
-		fmt.Fprintln(stdout, "  store and server logs:", dir)
-	}
-	return code
+	return checkRetained(retainedRun{
+		history: res.History, violations: res.Violations, maxQueue: cfg.MaxQueue, summary: summary,
+		dir: dir, temp: temp, dirWhat: "store and server logs",
+	}, checkTimeout, outDir, historyPath, stdout, stderr)
 }

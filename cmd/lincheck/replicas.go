@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
-	"github.com/jobledger/jobledger/linearizability"
 	"github.com/jobledger/jobledger/stress"
 )
 
@@ -17,14 +15,8 @@ import (
 // level does. dir holds each replica's address file and logs; when empty,
 // a temporary one is made, and removed if the run passes.
 func runReplicas(ctx context.Context, cfg stress.ReplicasConfig, dir string, checkTimeout time.Duration, outDir, historyPath string, stdout, stderr io.Writer) int {
-	temp := dir == ""
-	if temp {
-		var err error
-		if dir, err = os.MkdirTemp("", "lincheck-replicas-*"); err != nil {
-			fmt.Fprintln(stderr, "lincheck:", err)
-			return exitSetup
-		}
-	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+	dir, temp, err := runDir(dir, "lincheck-replicas-*")
+	if err != nil {
 		fmt.Fprintln(stderr, "lincheck:", err)
 		return exitSetup
 	}
@@ -36,24 +28,10 @@ func runReplicas(ctx context.Context, cfg stress.ReplicasConfig, dir string, che
 		fmt.Fprintln(stderr, "lincheck:", err, "(logs in "+dir+")")
 		return exitSetup
 	}
-	if historyPath != "" {
-		hf := linearizability.HistoryFile{MaxQueue: cfg.MaxQueue, Level: "http", Retained: true, Ops: res.History}
-		if err := writeFile(historyPath, hf); err != nil {
-			fmt.Fprintln(stderr, "lincheck:", err)
-			return exitSetup
-		}
-	}
-	rep := linearizability.CheckHTTP(res.History, linearizability.CheckConfig{
-		MaxQueue: cfg.MaxQueue, Retained: true, Timeout: checkTimeout, VisualizeDir: outDir, AdmissionPorcupine: admissionPorcupine,
-	})
-	fmt.Fprintf(stdout, "  replicas: %v, %s killed, %d lives, %d operations, %d accepted, %d rejected, %d in flight at the kill or lost, %d reads of acknowledged jobs after the restart; seen ended by the kill: %d worker lost, %d interrupted by restart\n",
+	summary := fmt.Sprintf("  replicas: %v, %s killed, %d lives, %d operations, %d accepted, %d rejected, %d in flight at the kill or lost, %d reads of acknowledged jobs after the restart; seen ended by the kill: %d worker lost, %d interrupted by restart",
 		res.Elapsed.Round(time.Millisecond), res.Victim, res.Lives, len(res.History), res.Accepted, res.Rejected, res.Lost, res.Checked, res.Reaped, res.Interrupted)
-	printCheck(stdout, rep)
-	code := verdict(rep, res.Violations, stdout)
-	if code == exitOK && temp {
-		os.RemoveAll(dir)
-	} else if code != exitOK {
-		fmt.Fprintln(stdout, "  server logs:", dir)
-	}
-	return code
+	return checkRetained(retainedRun{
+		history: res.History, violations: res.Violations, maxQueue: cfg.MaxQueue, summary: summary,
+		dir: dir, temp: temp, dirWhat: "server logs",
+	}, checkTimeout, outDir, historyPath, stdout, stderr)
 }
