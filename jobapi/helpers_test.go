@@ -31,6 +31,9 @@ type fakeClock struct {
 	now    time.Time
 	timers map[int]*fakeTimer
 	next   int
+	// fireNext makes the next AfterFunc run its callback at once, before
+	// it returns (see fireNextTimer).
+	fireNext bool
 }
 
 type fakeTimer struct {
@@ -50,6 +53,12 @@ func (c *fakeClock) Now() time.Time {
 
 func (c *fakeClock) AfterFunc(d time.Duration, f func()) func() bool {
 	c.mu.Lock()
+	if c.fireNext {
+		c.fireNext = false
+		c.mu.Unlock()
+		f()
+		return func() bool { return false }
+	}
 	defer c.mu.Unlock()
 	id := c.next
 	c.next++
@@ -61,6 +70,15 @@ func (c *fakeClock) AfterFunc(d time.Duration, f func()) func() bool {
 		delete(c.timers, id)
 		return ok
 	}
+}
+
+// fireNextTimer makes the next AfterFunc call its callback before it
+// returns: a timer of the real clock may fire before time.AfterFunc's
+// caller has gone on, and code that arms one must be ready for that.
+func (c *fakeClock) fireNextTimer() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.fireNext = true
 }
 
 // Pending returns the number of timers not yet fired or stopped.

@@ -160,12 +160,13 @@ type Server struct {
 	// holds the ids of the latest endRing of them, the nth at n%endRing.
 	ends  uint64
 	ended [endRing]string
-	// admitTimers holds the stop of the admission deadline of every job
-	// admitted here in shared mode whose timer has neither fired nor been
-	// stopped; timersStopped is set once Shutdown has stopped them all.
+	// admitTimers holds the admission deadline of every job admitted here
+	// in shared mode whose timer has neither fired nor been stopped (its
+	// stop is nil until the timer is made: see armAdmission);
+	// timersStopped is set once Shutdown has stopped them all.
 	//
 	// Invariant (AdmitTimersInv): drained implies admitTimers is empty.
-	admitTimers   map[string]func() bool
+	admitTimers   map[string]*admitTimer
 	timersStopped bool
 	timerWG       sync.WaitGroup
 
@@ -191,7 +192,7 @@ func New(cfg Config, opts Options) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, model: opts.Model, log: opts.Logger, clock: opts.Clock, store: opts.Ledger,
 		jobTTL: opts.LedgerJobTTL, flights: make(map[string]context.CancelCauseFunc),
-		admitTimers: map[string]func() bool{}, closing: make(chan struct{})}
+		admitTimers: map[string]*admitTimer{}, closing: make(chan struct{})}
 	if s.model == nil {
 		m, err := newModel(cfg)
 		if err != nil {

@@ -141,12 +141,10 @@ func (s *Server) onEnd(snap ledger.Snapshot) {
 	s.ended[s.ends%endRing] = snap.ID
 	s.ends++
 	cancel := s.flights[snap.ID]
-	stop := s.admitTimers[snap.ID]
+	t := s.admitTimers[snap.ID]
 	delete(s.admitTimers, snap.ID)
 	s.mu.Unlock()
-	if stop != nil {
-		stop()
-	}
+	t.halt()
 	if cancel != nil {
 		cancel(errJobEnded)
 	}
@@ -174,6 +172,19 @@ func (s *Server) endedSinceLocked(id string, before uint64) (ended, known bool) 
 	return false, true
 }
 
+// admitTimer is one job's admission deadline in admitTimers. stop is
+// written once, under s.mu, when the timer has been made; nil before.
+type admitTimer struct {
+	stop func() bool
+}
+
+// halt stops the timer of t, if t has one yet; a nil t has none.
+func (t *admitTimer) halt() {
+	if t != nil && t.stop != nil {
+		t.stop()
+	}
+}
+
 // armAdmission arms the admission deadline of job id, admitted here: at
 // async_timeout from now, unless onEnd hears its end first, the job ends
 // TIMEOUT if it is not terminal yet, wherever it is (a replica running it
@@ -181,17 +192,30 @@ func (s *Server) endedSinceLocked(id string, before uint64) (ended, known bool) 
 // heard before the Submit. A timer neither fired nor stopped is in
 // admitTimers (AdmitTimersInv); Shutdown stops those left once the grace
 // period is over.
+//
+// The entry goes in before the timer is made, so that a timer firing at
+// once finds its job armed; a timer whose entry left meanwhile (it fired,
+// or onEnd or Shutdown took it before its stop was set) is stopped here.
 func (s *Server) armAdmission(id string, before uint64) {
-	stop := s.clock.AfterFunc(s.cfg.AsyncTimeout, func() { s.admissionDeadline(id) })
+	t := &admitTimer{}
 	s.mu.Lock()
 	ended, known := s.endedSinceLocked(id, before)
 	if s.timersStopped || (ended && known) {
 		s.mu.Unlock()
-		stop()
 		return
 	}
-	s.admitTimers[id] = stop
+	s.admitTimers[id] = t
 	s.mu.Unlock()
+	stop := s.clock.AfterFunc(s.cfg.AsyncTimeout, func() { s.admissionDeadline(id) })
+	s.mu.Lock()
+	still := s.admitTimers[id] == t
+	if still {
+		t.stop = stop
+	}
+	s.mu.Unlock()
+	if !still {
+		stop()
+	}
 }
 
 // admissionDeadline is the admission timer of job id firing: unless the
@@ -221,10 +245,10 @@ func (s *Server) stopAdmissions() {
 	s.mu.Lock()
 	s.timersStopped = true
 	timers := s.admitTimers
-	s.admitTimers = map[string]func() bool{}
+	s.admitTimers = map[string]*admitTimer{}
 	s.mu.Unlock()
-	for _, stop := range timers {
-		stop()
+	for _, t := range timers {
+		t.halt()
 	}
 	s.timerWG.Wait()
 }

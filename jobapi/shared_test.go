@@ -40,7 +40,11 @@ func pgReplicas(t *testing.T) replicaFunc {
 	dsn := pgtest.NewDatabase(t)
 	return func(t *testing.T, name string, g *gateModel, mutate func(*jobapi.Config)) *harness {
 		var srv *jobapi.Server
-		t.Cleanup(func() { require.NoError(t, srv.Close()) }) // after the harness's own cleanup
+		t.Cleanup(func() { // after the harness's own cleanup
+			if srv != nil {
+				require.NoError(t, srv.Close())
+			}
+		})
 		h := newHarnessWith(t, jobapi.Options{Model: g}, func(c *jobapi.Config) {
 			c.Store, c.Replica = dsn, name
 			if mutate != nil {
@@ -116,6 +120,30 @@ func TestSharedAdmissionDeadline(t *testing.T) {
 	<-gB.ended
 	require.Empty(t, gA.started, "nobody ran it")
 	require.Empty(t, gB.started, "nobody ran it")
+}
+
+// TestSharedAdmissionTimerFiringAtOnce: an admission deadline whose timer
+// fires before AfterFunc has returned (a real timer may) still ends its
+// job TIMEOUT, and leaves no timer armed.
+func TestSharedAdmissionTimerFiringAtOnce(t *testing.T) {
+	hb := newHub(t, newFakeClock(), 8)
+	g := newGate()
+	a := newHarnessWith(t, jobapi.Options{Model: g, Ledger: hb.view()}, nil)
+	busy := a.submit("busy", nil)
+	require.Equal(t, "busy", <-g.started)
+
+	// The one worker is busy, so nothing but the admission deadline can
+	// end the late job; its timer fires inside the POST.
+	a.clock.fireNextTimer()
+	late := a.submit("late", nil)
+	r := a.get("/jobs/" + late)
+	require.Equal(t, "TIMEOUT", r.Body["state"], "%s", r.Raw)
+	require.Nil(t, r.Body["started_at"], "it never started")
+	require.NoError(t, a.srv.CheckInvariants())
+
+	g.release <- struct{}{}
+	require.Equal(t, "DONE", a.waitBounded(busy).Body["state"])
+	require.Empty(t, g.started, "nobody ran the late job")
 }
 
 // TestSharedClaimPastDeadline: a job PENDING past its deadline, admitted
