@@ -54,8 +54,19 @@ func (s *Store) listen(ctx context.Context, cc *pgx.ConnConfig, conn *pgx.Conn, 
 			if s.beforeReconnect != nil {
 				s.beforeReconnect()
 			}
+			// A failed connect or catch-up waits, doubling each time, so
+			// that a database that accepts connections but fails queries
+			// is not hit by a loop of reconnects and re-reads.
 			var err error
-			if conn, err = s.connectListener(ctx, cc); err != nil {
+			if conn, err = s.connectListener(ctx, cc); err == nil {
+				s.kickAll()
+				s.signalWork()
+				if seen, err = s.catchUp(ctx, seen); err != nil {
+					conn.Close(context.Background())
+					conn = nil
+				}
+			}
+			if err != nil {
 				select {
 				case <-ctx.Done():
 					return
@@ -65,13 +76,6 @@ func (s *Store) listen(ctx context.Context, cc *pgx.ConnConfig, conn *pgx.Conn, 
 				continue
 			}
 			backoff = 10 * time.Millisecond
-			s.kickAll()
-			s.signalWork()
-			if seen, err = s.catchUp(ctx, seen); err != nil {
-				conn.Close(context.Background())
-				conn = nil
-				continue
-			}
 		}
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {
