@@ -76,5 +76,13 @@ func TestOpenTogether(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	require.Equal(t, 5, postgres.SchemaVersion())
+	conn, err := pgx.Connect(ctx, dsn)
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	var version, schemaRows, ledgerRows int
+	require.NoError(t, conn.QueryRow(ctx, `SELECT max(version), count(*) FROM jobledger_schema`).Scan(&version, &schemaRows))
+	require.NoError(t, conn.QueryRow(ctx, `SELECT count(*) FROM ledger`).Scan(&ledgerRows))
+	require.Equal(t, postgres.SchemaVersion(), version, "migrated to the last version")
+	require.Equal(t, 1, schemaRows, "one schema row")
+	require.Equal(t, 1, ledgerRows, "the ledger row inserted once")
 }

@@ -22,8 +22,8 @@ type migration struct {
 	sql     string
 }
 
-// migrations returns the embedded migrations in order; their versions are
-// 1, 2, ... with no gap (a test checks it).
+// migrations returns the embedded migrations in order; their versions must
+// be 1, 2, ... with no gap and no repeat, else it fails.
 func migrations() ([]migration, error) {
 	names, err := fs.Glob(migrationFS, "migrations/*.sql")
 	if err != nil {
@@ -36,6 +36,9 @@ func migrations() ([]migration, error) {
 		v, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0])
 		if err != nil {
 			return nil, fmt.Errorf("postgres: migration %s: no version number: %w", base, err)
+		}
+		if v != len(ms)+1 {
+			return nil, fmt.Errorf("postgres: migration %s: version %d, want %d", base, v, len(ms)+1)
 		}
 		text, err := migrationFS.ReadFile(name)
 		if err != nil {
