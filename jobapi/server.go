@@ -60,14 +60,14 @@ type Options struct {
 // Synchronisation:
 //
 //   - cfg, model, log, clock, store, ownsStore, jobTTL, workers, inferBytes,
-//     submitBytes, metrics, mux, base, baseCancel, writes and stopWrites
-//     are set by New and never change; closeOnce guards closeErr.
+//     submitBytes, metrics, mux, base, baseCancel, writes, stopWrites and
+//     keepPending are set by New and never change; closeOnce guards closeErr.
 //   - store is safe for concurrent use (the ledger's contract); workers is
 //     the one worker pool, shared by both paths; inferBytes is the byte
 //     budget of /infer bodies (handler_infer.go).
 //   - shared (the store's Shared side, nil for a store of one process) and
 //     closing (closed once, under mu, when Shutdown begins) are set by New.
-//   - mu guards closed, drained, flights and runners, the retired flag of
+//   - mu guards closed, drained, flights, runners and left, the retired flag of
 //     every deadline timer (deadline.go), and, in shared mode (shared.go),
 //     ends, ended, admitTimers and timersStopped. It is a leaf: nothing else is
 //     locked, and neither the store, a model nor the clock is called, while

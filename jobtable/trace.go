@@ -25,7 +25,7 @@ import (
 // package's other tests run unchanged with the tag.
 
 // traceEvent is one line of the log. D is the depth Go knows at that
-// step, N and R the id map's and the retention list's lengths.
+// step, N and L the id map's and the retention list's lengths.
 type traceEvent struct {
 	A  string `json:"a"`            // the spec action
 	T  string `json:"t"`            // the thread role

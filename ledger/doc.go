@@ -68,7 +68,10 @@
 //
 // NewMemory wraps package jobtable, the in-memory store and the default;
 // its package doc says how it keeps the contract with atomics and locks.
-// Package store/sqlite is the durable store, on one SQLite file. WithCodecs
+// Package store/sqlite is the durable store of one process, on one SQLite
+// file; package store/postgres the store that replicas of a server share,
+// on one PostgreSQL database, with the Shared side (work, ends and the
+// clock shared too) that AsShared finds. WithCodecs
 // turns a store of bytes (a durable store) into a store of any request and
 // result types.
 package ledger

@@ -34,8 +34,8 @@ type KeyInput struct {
 }
 
 // KeyOutput is what a KeySubmit returned: the job's id and whether it was
-// a replay, or Err (ErrQueueFull or ErrKeyConflict, by Outcome). A KeyEnd's
-// output is ignored.
+// a replay, or, by Outcome, a refusal (QueueFull or KeyConflict). A
+// KeyEnd's output is ignored.
 type KeyOutput struct {
 	ID       string
 	Replayed bool

@@ -8,7 +8,7 @@
 #                           (tla-checker)
 #   make tlc                every configuration with TLC (TLA2TOOLS=path/to/jar),
 #                           the refinements of JobLedger.tla included
-#   make spec-mutants-tlc   the TLC-only (liveness) mutations, with TLC
+#   make spec-mutants-tlc   the TLC-only mutations (liveness and refinement), with TLC
 #   make trace-check        runs of the Go table (jobtable, tag
 #                           jobtable_trace) checked against JobTable.tla
 #                           (keyed runs against IdempotencyKeys.tla too)

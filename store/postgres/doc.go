@@ -78,7 +78,7 @@
 // InterruptedByRestart (with the decrement and a notification), and the
 // requests it had taken are released (the jobs are PENDING and claimable
 // again: Recovered lists them). One retention pass runs. Jobs started
-// before leases existed (schema 2) have no owner and count as the opening
+// before leases existed (schema 2 and earlier) have no owner and count as the opening
 // replica's. Other names' jobs are left alone: their leases protect them
 // while their replicas live, and the reaper ends them when not (see
 // "Replicas"). With the default name, the one of a single replica, a
@@ -129,8 +129,10 @@
 //   - Every job ends once: a reaped job's late end from its owner gets
 //     ErrTerminal, through the state guard, and a reaped job, terminal,
 //     is never claimed.
-//   - Replicas need not agree on time: every lease is set, renewed and
-//     compared on the database's clock.
+//   - Replicas need not agree on time: when Config.Now is nil, as in
+//     production, every lease is set, renewed and compared on the
+//     database's clock (a Config.Now, a test's clock, must then be the
+//     same for every replica).
 //
 // What depends on timing: a replica paused, or cut off from the database,
 // for longer than its lease loses its jobs to the reaper; their model
