@@ -171,6 +171,10 @@
 //
 // Every call honours its context: a call whose context ends returns
 // ctx.Err(), and its outcome is unknown (its transaction may have
-// committed). Any error other than the ledger's sentinels and the
+// committed). Wait is the one exception, in part: its reads of the job's
+// row are not cut short by its context (so that a job that ended is
+// reported as ended, even by a Wait whose context had already ended), so a
+// database that hangs holds a Wait past its context for as long as one
+// read hangs. Any error other than the ledger's sentinels and the
 // context's is a failure of the database, with an unknown outcome.
 package postgres
