@@ -11,7 +11,10 @@
 #   make replicas   REPLICAS jobserver replicas on one throwaway PostgreSQL
 #                   database (scripts/pg), the clients spread across them,
 #                   one killed with SIGKILL mid-run and restarted, the
-#                   whole history checked; then the same against a memory
+#                   whole history checked (history, logs and any
+#                   visualization left in bin/replicas, for a failure to
+#                   be replayed with lincheck -check); then the same
+#                   against a memory
 #                   store per replica, which must fail (a job is only on the
 #                   replica that admitted it)
 #   make mutants       each mutant build of the ledger against the gates
@@ -54,7 +57,8 @@ replicas:
 	@mkdir -p bin
 	$(GO) build -o bin/lincheck ./cmd/lincheck
 	$(GO) build -o bin/jobserver ./cmd/jobserver
-	scripts/pg run sh -c 'bin/lincheck -level=http -replicas $(REPLICAS) -server bin/jobserver -store "$$JOBLEDGER_PG_DSN" -q $(REPLICAS_FLAGS)'
+	@rm -rf bin/replicas; mkdir -p bin/replicas
+	scripts/pg run sh -c 'bin/lincheck -level=http -replicas $(REPLICAS) -server bin/jobserver -store "$$JOBLEDGER_PG_DSN" -q -dir bin/replicas -out bin/replicas -history bin/replicas/history.jsonl $(REPLICAS_FLAGS)'
 	@echo "replicas: a memory store per replica must fail the same test"
 	@rm -rf bin/replicas-memory; mkdir -p bin/replicas-memory; \
 	bin/lincheck -level=http -replicas $(REPLICAS) -server bin/jobserver -store memory -q -dir bin/replicas-memory -out bin/replicas-memory >bin/replicas-memory/lincheck.log 2>&1; \

@@ -70,6 +70,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	admPorcupine := fs.Bool("admission-porcupine", false, "check the admission model with porcupine (the reference: exponential, for small runs) instead of the sweep")
 	out := fs.String("out", "", "directory for the HTML visualization of a violation (default: the temp dir)")
 	historyPath := fs.String("history", "", "write the last run's history to this file")
+	replay := fs.String("check", "", "run nothing: check the history in this file (written by -history) and exit")
 	quiet := fs.Bool("q", false, "no progress lines")
 	hdef := stress.DefaultHTTPConfig()
 	maxSleep := fs.Duration("max-sleep", hdef.MaxSleep, "http: longest echo sleep of a job")
@@ -86,6 +87,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	downFor := fs.Duration("down-for", rdef.DownFor, "replicas: how long the killed replica stays down")
 	if err := fs.Parse(args); err != nil {
 		return exitSetup
+	}
+	admissionPorcupine = *admPorcupine
+	if *replay != "" {
+		return runReplay(*replay, *checkTimeout, *out, stdout, stderr)
 	}
 	if *level != "table" && *level != "http" && *level != "crash" {
 		fmt.Fprintf(stderr, "lincheck: -level=%s: want table, http or crash\n", *level)
@@ -119,7 +124,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 
-	admissionPorcupine = *admPorcupine
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if *replicas != 0 {
@@ -271,8 +275,12 @@ func printCheck(stdout io.Writer, rep linearizability.Report) {
 	default:
 		adm = fmt.Sprintf("%s, %d segments", rep.AdmissionMethod, rep.AdmissionSegments)
 	}
-	fmt.Fprintf(stdout, "  check:  %d job partitions (largest %d ops) in %v; admission %d ops (%s) in %v\n",
-		rep.JobPartitions, rep.LargestPartition, rep.JobCheck.Round(time.Millisecond),
+	var left string
+	if rep.UnknownLeftOut > 0 {
+		left = fmt.Sprintf(", %d of unknown outcome left out", rep.UnknownLeftOut)
+	}
+	fmt.Fprintf(stdout, "  check:  %d job partitions (largest %d ops%s) in %v; admission %d ops (%s) in %v\n",
+		rep.JobPartitions, rep.LargestPartition, left, rep.JobCheck.Round(time.Millisecond),
 		rep.AdmissionOps, adm, rep.AdmissionCheck.Round(time.Millisecond))
 }
 

@@ -1,0 +1,34 @@
+package main
+
+import (
+	"bytes"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestReplay: -check reads a kept history and gives the verdict its run
+// would have given, by its header's level and retention, running nothing.
+func TestReplay(t *testing.T) {
+	for _, c := range []struct {
+		file string
+		code int
+	}{
+		{"http-job-lifecycle-ok.jsonl", exitOK},
+		{"http-job-lost-in-restart-bad.jsonl", exitLinearizable}, // bad only because retained
+		{"http-job-interrupted-by-restart-ok.jsonl", exitOK},
+		{"admission-over-bound-bad.jsonl", exitLinearizable},
+	} {
+		t.Run(c.file, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			path := filepath.Join("..", "..", "linearizability", "testdata", c.file)
+			code := run([]string{"-check", path, "-out", t.TempDir()}, &out, &errOut)
+			require.Equal(t, c.code, code, "stdout:\n%s\nstderr:\n%s", out.String(), errOut.String())
+			require.Contains(t, out.String(), "lincheck: "+path)
+		})
+	}
+	var out, errOut bytes.Buffer
+	require.Equal(t, exitSetup, run([]string{"-check", filepath.Join(t.TempDir(), "none.jsonl")}, &out, &errOut))
+	require.NotEmpty(t, errOut.String())
+}
