@@ -29,6 +29,10 @@ var (
 	// ErrBadQuery is returned by List for a query it cannot answer: a
 	// negative limit, or a state filter that is no State.
 	ErrBadQuery = errors.New("jobtable: invalid list query")
+	// ErrNoCause is the error of a job that Fail or Timeout ended with a
+	// nil cause: a FAILED or TIMEOUT job always carries an error
+	// (PayloadConsistencyInv).
+	ErrNoCause = errors.New("jobtable: ended with no cause")
 	// ErrInvalidConfig wraps every reason New refuses a Config.
 	ErrInvalidConfig = errors.New("jobtable: invalid config")
 )

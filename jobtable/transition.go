@@ -37,7 +37,7 @@ func (t *Table[Req, Res]) Finish(id string, res Res) (Snapshot, error) {
 	return t.terminate(id, Done, res, nil)
 }
 
-// Fail ends a non-terminal job FAILED with err (which should not be nil) and
+// Fail ends a non-terminal job FAILED with err (ErrNoCause when nil) and
 // returns the snapshot the transition produced. It returns ErrNotFound with
 // a zero Snapshot for an unknown id, and ErrTerminal, changing nothing, with
 // the job's current (terminal) snapshot for a terminal job.
@@ -45,10 +45,10 @@ func (t *Table[Req, Res]) Finish(id string, res Res) (Snapshot, error) {
 // Spec actions: Fail, then TerminateRelease.
 func (t *Table[Req, Res]) Fail(id string, err error) (Snapshot, error) {
 	var zero Res
-	return t.terminate(id, Failed, zero, err)
+	return t.terminate(id, Failed, zero, cause(err))
 }
 
-// Timeout ends a non-terminal job TIMEOUT with err (which should not be nil)
+// Timeout ends a non-terminal job TIMEOUT with err (ErrNoCause when nil)
 // and returns the snapshot the transition produced. It returns ErrNotFound
 // with a zero Snapshot for an unknown id, and ErrTerminal, changing nothing,
 // with the job's current (terminal) snapshot for a terminal job.
@@ -56,7 +56,15 @@ func (t *Table[Req, Res]) Fail(id string, err error) (Snapshot, error) {
 // Spec actions: Timeout, then TerminateRelease.
 func (t *Table[Req, Res]) Timeout(id string, err error) (Snapshot, error) {
 	var zero Res
-	return t.terminate(id, TimedOut, zero, err)
+	return t.terminate(id, TimedOut, zero, cause(err))
+}
+
+// cause is the error a job ends with for err: err, or ErrNoCause for nil.
+func cause(err error) error {
+	if err == nil {
+		return ErrNoCause
+	}
+	return err
 }
 
 // terminate is the terminal transition, the only place depth decreases. It

@@ -40,8 +40,9 @@ type Ledger[Req, Res any] interface {
 	// Start moves a PENDING job to RUNNING, or returns ErrNotPending.
 	Start(ctx context.Context, id string) (Snapshot, error)
 	// Finish, Fail and Timeout end a job that is not terminal as DONE
-	// with res, FAILED with cause, or TIMEOUT with cause; on a terminal job
-	// they return ErrTerminal with its snapshot.
+	// with res, FAILED with cause, or TIMEOUT with cause (ErrNoCause for a
+	// nil one: a FAILED or TIMEOUT job always has an error); on a
+	// terminal job they return ErrTerminal with its snapshot.
 	Finish(ctx context.Context, id string, res Res) (Snapshot, error)
 	Fail(ctx context.Context, id string, cause error) (Snapshot, error)
 	Timeout(ctx context.Context, id string, cause error) (Snapshot, error)
@@ -115,6 +116,9 @@ var (
 	ErrNotDone       = jobtable.ErrNotDone
 	ErrRequestTaken  = jobtable.ErrRequestTaken
 	ErrKeyConflict   = jobtable.ErrKeyConflict
+	// ErrNoCause is the error of a job ended by Fail or Timeout with a
+	// nil cause. A store that keeps only the message keeps its text.
+	ErrNoCause       = jobtable.ErrNoCause
 	ErrInvalidConfig = jobtable.ErrInvalidConfig
 	// ErrClosed is returned by every call after Close.
 	ErrClosed = errors.New("ledger: closed")

@@ -59,6 +59,7 @@ var rules = []struct {
 	{"TakeRequestOnce", testTakeRequestOnce},
 	{"TakeRequestAfterEnd", testTakeRequestAfterEnd},
 	{"TimestampsAndErrors", testTimestampsAndErrors},
+	{"NilCause", testNilCause},
 	{"Closed", testClosed},
 	{"RecoveredEmptyWhenFresh", testRecoveredEmptyWhenFresh},
 	{"Admission/ZeroOrNegativeAdmitsNothing", testAdmissionZero},

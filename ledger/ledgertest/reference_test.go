@@ -241,11 +241,18 @@ func (r *reference) Finish(_ context.Context, id string, res string) (ledger.Sna
 }
 
 func (r *reference) Fail(_ context.Context, id string, cause error) (ledger.Snapshot, error) {
-	return r.end(id, ledger.Failed, "", cause)
+	return r.end(id, ledger.Failed, "", orNoCause(cause))
 }
 
 func (r *reference) Timeout(_ context.Context, id string, cause error) (ledger.Snapshot, error) {
-	return r.end(id, ledger.TimedOut, "", cause)
+	return r.end(id, ledger.TimedOut, "", orNoCause(cause))
+}
+
+func orNoCause(cause error) error {
+	if cause == nil {
+		return ledger.ErrNoCause
+	}
+	return cause
 }
 
 func (r *reference) State(ctx context.Context, id string) (ledger.State, error) {

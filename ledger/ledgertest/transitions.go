@@ -222,3 +222,42 @@ func testTimestampsAndErrors(t *testing.T, s Store) {
 	requireSame(t, ledger.Snapshot{ID: id, TaskID: "a", State: ledger.TimedOut, Err: errors.New("deadline exceeded"),
 		CreatedAt: t0, StartedAt: t0.Add(time.Second), CompletedAt: t0.Add(2 * time.Second)}, f.snapshot(id))
 }
+
+// testNilCause: a job failed or timed out with a nil cause carries
+// ErrNoCause (its text where the store keeps only the message): in the
+// snapshot the end returns, in every read after it, in a wait's answer,
+// and after a restart where the store survives one. A FAILED or TIMEOUT job
+// always has an error (PayloadConsistencyInv), and never the text of a nil
+// error.
+func testNilCause(t *testing.T, s Store) {
+	f := open(t, s, ledger.Config{MaxQueue: 4})
+	ends := map[ledger.State]func(id string) (ledger.Snapshot, error){
+		ledger.Failed:   func(id string) (ledger.Snapshot, error) { return f.l.Fail(f.ctx, id, nil) },
+		ledger.TimedOut: func(id string) (ledger.Snapshot, error) { return f.l.Timeout(f.ctx, id, nil) },
+	}
+	noCause := func(snap ledger.Snapshot, state ledger.State, what string) {
+		t.Helper()
+		require.Equal(t, state, snap.State, what)
+		require.EqualError(t, snap.Err, ledger.ErrNoCause.Error(), what)
+	}
+	ids := map[ledger.State]string{}
+	for state, end := range ends {
+		id := f.submit("task")
+		got, err := end(id)
+		require.NoError(t, err)
+		noCause(got, state, "the snapshot the end returns")
+		waited, err := f.l.Wait(f.ctx, id)
+		require.NoError(t, err)
+		noCause(waited, state, "a wait's answer")
+		ids[state] = id
+	}
+	for state, id := range ids {
+		noCause(f.snapshot(id), state, "a read after the end")
+	}
+	if s.Restart != nil {
+		f.restart()
+		for state, id := range ids {
+			noCause(f.snapshot(id), state, "a read after a restart")
+		}
+	}
+}

@@ -222,11 +222,13 @@ func (s *Store) Timeout(ctx context.Context, id string, cause error) (ledger.Sna
 	return s.end(ctx, id, ledger.TimedOut, nil, &msg)
 }
 
-func errText(err error) string {
-	if err == nil {
-		return "<nil>"
+// errText is the stored form of a job's error: the message of cause, or
+// of ledger.ErrNoCause for nil (a FAILED or TIMEOUT row always has one).
+func errText(cause error) string {
+	if cause == nil {
+		cause = ledger.ErrNoCause
 	}
-	return err.Error()
+	return cause.Error()
 }
 
 // end is a terminal transition, in one transaction: the ledger row's lock

@@ -51,11 +51,12 @@ func fromNanos(n sql.NullInt64) time.Time {
 	return time.Unix(0, n.Int64).UTC()
 }
 
-// errText is the stored form of err: its message, or NULL for nil.
-func errText(err error) *string {
-	if err == nil {
-		return nil
+// errText is the stored form of a job's error: the message of cause, or
+// of ledger.ErrNoCause for nil (a FAILED or TIMEOUT row always has one).
+func errText(cause error) *string {
+	if cause == nil {
+		cause = ledger.ErrNoCause
 	}
-	s := err.Error()
+	s := cause.Error()
 	return &s
 }
