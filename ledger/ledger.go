@@ -109,13 +109,13 @@ const (
 // The contract's sentinel errors; every store returns these values, so
 // errors.Is compares them across stores.
 var (
-	ErrQueueFull     = jobtable.ErrQueueFull
-	ErrNotFound      = jobtable.ErrNotFound
-	ErrNotPending    = jobtable.ErrNotPending
-	ErrTerminal      = jobtable.ErrTerminal
-	ErrNotDone       = jobtable.ErrNotDone
-	ErrRequestTaken  = jobtable.ErrRequestTaken
-	ErrKeyConflict   = jobtable.ErrKeyConflict
+	ErrQueueFull    = jobtable.ErrQueueFull
+	ErrNotFound     = jobtable.ErrNotFound
+	ErrNotPending   = jobtable.ErrNotPending
+	ErrTerminal     = jobtable.ErrTerminal
+	ErrNotDone      = jobtable.ErrNotDone
+	ErrRequestTaken = jobtable.ErrRequestTaken
+	ErrKeyConflict  = jobtable.ErrKeyConflict
 	// ErrNoCause is the error of a job ended by Fail or Timeout with a
 	// nil cause. A store that keeps only the message keeps its text.
 	ErrNoCause       = jobtable.ErrNoCause
