@@ -101,6 +101,10 @@ var rules = []struct {
 	{"Restart", testRestart},
 }
 
+// callBound bounds the calls of one test of the suite: far beyond what any
+// of them takes on a working store, even on a loaded machine.
+const callBound = time.Minute
+
 // errBoom is the cause the suite fails and times jobs out with.
 var errBoom = errors.New("boom")
 
@@ -125,7 +129,12 @@ func open(t *testing.T, s Store, cfg ledger.Config) *fixture {
 	if cfg.Now == nil {
 		cfg.Now = clock.Now
 	}
-	f := &fixture{t: t, store: s, clock: clock, ctx: context.Background()}
+	// Every call the suite makes through f.ctx is bounded: a store that
+	// deadlocks fails its test with the context's error, never hangs the
+	// run.
+	ctx, cancel := context.WithTimeout(context.Background(), callBound)
+	t.Cleanup(cancel)
+	f := &fixture{t: t, store: s, clock: clock, ctx: ctx}
 	f.l = s.Open(t, cfg)
 	require.NotNil(t, f.l, "Store.Open returned nil")
 	t.Cleanup(func() {
