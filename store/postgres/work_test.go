@@ -23,8 +23,7 @@ func requireWork(t *testing.T, s *postgres.Store, why string) {
 }
 
 // TestWorkSignals: Work holds a signal from Open on, and signals again on
-// an admission on another replica and when a restart releases taken
-// requests; signals coalesce.
+// an admission on another replica; signals coalesce.
 func TestWorkSignals(t *testing.T) {
 	dsn := newDatabase(t)
 	a := openReplica(t, dsn, "a", nil, time.Hour)
@@ -37,11 +36,36 @@ func TestWorkSignals(t *testing.T) {
 	requireWork(t, b, "admissions on a")
 	claimed, _, err := b.Claim(ctx)
 	require.NoError(t, err)
-	_, err = a.TakeRequest(ctx, mustRecoveredOrLive(t, dsn)[0])
+	_, err = b.Finish(ctx, claimed.ID, nil)
 	require.NoError(t, err)
+}
+
+// TestRestartSignalsWork: a restart that releases the requests its earlier
+// life had taken signals Work on the other replicas, whose claimers sleep
+// until told: without it the released job waits for the next admission.
+// Every earlier signal is taken first, so only the restart's can answer.
+func TestRestartSignalsWork(t *testing.T) {
+	dsn := newDatabase(t)
+	a := openReplica(t, dsn, "a", nil, time.Hour)
+	b := openReplica(t, dsn, "b", nil, time.Hour)
+	requireWork(t, b, "the one from Open")
+	id, err := a.Submit(ctx, "t", []byte("req"))
+	require.NoError(t, err)
+	requireWork(t, b, "the admission on a") // its one notification
+	_, err = a.TakeRequest(ctx, id)
+	require.NoError(t, err)
+	select {
+	case <-b.Work():
+		t.Fatal("a Work signal with nothing new to claim")
+	default:
+	}
+
 	_ = openReplica(t, dsn, "a", nil, time.Hour) // releases a's take
 	requireWork(t, b, "a's restart released a request")
-	_, err = b.Finish(ctx, claimed.ID, nil)
+	claimed, _, err := b.Claim(ctx)
+	require.NoError(t, err)
+	require.Equal(t, id, claimed.ID)
+	_, err = b.Finish(ctx, id, nil)
 	require.NoError(t, err)
 }
 
