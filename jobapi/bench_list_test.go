@@ -29,8 +29,8 @@ const (
 
 // BenchmarkListPage compares GET /jobs?limit=50 (the subject) with 50
 // GET /jobs/{id} of the same 50 jobs, the newest (the baseline), on a
-// server that retains 100,000 finished jobs, on the memory store and on the
-// SQLite store, alternately in one run, handler calls without the network.
+// server that retains 100,000 finished jobs, on the memory, SQLite and
+// PostgreSQL stores, alternately in one run, handler calls without the network.
 // The target is a listing of 50 that costs less than 50 GETs: ratio (the 50
 // GETs' time / the page's) above 1.
 func BenchmarkListPage(b *testing.B) {
@@ -49,11 +49,19 @@ func BenchmarkListPage(b *testing.B) {
 			require.NoError(b, err)
 			return ledger.WithCodecs(st, jobapi.RequestJSON{}, jobapi.ResultJSON{})
 		}},
+		{"postgres", func(b *testing.B) ledger.Ledger[jobapi.Request, json.RawMessage] {
+			return openSeededPostgres(b, cfg, listRetained)
+		}},
 	} {
 		b.Run(store.name, func(b *testing.B) {
 			l := store.open(b)
 			b.Cleanup(func() { require.NoError(b, l.Close()) }) // after the server's
-			newest := fillFinished(b, l, listRetained, listPage)
+			var newest []string
+			if store.name == "postgres" {
+				newest = newestIDs(b, l, listPage) // seeded with the jobs
+			} else {
+				newest = fillFinished(b, l, listRetained, listPage)
+			}
 			srv, err := jobapi.New(jobapi.DefaultConfig(), jobapi.Options{Ledger: l, Logger: slog.New(slog.DiscardHandler)})
 			require.NoError(b, err)
 			b.Cleanup(func() {
@@ -113,7 +121,13 @@ func fillFinished(b *testing.B, l ledger.Ledger[jobapi.Request, json.RawMessage]
 	}
 	wg.Wait()
 	require.NoError(b, errors.Join(errs...))
-	page, err := l.List(ctx, ledger.ListQuery{Limit: k})
+	return newestIDs(b, l, k)
+}
+
+// newestIDs returns the ids of the newest k jobs of l, newest first.
+func newestIDs(b *testing.B, l ledger.Ledger[jobapi.Request, json.RawMessage], k int) []string {
+	b.Helper()
+	page, err := l.List(context.Background(), ledger.ListQuery{Limit: k})
 	require.NoError(b, err)
 	require.Len(b, page.Jobs, k)
 	ids := make([]string, k)
