@@ -32,7 +32,7 @@ func Alternate(b *testing.B, chunk int, subject, baseline func() error) Result {
 // figures are wall time per operation, as b.RunParallel reports them.
 func AlternateParallel(b *testing.B, procs, chunk int, subject, baseline func() error) Result {
 	b.Helper()
-	ops, took := alternate(b, procs, chunk, subject, baseline)
+	ops, took, _ := alternate(b, procs, chunk, false, subject, baseline)
 	subjectTime, baselineTime := took[0], took[1]
 	b.ReportMetric(0, "ns/op")
 	b.ReportMetric(float64(subjectTime.Nanoseconds())/float64(ops), "subject-ns/op")
@@ -43,30 +43,42 @@ func AlternateParallel(b *testing.B, procs, chunk int, subject, baseline func() 
 
 // alternate runs each of ops in turn, chunk operations on each of procs
 // goroutines, round after round, until each has run b.N times, and returns
-// how many each ran and each one's wall time, in the order of ops. It
-// resets the timer before the first round and stops it after the last;
-// procs <= 0 means GOMAXPROCS.
-func alternate(b *testing.B, procs, chunk int, ops ...func() error) (int, []time.Duration) {
+// how many each ran and each one's wall time, in the order of ops, and,
+// when withCPU is set, the CPU time the whole process used while each ran
+// (else nil). It resets the timer before the first round and stops it
+// after the last; procs <= 0 means GOMAXPROCS.
+func alternate(b *testing.B, procs, chunk int, withCPU bool, ops ...func() error) (int, []time.Duration, []time.Duration) {
 	b.Helper()
 	if procs <= 0 {
 		procs = runtime.GOMAXPROCS(0)
 	}
 	took := make([]time.Duration, len(ops))
+	var used []time.Duration
+	if withCPU {
+		used = make([]time.Duration, len(ops))
+	}
 	var done int
 	b.ResetTimer()
 	for done < b.N {
 		n := max(1, min(chunk, (b.N-done+procs-1)/procs))
 		for i, op := range ops {
+			var before time.Duration
+			if withCPU {
+				before = processCPU(b)
+			}
 			d, err := run(procs, n, op)
 			if err != nil {
 				b.Fatal(err)
 			}
 			took[i] += d
+			if withCPU {
+				used[i] += processCPU(b) - before
+			}
 		}
 		done += procs * n
 	}
 	b.StopTimer()
-	return done, took
+	return done, took, used
 }
 
 // run runs op n times on each of procs goroutines and returns the wall time

@@ -21,6 +21,35 @@ type Side struct {
 // and each side's wall time, in the order of sides.
 func AlternateSides(b *testing.B, procs, chunk int, sides ...Side) (int, []time.Duration) {
 	b.Helper()
+	n, took, _ := alternateSides(b, procs, chunk, false, sides)
+	return n, took
+}
+
+// AlternateSidesCPU is AlternateSides that also reports, for each side,
+// the CPU time the whole process used while that side ran, per operation
+// (NAME-cpu-ns/op), and, for each side after the first, the baseline's CPU
+// time over its own (NAME-cpu-ratio). Where the process holds both ends of
+// an exchange (a client and the server it calls), this counts the work of
+// both and of the runtime (the garbage collector, threads spinning for
+// work), and none of the time a thread waits for a core; work that one
+// side leaves running when its chunk ends is counted to the next. It
+// returns what AlternateSides does, and each side's CPU time.
+func AlternateSidesCPU(b *testing.B, procs, chunk int, sides ...Side) (int, []time.Duration, []time.Duration) {
+	b.Helper()
+	n, took, used := alternateSides(b, procs, chunk, true, sides)
+	for i, side := range sides {
+		b.ReportMetric(float64(used[i].Nanoseconds())/float64(n), side.Name+"-cpu-ns/op")
+		if i > 0 {
+			b.ReportMetric(float64(used[0])/float64(used[i]), side.Name+"-cpu-ratio")
+		}
+	}
+	return n, took, used
+}
+
+// alternateSides runs and reports what AlternateSides does, measuring CPU
+// time too when withCPU is set.
+func alternateSides(b *testing.B, procs, chunk int, withCPU bool, sides []Side) (int, []time.Duration, []time.Duration) {
+	b.Helper()
 	if len(sides) == 0 {
 		b.Fatal("benchcmp: no sides")
 	}
@@ -33,7 +62,7 @@ func AlternateSides(b *testing.B, procs, chunk int, sides ...Side) (int, []time.
 			return nil
 		}
 	}
-	n, took := alternate(b, procs, chunk, ops...)
+	n, took, used := alternate(b, procs, chunk, withCPU, ops...)
 	b.ReportMetric(0, "ns/op")
 	for i, side := range sides {
 		b.ReportMetric(float64(took[i].Nanoseconds())/float64(n), side.Name+"-ns/op")
@@ -41,5 +70,5 @@ func AlternateSides(b *testing.B, procs, chunk int, sides ...Side) (int, []time.
 			b.ReportMetric(float64(took[0])/float64(took[i]), side.Name+"-ratio")
 		}
 	}
-	return n, took
+	return n, took, used
 }
