@@ -26,6 +26,26 @@ import (
 // before any handler runs.
 func BenchmarkKeyedReplayWire(b *testing.B) {
 	srv, body, target := replayFixture(b)
+	snapshot, location, accepted := replayReplies(b, srv, body, target)
+	api := httptest.NewServer(srv)
+	defer api.Close()
+	bareGet := httptest.NewServer(bareHandler(snapshot))
+	defer bareGet.Close()
+	barePost := httptest.NewServer(barePostHandler(location, accepted))
+	defer barePost.Close()
+	benchcmp.AlternateSides(b, 1, compareChunk,
+		benchcmp.Side{Name: "bare-get", Op: clientOp(bareGet, body, target, false, http.StatusOK)},
+		benchcmp.Side{Name: "get", Op: clientOp(api, body, target, false, http.StatusOK)},
+		benchcmp.Side{Name: "replay", Op: clientOp(api, body, target, true, http.StatusAccepted)},
+		benchcmp.Side{Name: "bare-post", Op: clientOp(barePost, body, target, true, http.StatusAccepted)},
+	)
+}
+
+// replayReplies returns what the API answers, in the fixture of
+// replayFixture, to GET target (the snapshot's bytes) and to a replay of
+// body under its key (the Location and the bytes of the 202).
+func replayReplies(b *testing.B, srv http.Handler, body, target string) ([]byte, string, []byte) {
+	b.Helper()
 	snapshot := httptest.NewRecorder()
 	srv.ServeHTTP(snapshot, httptest.NewRequest(http.MethodGet, target, nil))
 	require.Equal(b, http.StatusOK, snapshot.Code)
@@ -35,51 +55,48 @@ func BenchmarkKeyedReplayWire(b *testing.B) {
 	post.Header.Set("Idempotency-Key", "bench-key")
 	srv.ServeHTTP(accepted, post)
 	require.Equal(b, http.StatusAccepted, accepted.Code)
-	location, acceptedBody := accepted.Header().Get("Location"), accepted.Body.Bytes()
+	return snapshot.Body.Bytes(), accepted.Header().Get("Location"), accepted.Body.Bytes()
+}
 
-	api := httptest.NewServer(srv)
-	defer api.Close()
-	bareGet := httptest.NewServer(bareHandler(snapshot.Body.Bytes()))
-	defer bareGet.Close()
-	barePost := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+// barePostHandler reads the request's body and answers the replay's 202,
+// its Location and body prepared in advance.
+func barePostHandler(location string, accepted []byte) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		w.Header().Set("Location", location)
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusAccepted)
-		w.Write(acceptedBody) //nolint:errcheck
-	}))
-	defer barePost.Close()
+		w.Write(accepted) //nolint:errcheck
+	})
+}
 
-	do := func(ts *httptest.Server, keyed bool, want int) func() error {
-		client := ts.Client()
-		return func() error {
-			req, err := http.NewRequest(http.MethodGet, ts.URL+target, nil)
-			if keyed {
-				req, err = http.NewRequest(http.MethodPost, ts.URL+"/jobs", strings.NewReader(body))
-			}
-			if err != nil {
-				return err
-			}
-			if keyed {
-				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set("Idempotency-Key", "bench-key")
-			}
-			resp, err := client.Do(req)
-			if err != nil {
-				return err
-			}
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != want {
-				return fmt.Errorf("status %d", resp.StatusCode)
-			}
-			return nil
+// clientOp is one request to ts by its keep-alive net/http client, built
+// anew each time as a client builds it: GET target, or, when keyed, a
+// POST /jobs of body under the fixture's Idempotency-Key. The reply must
+// have status want.
+func clientOp(ts *httptest.Server, body, target string, keyed bool, want int) func() error {
+	client := ts.Client()
+	return func() error {
+		req, err := http.NewRequest(http.MethodGet, ts.URL+target, nil)
+		if keyed {
+			req, err = http.NewRequest(http.MethodPost, ts.URL+"/jobs", strings.NewReader(body))
 		}
+		if err != nil {
+			return err
+		}
+		if keyed {
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Idempotency-Key", "bench-key")
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			return fmt.Errorf("status %d", resp.StatusCode)
+		}
+		return nil
 	}
-	benchcmp.AlternateSides(b, 1, compareChunk,
-		benchcmp.Side{Name: "bare-get", Op: do(bareGet, false, http.StatusOK)},
-		benchcmp.Side{Name: "get", Op: do(api, false, http.StatusOK)},
-		benchcmp.Side{Name: "replay", Op: do(api, true, http.StatusAccepted)},
-		benchcmp.Side{Name: "bare-post", Op: do(barePost, true, http.StatusAccepted)},
-	)
 }
