@@ -19,7 +19,7 @@ import (
 
 // BenchmarkKeyedReplayServer measures what the server pays for a keyed
 // replay against a GET /jobs/{id} of the same job, over loopback, with the
-// client's share made small and the same on every side: each side has one
+// client's share made small and alike on every side: each side has one
 // kept-alive TCP connection to 127.0.0.1 on which the client writes its
 // request, prepared in advance as the bytes net/http's client writes for
 // it (its request line and header fields, in the order of
