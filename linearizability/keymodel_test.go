@@ -15,7 +15,6 @@ import (
 
 	"github.com/jobledger/jobledger/ledger"
 	lin "github.com/jobledger/jobledger/linearizability"
-	"github.com/jobledger/jobledger/store/sqlite"
 )
 
 // keySubmit and keyEnd are operations of a hand-written key history.
@@ -103,19 +102,7 @@ func (r *keyRecorder) add(in lin.KeyInput, call int64, out lin.KeyOutput) {
 // two digests each) and ends of their jobs on each store, with retention
 // that evicts, records the history and checks it against KeyModel.
 func TestKeyHistoriesRecorded(t *testing.T) {
-	cfg := ledger.Config{MaxQueue: 4, JobTTL: -1, MaxCompleted: 2}
-	stores := map[string]func(t *testing.T) ledger.Ledger[string, string]{
-		"memory": func(t *testing.T) ledger.Ledger[string, string] {
-			l, err := ledger.NewMemory[string, string](cfg)
-			require.NoError(t, err)
-			return l
-		},
-		"sqlite": func(t *testing.T) ledger.Ledger[string, string] {
-			st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "jobs.db"), cfg, sqlite.Options{})
-			require.NoError(t, err)
-			return ledger.WithCodecs(st, ledger.String{}, ledger.String{})
-		},
-	}
+	stores := recordedStores(ledger.Config{MaxQueue: 4, JobTTL: -1, MaxCompleted: 2})
 	for name, open := range stores {
 		t.Run(name, func(t *testing.T) {
 			l := open(t)
@@ -159,4 +146,69 @@ func TestKeyHistoriesRecorded(t *testing.T) {
 			require.NoError(t, l.CheckInvariants())
 		})
 	}
+}
+
+// TestKeyRaceRecorded records, on each store, rounds of eight SubmitKeyed
+// calls released together on a fresh key, each round's job then ended, and
+// checks the history against KeyModel: one call of a round creates the job
+// and the others replay it. Many short rounds, as the conformance suite's
+// Race/OneJobPerKey runs them: a store that checks the key and admits in
+// two steps loses the race only when two calls meet between them.
+func TestKeyRaceRecorded(t *testing.T) {
+	const callers = 8
+	for name, open := range recordedStores(ledger.Config{MaxQueue: callers, JobTTL: -1, MaxCompleted: -1}) {
+		t.Run(name, func(t *testing.T) {
+			l := open(t)
+			defer l.Close()
+			ctx := context.Background()
+			rec := &keyRecorder{}
+			start := time.Now()
+			for round := 0; round < 2000 && (round < 100 || time.Since(start) < 300*time.Millisecond); round++ {
+				key := "k" + strconv.Itoa(round)
+				ids := make([]string, callers)
+				var wg sync.WaitGroup
+				release := make(chan struct{})
+				for i := range callers {
+					wg.Go(func() {
+						<-release
+						call := rec.clock.Add(1)
+						id, again, err := l.SubmitKeyed(ctx, key, "d", "t", "p")
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						ids[i] = id
+						rec.add(lin.KeyInput{Op: lin.KeySubmit, Key: key, Digest: "d"}, call, lin.KeyOutput{ID: id, Replayed: again, Outcome: lin.OK})
+					})
+				}
+				close(release)
+				wg.Wait()
+				if t.Failed() {
+					return
+				}
+				for _, id := range unique(ids) {
+					call := rec.clock.Add(1)
+					if _, err := l.Fail(ctx, id, errors.New("done")); err != nil && !errors.Is(err, ledger.ErrTerminal) {
+						t.Fatal(err)
+					}
+					rec.add(lin.KeyInput{Op: lin.KeyEnd, Key: key, ID: id}, call, lin.KeyOutput{Outcome: lin.OK})
+				}
+			}
+			path, err := lin.CheckKeys(rec.ops, time.Minute, t.TempDir())
+			require.NoError(t, err, "visualization: %s", path)
+		})
+	}
+}
+
+// unique returns the distinct strings of s, in their first order.
+func unique(s []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, v := range s {
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	return out
 }

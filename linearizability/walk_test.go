@@ -3,7 +3,6 @@ package linearizability_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/jobledger/jobledger/ledger"
 	lin "github.com/jobledger/jobledger/linearizability"
-	"github.com/jobledger/jobledger/store/sqlite"
 )
 
 // walkJobs are five jobs a to e admitted one after another at times 1-10,
@@ -74,19 +72,7 @@ func TestWalkHistories(t *testing.T) {
 // them), and checks each walk; then checks that the same recording, with
 // one page listed twice, fails.
 func TestWalksRecorded(t *testing.T) {
-	cfg := ledger.Config{MaxQueue: 64, JobTTL: -1, MaxCompleted: 3}
-	stores := map[string]func(t *testing.T) ledger.Ledger[string, string]{
-		"memory": func(t *testing.T) ledger.Ledger[string, string] {
-			l, err := ledger.NewMemory[string, string](cfg)
-			require.NoError(t, err)
-			return l
-		},
-		"sqlite": func(t *testing.T) ledger.Ledger[string, string] {
-			st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "jobs.db"), cfg, sqlite.Options{})
-			require.NoError(t, err)
-			return ledger.WithCodecs(st, ledger.String{}, ledger.String{})
-		},
-	}
+	stores := recordedStores(ledger.Config{MaxQueue: 64, JobTTL: -1, MaxCompleted: 3})
 	for name, open := range stores {
 		t.Run(name, func(t *testing.T) {
 			l := open(t)
@@ -170,4 +156,51 @@ func idsOfPage(p ledger.Page) []string {
 		ids[i] = s.ID
 	}
 	return ids
+}
+
+// TestWalkAcrossAdmissions records, on each store, a walk with two jobs
+// admitted between each page and the next, in that order and no other, and
+// checks it. A cursor that counts the jobs already listed (an offset)
+// lists a job twice here on every run: each admission pushes the listed
+// jobs down by one, so the next page starts at one it already showed.
+func TestWalkAcrossAdmissions(t *testing.T) {
+	for name, open := range recordedStores(ledger.Config{MaxQueue: 64, JobTTL: -1, MaxCompleted: -1}) {
+		t.Run(name, func(t *testing.T) {
+			l := open(t)
+			defer l.Close()
+			ctx := context.Background()
+			var clock int64
+			tick := func() int64 { clock++; return clock }
+			var jobs []lin.WalkJob
+			submit := func() {
+				call := tick()
+				id, err := l.Submit(ctx, "t", "p")
+				require.NoError(t, err)
+				jobs = append(jobs, lin.WalkJob{ID: id, SubmitCall: call, SubmitReturn: tick()})
+			}
+			for range 8 {
+				submit()
+			}
+			walk := lin.Walk{Call: tick()}
+			q := ledger.ListQuery{Limit: 3}
+			for range 20 {
+				p, err := l.List(ctx, q)
+				require.NoError(t, err)
+				walk.Pages = append(walk.Pages, idsOfPage(p))
+				if p.Next == "" {
+					break
+				}
+				q.Cursor = p.Next
+				submit()
+				submit()
+			}
+			walk.Return = tick()
+			for k := range jobs {
+				_, err := l.Snapshot(ctx, jobs[k].ID)
+				jobs[k].HeldAfter = err == nil
+			}
+			require.NoError(t, lin.CheckWalk(walk, jobs))
+			require.NoError(t, l.CheckInvariants())
+		})
+	}
 }
