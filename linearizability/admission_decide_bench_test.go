@@ -90,7 +90,7 @@ func recordProjection(b *testing.B, http bool, d time.Duration) ([]porcupine.Ope
 		if err != nil || len(res.Violations) > 0 {
 			b.Fatal(err, res.Violations)
 		}
-		return linearizability.HTTPAdmissionProjection(res.History), cfg.MaxQueue, res.Elapsed
+		return linearizability.HTTPAdmissionProjection(res.History, false), cfg.MaxQueue, res.Elapsed
 	}
 	cfg := stress.DefaultConfig()
 	cfg.Duration, cfg.MaxOps, cfg.Progress = d, 1<<40, nil

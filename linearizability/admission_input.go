@@ -101,10 +101,10 @@ func httpProblem(proj []porcupine.Operation, maxQueue int) (*dproblem, *impossib
 		in, out := op.Input.(Input), op.Output.(Output)
 		b.times = append(b.times, op.Call)
 		switch {
-		case in.Kind == Submit && out.Outcome == OK:
+		case admitted(in, out):
 			j := of(out.ID)
 			j.incs = append(j.incs, int32(i))
-		case in.Kind == Submit && out.Outcome == QueueFull:
+		case in.Kind.submits() && out.Outcome == QueueFull:
 			b.add(dFull, -1, op.Call, op.Return, i)
 		case sawLive(in, out):
 			j := of(in.ID)

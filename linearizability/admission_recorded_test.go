@@ -36,7 +36,7 @@ func TestAdmissionSweepOnRecordedHistories(t *testing.T) {
 		http bool
 	}{
 		{linearizability.AdmissionProjection(res.History), false},
-		{linearizability.HTTPAdmissionProjection(hres.History), true},
+		{linearizability.HTTPAdmissionProjection(hres.History, false), true},
 	} {
 		require.True(t, linearizability.DecideAdmission(run.proj, 2, run.http).Linearizable)
 		for _, piece := range linearizability.Prefixes(run.proj, 30) {

@@ -53,9 +53,15 @@ type CheckConfig struct {
 	// Retained says that the server's retention evicted nothing while the
 	// history was recorded (its TTL and MaxCompleted above the run), so
 	// that every submitted job must stay readable: CheckHTTP then checks
-	// HTTPJobModelRetained, to which a 404 for a submitted job is a lost
-	// job. The crash test sets it, across restarts.
+	// HTTPJobModel with NoLostJob in force, to which a 404 for a submitted
+	// job is a lost job. The crash test sets it, across restarts.
 	Retained bool
+	// KnowsTTL says that the server knew its retention TTL (async_job_ttl,
+	// which a server given its own ledger may not know, and a negative
+	// TTL, never evicting by time, does not count), so that every terminal
+	// snapshot it sent carries expires_at; when false, none may. A live
+	// snapshot never carries it.
+	KnowsTTL bool
 
 	_ struct{}
 }
@@ -107,11 +113,8 @@ func Check(history []porcupine.Operation, cfg CheckConfig) Report {
 // HTTPJobModel (partitioned by job) and HTTPAdmissionModel (global), the
 // same way as Check.
 func CheckHTTP(history []porcupine.Operation, cfg CheckConfig) Report {
-	job := HTTPJobModel
-	if cfg.Retained {
-		job = HTTPJobModelRetained
-	}
-	return check(history, cfg, job, HTTPAdmissionModel(cfg.MaxQueue), httpAdmissionProjection, true)
+	project := func(h []porcupine.Operation) []porcupine.Operation { return httpAdmissionProjection(h, cfg.Retained) }
+	return check(history, cfg, HTTPJobModel(cfg), HTTPAdmissionModel(cfg.MaxQueue), project, true)
 }
 
 func check(history []porcupine.Operation, cfg CheckConfig, job, adm porcupine.Model, project func([]porcupine.Operation) []porcupine.Operation, http bool) Report {
@@ -123,6 +126,7 @@ func check(history []porcupine.Operation, cfg CheckConfig, job, adm porcupine.Mo
 	jobHistory := history
 	if http {
 		jobHistory, rep.UnknownLeftOut = withoutUnknownReads(history)
+		jobHistory = withSubmitWaitReads(jobHistory)
 	}
 	parts := jobPartitions(jobHistory)
 	rep.JobPartitions = len(parts)

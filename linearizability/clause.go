@@ -25,10 +25,13 @@ type clauseID uint8
 // rules is the set of a model's clauses in force. The zero value is every
 // clause; off holds a bit per clause removed. retained says that the
 // history was recorded with retention that evicts nothing (see
-// CheckConfig.Retained), which puts the clauses that assume it in force.
+// CheckConfig.Retained), which puts the clauses that assume it in force;
+// knowsTTL, that the server knew its retention TTL (CheckConfig.KnowsTTL),
+// which decides whether a terminal view carries expires_at.
 type rules struct {
 	off      uint64
 	retained bool
+	knowsTTL bool
 }
 
 // holds reports whether clause c allows an operation: legal says whether
@@ -36,7 +39,10 @@ type rules struct {
 func (r rules) holds(c clauseID, legal bool) bool { return legal || r.off&(1<<c) != 0 }
 
 // without returns the rules in force with clause c removed.
-func (r rules) without(c clauseID) rules { return rules{off: r.off | 1<<c, retained: r.retained} }
+func (r rules) without(c clauseID) rules {
+	r.off |= 1 << c
+	return r
+}
 
 // The clauses of JobModel, in the order its Step tests them.
 const (
@@ -126,6 +132,10 @@ const (
 	httpStateMachine
 	httpWaitTerminal
 	httpWaitDeadlineOnlyLive
+	httpSubmitWaitTerminal
+	httpSubmitWaitDeadlineOnlyLive
+	httpExpiresOnlyTerminal
+	httpExpiresWithTTL
 	httpResultOnlyWhenDone
 	httpEchoResult
 	httpNotDoneOnlyIfNotDone
@@ -150,6 +160,10 @@ var httpJobClauses = [...]clause{
 	httpStateMachine:                {"StateMachine", "StateMachineProp", "once seen past PENDING, the job never shows PENDING again"},
 	httpWaitTerminal:                {"WaitTerminal", "WaitTerminalInv", "a wait returns a terminal view, except on its own timeout"},
 	httpWaitDeadlineOnlyLive:        {"WaitDeadlineOnlyLive", "NoLostWakeupInv", "a wait's timeout comes only with a non-terminal view"},
+	httpSubmitWaitTerminal:          {"SubmitWaitTerminal", "WaitTerminalInv", "a submit-wait's 200 carries a terminal state"},
+	httpSubmitWaitDeadlineOnlyLive:  {"SubmitWaitDeadlineOnlyLive", "NoLostWakeupInv", "a submit-wait's 202 after its wait comes only with the job not terminal when the wait ran out, or evicted before it began"},
+	httpExpiresOnlyTerminal:         {"ExpiresOnlyTerminal", "PayloadConsistencyInv", "a PENDING or RUNNING view never carries expires_at"},
+	httpExpiresWithTTL:              {"ExpiresWithTTL", "NoEarlyEvictionInv", "a terminal view carries expires_at exactly when the server knows its TTL"},
 	httpResultOnlyWhenDone:          {"ResultOnlyWhenDone", "ConsistentReadInv", "GET result answers 200 only with DONE"},
 	httpEchoResult:                  {"EchoResult", "PayloadConsistencyInv", "GET result's 200 carries exactly the submitted params (echo)"},
 	httpNotDoneOnlyIfNotDone:        {"NotDoneOnlyIfNotDone", "", "GET result's 409 carries a state other than DONE"},

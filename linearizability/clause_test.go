@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/anishathalye/porcupine"
 	"github.com/stretchr/testify/require"
 )
 
@@ -29,7 +30,10 @@ func modelsUnderTest() []modelUnderTest {
 	cfg := func(hf HistoryFile) CheckConfig {
 		// The admission model under test is porcupine's: the sweep has no
 		// clauses to remove. TestHistories checks the sweep on every history.
-		return CheckConfig{MaxQueue: hf.MaxQueue, Retained: hf.Retained, NoVisualize: true, AdmissionPorcupine: true}
+		return CheckConfig{MaxQueue: hf.MaxQueue, Retained: hf.Retained, KnowsTTL: hf.KnowsTTL, NoVisualize: true, AdmissionPorcupine: true}
+	}
+	project := func(hf HistoryFile) func([]porcupine.Operation) []porcupine.Operation {
+		return func(h []porcupine.Operation) []porcupine.Operation { return httpAdmissionProjection(h, hf.Retained) }
 	}
 	return []modelUnderTest{
 		{"JobModel", false, jobClauses[:], func(hf HistoryFile, r rules) Report {
@@ -39,11 +43,11 @@ func modelsUnderTest() []modelUnderTest {
 			return check(hf.Ops, cfg(hf), JobModel, admissionModel(hf.MaxQueue, r), admissionProjection, false)
 		}},
 		{"HTTPJobModel", true, httpJobClauses[:], func(hf HistoryFile, r rules) Report {
-			r.retained = hf.Retained
-			return check(hf.Ops, cfg(hf), httpJobModel(r), HTTPAdmissionModel(hf.MaxQueue), httpAdmissionProjection, true)
+			r.retained, r.knowsTTL = hf.Retained, hf.KnowsTTL
+			return check(hf.Ops, cfg(hf), httpJobModel(r), HTTPAdmissionModel(hf.MaxQueue), project(hf), true)
 		}},
 		{"HTTPAdmissionModel", true, httpAdmissionClauses[:], func(hf HistoryFile, r rules) Report {
-			return check(hf.Ops, cfg(hf), httpJobModel(rules{retained: hf.Retained}), httpAdmissionModel(hf.MaxQueue, r), httpAdmissionProjection, true)
+			return check(hf.Ops, cfg(hf), HTTPJobModel(cfg(hf)), httpAdmissionModel(hf.MaxQueue, r), project(hf), true)
 		}},
 	}
 }

@@ -33,7 +33,7 @@ func TestHistories(t *testing.T) {
 				check = linearizability.CheckHTTP
 			}
 			for _, porcupine := range []bool{false, true} {
-				rep := check(hf.Ops, linearizability.CheckConfig{MaxQueue: hf.MaxQueue, Retained: hf.Retained, VisualizeDir: dir, AdmissionPorcupine: porcupine})
+				rep := check(hf.Ops, linearizability.CheckConfig{MaxQueue: hf.MaxQueue, Retained: hf.Retained, KnowsTTL: hf.KnowsTTL, VisualizeDir: dir, AdmissionPorcupine: porcupine})
 				if !porcupine && rep.Model != "job" {
 					require.Equal(t, "sweep", rep.AdmissionMethod, "the sweep decides every history that reaches the admission model")
 				}

@@ -19,9 +19,14 @@ import (
 // "return" left out means pending forever. Lines starting with # are
 // comments, except "# max_queue: N", which sets the bound the admission
 // model checks against, "# level: http", which marks a history
-// recorded through the HTTP API (checked by CheckHTTP), and "# retained:
-// true", which says that retention evicted nothing (CheckConfig.Retained). Kinds and outcomes are spelled as their String
-// methods spell them, states by their wire names (State.String).
+// recorded through the HTTP API (checked by CheckHTTP), "# retained:
+// true", which says that retention evicted nothing (CheckConfig.Retained),
+// and "# knows_ttl: true", which says that the server knew its retention
+// TTL, so that its terminal snapshots carry expires_at
+// (CheckConfig.KnowsTTL). Kinds and outcomes are spelled as their String
+// methods spell them, states by their wire names (State.String). A
+// submit-wait's "waited" is the wait the server applied, in the unit of
+// "call" and "return"; "expires" says that a view carried expires_at.
 
 // HistoryFile is a history read from or written to a file.
 type HistoryFile struct {
@@ -31,6 +36,8 @@ type HistoryFile struct {
 	Level string
 	// Retained is CheckConfig.Retained for this history.
 	Retained bool
+	// KnowsTTL is CheckConfig.KnowsTTL for this history.
+	KnowsTTL bool
 	Ops      []porcupine.Operation
 }
 
@@ -59,6 +66,8 @@ type fileOut struct {
 	Err       string `json:"err,omitempty"`
 	Started   bool   `json:"started,omitempty"`
 	Completed bool   `json:"completed,omitempty"`
+	Expires   bool   `json:"expires,omitempty"`
+	Waited    int64  `json:"waited,omitempty"`
 }
 
 // ReadHistory parses a history file.
@@ -89,6 +98,13 @@ func ReadHistory(r io.Reader) (HistoryFile, error) {
 				}
 				hf.Retained = b
 			}
+			if v, ok := strings.CutPrefix(strings.TrimSpace(c), "knows_ttl:"); ok {
+				b, err := strconv.ParseBool(strings.TrimSpace(v))
+				if err != nil {
+					return hf, fmt.Errorf("line %d: knows_ttl: %w", n, err)
+				}
+				hf.KnowsTTL = b
+			}
 			continue
 		}
 		var fo fileOp
@@ -118,6 +134,7 @@ func (fo fileOp) operation() (porcupine.Operation, error) {
 	out := Output{
 		Outcome: Outcome(outcome), ID: fo.Out.ID, Value: fo.Out.Value,
 		TaskID: fo.Out.Task, Err: fo.Out.Err, Started: fo.Out.Started, Completed: fo.Out.Completed,
+		Expires: fo.Out.Expires, Waited: fo.Out.Waited,
 	}
 	if fo.Out.State != "" {
 		s, ok := ParseState(fo.Out.State)
@@ -129,6 +146,9 @@ func (fo fileOp) operation() (porcupine.Operation, error) {
 	ret := int64(Pending)
 	if fo.Return != nil {
 		ret = *fo.Return
+	}
+	if out.Waited < 0 {
+		return porcupine.Operation{}, fmt.Errorf("negative waited %d", out.Waited)
 	}
 	if ret < fo.Call {
 		return porcupine.Operation{}, fmt.Errorf("return %d before call %d", ret, fo.Call)
@@ -161,6 +181,9 @@ func WriteHistory(w io.Writer, hf HistoryFile) error {
 	if hf.Retained {
 		fmt.Fprintf(bw, "# retained: true\n")
 	}
+	if hf.KnowsTTL {
+		fmt.Fprintf(bw, "# knows_ttl: true\n")
+	}
 	for _, op := range hf.Ops {
 		in, out := op.Input.(Input), op.Output.(Output)
 		fo := fileOp{
@@ -170,6 +193,7 @@ func WriteHistory(w io.Writer, hf HistoryFile) error {
 			Out: fileOut{
 				Outcome: out.Outcome.String(), ID: out.ID, Value: out.Value, Task: out.TaskID,
 				Err: out.Err, Started: out.Started, Completed: out.Completed,
+				Expires: out.Expires, Waited: out.Waited,
 			},
 		}
 		if op.Return != Pending {

@@ -84,7 +84,7 @@ func liveSet(s string) []string {
 func stepHTTPAdmission(r rules, limit int, state string, in Input, out Output) (bool, string) {
 	live := liveSet(state)
 	switch {
-	case in.Kind == Submit && out.Outcome == OK:
+	case admitted(in, out):
 		// An id admitted twice is HTTPJobModel's to reject (SubmitOnce),
 		// which CheckHTTP runs first: a check here too would be vacuous.
 		if !r.holds(hadmAdmitBelowBound, len(live) < limit) {
@@ -93,7 +93,7 @@ func stepHTTPAdmission(r rules, limit int, state string, in Input, out Output) (
 		live = append(live, out.ID)
 		slices.Sort(live)
 		return true, strings.Join(live, liveSep)
-	case in.Kind == Submit && out.Outcome == QueueFull:
+	case in.Kind.submits() && out.Outcome == QueueFull:
 		return r.holds(hadmRejectOnlyAtBound, len(live) >= limit), state
 	case sawLive(in, out):
 		return r.holds(hadmReadSeesLive, slices.Contains(live, in.ID)), state
@@ -107,9 +107,11 @@ func stepHTTPAdmission(r rules, limit int, state string, in Input, out Output) (
 	return r.holds(hadmOutcomeKnown, false), state
 }
 
-// sawEnded reports whether op saw its job terminal or gone.
+// sawEnded reports whether op saw its job (jobOf) terminal or gone.
 func sawEnded(in Input, out Output) bool {
 	switch {
+	case in.Kind == SubmitWait:
+		return out.Outcome == OK && out.State.Terminal()
 	case in.Kind == Submit || in.Kind == End:
 		return false
 	case out.Outcome == NotFound:
@@ -122,11 +124,16 @@ func sawEnded(in Input, out Output) bool {
 	return false
 }
 
-// sawLive reports whether op is a read that saw its job not terminal.
+// sawLive reports whether op is a read that saw its job not terminal. A
+// SubmitWaitRead of a 202 is one (the projection derives it only where
+// retention evicts nothing); a SubmitWait itself is not: its 200 must be
+// terminal, which is the job model's to check.
 func sawLive(in Input, out Output) bool {
 	switch in.Kind {
 	case Snapshot, Wait, Result:
 		return HasView(in.Kind, out.Outcome) && !out.State.Terminal()
+	case SubmitWaitRead:
+		return out.Outcome == Deadline
 	}
 	return false
 }
@@ -140,23 +147,35 @@ func sawLive(in Input, out Output) bool {
 // holds a slot until it ends unseen: from its call on, a 429 proves nothing,
 // and the 429s called after it are left out. It cannot make a 202 legal, so
 // the 202s stay.
-func httpAdmissionProjection(history []porcupine.Operation) []porcupine.Operation {
+//
+// A POST with Prefer: wait=N (SubmitWait) counts as a POST: its 200 and its
+// 202 admitted the job, its 429 is a 429. Its 200 saw the job terminal. Its
+// 202 after the wait saw the job live when the wait ran out, unless the job
+// was evicted before the wait began (submitwait.go): with retained (no
+// eviction), its SubmitWaitRead is kept as a read that saw the job live;
+// otherwise it says nothing of the job's end.
+func httpAdmissionProjection(history []porcupine.Operation, retained bool) []porcupine.Operation {
 	seen := make(map[string]int64)
 	lastLive := make(map[string]porcupine.Operation)
 	unknownFrom := int64(Pending)
 	for _, op := range history {
 		in, out := op.Input.(Input), op.Output.(Output)
-		if sawLive(in, out) {
-			if l, ok := lastLive[in.ID]; !ok || op.Call > l.Call {
-				lastLive[in.ID] = op
+		read := op
+		if r, ok := submitWaitRead(op); ok && retained {
+			read = r
+		}
+		if rin := read.Input.(Input); sawLive(rin, out) {
+			if l, ok := lastLive[rin.ID]; !ok || read.Call > l.Call {
+				lastLive[rin.ID] = read
 			}
 		}
-		if in.Kind == Submit && out.Outcome == Unknown {
+		if in.Kind.submits() && out.Outcome == Unknown {
 			unknownFrom = min(unknownFrom, op.Call)
 		}
 		if sawEnded(in, out) {
-			if r, ok := seen[in.ID]; !ok || op.Return < r {
-				seen[in.ID] = op.Return
+			id := jobOf(in, out)
+			if r, ok := seen[id]; !ok || op.Return < r {
+				seen[id] = op.Return
 			}
 		}
 	}
@@ -164,15 +183,15 @@ func httpAdmissionProjection(history []porcupine.Operation) []porcupine.Operatio
 	n := 0
 	for _, op := range history {
 		in, out := op.Input.(Input), op.Output.(Output)
-		if in.Kind != Submit {
+		if !in.Kind.submits() {
 			continue
 		}
-		switch out.Outcome {
-		case QueueFull:
+		switch {
+		case out.Outcome == QueueFull:
 			if op.Call < unknownFrom {
 				p = append(p, op)
 			}
-		case OK:
+		case admitted(in, out):
 			p = append(p, op)
 			ret, ok := seen[out.ID]
 			if !ok {
@@ -189,7 +208,7 @@ func httpAdmissionProjection(history []porcupine.Operation) []porcupine.Operatio
 			if l, ok := lastLive[out.ID]; ok {
 				p = append(p, l)
 			}
-		case Unknown:
+		case out.Outcome == Unknown:
 		default: // no POST answers this: kept, for the model to reject
 			p = append(p, op)
 		}

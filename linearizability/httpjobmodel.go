@@ -54,17 +54,26 @@ type httpJobState struct {
 //     it is FAILED "canceled" from then on; 409 carries a terminal state.
 //   - A wait returns a terminal view, or a non-terminal one only on its own
 //     timeout; the recorder then places the read after that timeout.
+//   - POST /jobs with Prefer: wait=N admits the job, as a 202 does, and
+//     its wait is a read of its own (SubmitWaitRead, submitwait.go): a
+//     200 carries a terminal view or, DONE, the result; a 202 after the
+//     wait says the job was not terminal when the wait ran out (or was
+//     evicted before it began).
+//   - A terminal view carries expires_at exactly when the server knows
+//     its TTL (CheckConfig.KnowsTTL); a live view never does.
 //   - 404 is legal for any submitted job (it may have ended unseen and been
 //     evicted), and from then on the job is gone for good; but where the
 //     run's retention evicts nothing (CheckConfig.Retained, as the crash
 //     test runs), a 404 for a submitted job is a lost job, illegal.
 //   - An operation whose reply was lost changes nothing the clients can
 //     rely on: the unseen steps already allow any effect it could have had.
-var HTTPJobModel = httpJobModel(rules{})
-
-// HTTPJobModelRetained is HTTPJobModel for a history in which retention
-// evicts nothing: a 404 for a submitted job is illegal (NoLostJob).
-var HTTPJobModelRetained = httpJobModel(rules{retained: true})
+//
+// cfg says what the server was given: with Retained, retention evicts
+// nothing and a 404 for a submitted job is illegal (NoLostJob); KnowsTTL
+// says whether its terminal snapshots carry expires_at.
+func HTTPJobModel(cfg CheckConfig) porcupine.Model {
+	return httpJobModel(rules{retained: cfg.Retained, knowsTTL: cfg.KnowsTTL})
+}
 
 // httpJobModel is HTTPJobModel with the clauses r in force.
 func httpJobModel(r rules) porcupine.Model {
@@ -84,15 +93,19 @@ func httpJobModel(r rules) porcupine.Model {
 }
 
 func stepHTTPJob(r rules, s httpJobState, in Input, out Output) (bool, httpJobState) {
-	if in.Kind == Submit {
-		// Only a 202 names a job (jobKey).
-		if !r.holds(httpSubmitOnce, !s.Submitted) || !r.holds(httpOutcomeKnown, out.Outcome == OK) {
+	if in.Kind.submits() {
+		// Only an admission names a job (jobKey): a 202, or a submit-wait's
+		// 200 or 202, whose wait is its SubmitWaitRead (submitwait.go).
+		if !r.holds(httpSubmitOnce, !s.Submitted) || !r.holds(httpOutcomeKnown, admitted(in, out)) {
 			return false, s
 		}
 		return true, httpJobState{Submitted: true, State: StatePending, TaskID: in.TaskID, Req: in.Value}
 	}
 	if out.Outcome == Unknown {
 		return true, s
+	}
+	if in.Kind == SubmitWaitRead && out.Outcome == Deadline && s.Submitted {
+		return waitRanOut(r, s)
 	}
 	if out.Outcome == NotFound {
 		if s.Submitted {
@@ -127,17 +140,22 @@ func stepHTTPJob(r rules, s httpJobState, in Input, out Output) (bool, httpJobSt
 	case Result:
 		switch out.Outcome {
 		case OK:
-			if !r.holds(httpResultOnlyWhenDone, out.State == StateDone) ||
-				!r.holds(httpEchoResult, out.Value == s.Req) ||
-				!r.holds(httpReadTaskID, out.TaskID == s.TaskID) {
-				return false, s
-			}
-			return observeState(r, s, out.State)
+			return observeResult(r, s, out)
 		case NotDone:
 			if !r.holds(httpNotDoneOnlyIfNotDone, out.State != StateDone) {
 				return false, s
 			}
 			return observeState(r, s, out.State)
+		}
+	case SubmitWaitRead:
+		if out.Outcome == OK {
+			if !r.holds(httpSubmitWaitTerminal, out.State.Terminal()) {
+				return false, s
+			}
+			if out.Value != "" { // the body of GET result
+				return observeResult(r, s, out)
+			}
+			return observeView(r, s, out)
 		}
 	case Cancel:
 		switch out.Outcome {
@@ -147,7 +165,8 @@ func stepHTTPJob(r rules, s httpJobState, in Input, out Output) (bool, httpJobSt
 			if !r.holds(httpCancelOnlyLive, !s.State.Terminal()) ||
 				!r.holds(httpCancelShowsCanceled, out.State == StateFailed && out.Err == CancelError && out.Completed) ||
 				!r.holds(httpReadTaskID, out.TaskID == s.TaskID) ||
-				!r.holds(httpStartedStays, !s.Started || out.Started) {
+				!r.holds(httpStartedStays, !s.Started || out.Started) ||
+				!expiresHolds(r, out) {
 				return false, s
 			}
 			s.State, s.Err, s.Started, s.Final = StateFailed, out.Err, out.Started, true
@@ -170,7 +189,8 @@ func observeView(r rules, s httpJobState, out Output) (bool, httpJobState) {
 		!r.holds(httpCompletedIffTerminal, out.Completed == st.Terminal()) ||
 		!r.holds(httpErrOnlyOnFailure, out.Err == "" || st == StateFailed || st == StateTimedOut) ||
 		!r.holds(httpStartedMatchesState, !(st == StatePending && out.Started || st == StateRunning && !out.Started)) ||
-		!r.holds(httpStartedStays, !s.Started || out.Started) {
+		!r.holds(httpStartedStays, !s.Started || out.Started) ||
+		!expiresHolds(r, out) {
 		return false, s
 	}
 	if s.State.Terminal() {
@@ -182,6 +202,44 @@ func observeView(r rules, s httpJobState, out Output) (bool, httpJobState) {
 		return false, s
 	}
 	s.State, s.Started, s.Err, s.Final = st, out.Started, out.Err, st.Terminal()
+	return true, s
+}
+
+// expiresHolds reports whether a view's expires_at is where it belongs: on
+// a terminal view exactly when the server knows its TTL, never on a live
+// one.
+func expiresHolds(r rules, out Output) bool {
+	if !out.State.Terminal() {
+		return r.holds(httpExpiresOnlyTerminal, !out.Expires)
+	}
+	return r.holds(httpExpiresWithTTL, out.Expires == r.knowsTTL)
+}
+
+// observeResult applies the 200 of GET result, or a submit-wait's 200 with
+// that body: DONE with exactly the submitted params (echo returns them).
+func observeResult(r rules, s httpJobState, out Output) (bool, httpJobState) {
+	if !r.holds(httpResultOnlyWhenDone, out.State == StateDone) ||
+		!r.holds(httpEchoResult, out.Value == s.Req) ||
+		!r.holds(httpReadTaskID, out.TaskID == s.TaskID) {
+		return false, s
+	}
+	return observeState(r, s, out.State)
+}
+
+// waitRanOut applies a submit-wait's 202 after its wait: the job was not
+// terminal when the wait ran out, or it had been evicted before the wait
+// began (the server answers 202 then too), which is legal only where
+// retention evicts, and leaves the job gone for good. A job not seen
+// terminal may have been either; the live branch allows every later
+// observation the gone branch does, so it is the one taken.
+func waitRanOut(r rules, s httpJobState) (bool, httpJobState) {
+	if s.Gone || !s.State.Terminal() || r.holds(httpSubmitWaitDeadlineOnlyLive, false) {
+		return true, s
+	}
+	if !r.holds(httpNoLostJob, !r.retained) {
+		return false, s
+	}
+	s.Gone = true
 	return true, s
 }
 

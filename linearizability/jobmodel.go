@@ -238,8 +238,8 @@ func describeJob(s jobState) string {
 func jobKey(op porcupine.Operation) string {
 	in := op.Input.(Input)
 	switch in.Kind {
-	case Submit:
-		if out := op.Output.(Output); out.Outcome == OK {
+	case Submit, SubmitWait:
+		if out := op.Output.(Output); admitted(in, out) {
 			return out.ID
 		}
 		return ""

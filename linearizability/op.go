@@ -22,7 +22,9 @@ type Kind uint8
 // starts from. Cancel is POST /jobs/{id}/cancel, recorded only at the HTTP
 // level. End is not a call either: CheckHTTP derives one per admitted job,
 // the terminal transition that the server makes unseen (see
-// HTTPAdmissionModel).
+// HTTPAdmissionModel). SubmitWait is POST /jobs with Prefer: wait=N, at the
+// HTTP level only; SubmitWaitRead is not a call: CheckHTTP derives one per
+// admitted SubmitWait, what the server's wait saw (see submitwait.go).
 const (
 	Submit Kind = iota + 1
 	TakeRequest
@@ -36,21 +38,25 @@ const (
 	SetDepth
 	Cancel
 	End
+	SubmitWait
+	SubmitWaitRead
 )
 
 var kindNames = [...]string{
-	Submit:      "submit",
-	TakeRequest: "take",
-	Start:       "start",
-	Finish:      "finish",
-	Fail:        "fail",
-	Timeout:     "timeout",
-	Snapshot:    "snapshot",
-	Wait:        "wait",
-	Result:      "result",
-	SetDepth:    "set-depth",
-	Cancel:      "cancel",
-	End:         "end",
+	Submit:         "submit",
+	TakeRequest:    "take",
+	Start:          "start",
+	Finish:         "finish",
+	Fail:           "fail",
+	Timeout:        "timeout",
+	Snapshot:       "snapshot",
+	Wait:           "wait",
+	Result:         "result",
+	SetDepth:       "set-depth",
+	Cancel:         "cancel",
+	End:            "end",
+	SubmitWait:     "submit-wait",
+	SubmitWaitRead: "submit-wait-read",
 }
 
 func (k Kind) String() string {
@@ -59,6 +65,10 @@ func (k Kind) String() string {
 	}
 	return fmt.Sprintf("Kind(%d)", k)
 }
+
+// submits reports whether k is a POST /jobs or a Submit: Submit or
+// SubmitWait.
+func (k Kind) submits() bool { return k == Submit || k == SubmitWait }
 
 // Terminal reports whether k is a terminal call: Finish, Fail or Timeout.
 func (k Kind) Terminal() bool { return k == Finish || k == Fail || k == Timeout }
@@ -130,8 +140,16 @@ type Input struct {
 }
 
 // Output is what the client saw. It is a comparable value. The view
-// fields (State to Completed) are set by Snapshot, Wait and Result, and by
+// fields (State to Expires) are set by Snapshot, Wait and Result, and by
 // every outcome of theirs that carries a snapshot (NotDone, Deadline).
+//
+// A SubmitWait answers OK for a 200 (the job ended within the wait: Value
+// holds the result when the body was GET result's, DONE; otherwise the
+// view fields hold the terminal snapshot), Deadline for a 202 (the job had
+// not ended when the wait ran out), QueueFull for a 429. ID is the job's
+// id for OK and Deadline; Waited is the wait the server applied
+// (Preference-Applied, in the history's time unit), zero when it applied
+// none.
 type Output struct {
 	Outcome Outcome
 	// ID is the id Submit returned.
@@ -145,6 +163,9 @@ type Output struct {
 	Err       string // the snapshot's error message; empty when nil
 	Started   bool   // the snapshot's StartedAt is set
 	Completed bool   // the snapshot's CompletedAt is set
+	Expires   bool   // the snapshot's expires_at is set (HTTP level)
+
+	Waited int64 // SubmitWait: the wait the server applied
 }
 
 // HasView reports whether an operation of kind k that returned o carries a
@@ -159,6 +180,8 @@ func HasView(k Kind, o Outcome) bool {
 		return o == OK || o == NotDone
 	case Cancel:
 		return o == OK || o == Terminal
+	case SubmitWait, SubmitWaitRead:
+		return o == OK
 	}
 	return false
 }
@@ -174,7 +197,7 @@ func Describe(in Input, out Output) string {
 	case End:
 		fmt.Fprintf(&b, "(%s)", short(in.ID))
 		return b.String()
-	case Submit:
+	case Submit, SubmitWait:
 		fmt.Fprintf(&b, "(%s, %q)", in.TaskID, in.Value)
 	case Finish, Fail, Timeout:
 		fmt.Fprintf(&b, "(%s, %q)", short(in.ID), in.Value)
@@ -186,12 +209,14 @@ func Describe(in Input, out Output) string {
 	switch {
 	case in.Kind == Submit && out.Outcome == OK:
 		fmt.Fprintf(&b, " %s", short(out.ID))
+	case in.Kind == SubmitWait && (out.Outcome == OK || out.Outcome == Deadline):
+		fmt.Fprintf(&b, " %s after waiting %d", short(out.ID), out.Waited)
 	case in.Kind == TakeRequest && out.Outcome == OK:
 		fmt.Fprintf(&b, " %q", out.Value)
 	}
 	if HasView(in.Kind, out.Outcome) {
 		fmt.Fprintf(&b, " %s", out.State)
-		if in.Kind == Result && out.Outcome == OK {
+		if out.Value != "" && (in.Kind == Result || in.Kind == SubmitWait || in.Kind == SubmitWaitRead) {
 			fmt.Fprintf(&b, " %q", out.Value)
 		}
 		if out.Err != "" {
@@ -202,6 +227,9 @@ func Describe(in Input, out Output) string {
 		}
 		if out.Completed {
 			b.WriteString(" completed")
+		}
+		if out.Expires {
+			b.WriteString(" expires")
 		}
 	}
 	return b.String()
