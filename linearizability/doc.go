@@ -52,7 +52,7 @@
 // docs/verification.md lists what this level can and cannot see.
 //
 //	res, err := stress.RunHTTP(ctx, stress.DefaultHTTPConfig())
-//	rep := linearizability.CheckHTTP(res.History, linearizability.CheckConfig{MaxQueue: res.Config.MaxQueue})
+//	rep := linearizability.CheckHTTP(res.History, linearizability.CheckConfig{MaxQueue: res.Config.MaxQueue, KnowsTTL: true})
 //
 // # Histories on disk
 //

@@ -11,7 +11,7 @@
 // # Usage
 //
 //	res, err := stress.Run(ctx, stress.DefaultConfig())
-//	rep := linearizability.Check(res.History, linearizability.CheckConfig{MaxQueue: res.Config.MaxQueue})
+//	rep := linearizability.Check(res.History, linearizability.CheckConfig{MaxQueue: res.Config.MaxQueue, KnowsTTL: true})
 //	if len(res.Violations) > 0 || rep.Verdict != linearizability.Linearizable { ... }
 //
 // Run drives a fresh in-process table with submitters, runners, pollers and
@@ -29,7 +29,7 @@
 // that history.
 //
 //	res, err := stress.RunHTTP(ctx, stress.DefaultHTTPConfig())
-//	rep := linearizability.CheckHTTP(res.History, linearizability.CheckConfig{MaxQueue: res.Config.MaxQueue})
+//	rep := linearizability.CheckHTTP(res.History, linearizability.CheckConfig{MaxQueue: res.Config.MaxQueue, KnowsTTL: true})
 //
 // # The crash test
 //
@@ -41,7 +41,7 @@
 // CheckConfig.Retained set, since its retention evicts nothing.
 //
 //	res, err := stress.RunCrash(ctx, cfg) // cfg from DefaultCrashConfig, with Server, Store, Dir
-//	rep := linearizability.CheckHTTP(res.History, linearizability.CheckConfig{MaxQueue: cfg.MaxQueue, Retained: true})
+//	rep := linearizability.CheckHTTP(res.History, linearizability.CheckConfig{MaxQueue: cfg.MaxQueue, Retained: true, KnowsTTL: true})
 //
 // # Replicas
 //

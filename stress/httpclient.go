@@ -53,6 +53,50 @@ func (h *HTTPClient) Submit(ctx context.Context, taskID, params string) (string,
 	return out.ID, out.Outcome, err
 }
 
+// SubmitWait records POST /jobs with Prefer: wait=N, N being wait in
+// whole seconds. A 200 is OK, with the terminal snapshot or, DONE, the
+// result (kept compacted); a 202 is Deadline: the job had not ended when
+// the server's wait ran out. Waited is the wait the server applied
+// (Preference-Applied). The call is not narrowed: the admission happened
+// from the call on; the checker places the wait's read itself
+// (linearizability's submitwait.go).
+func (h *HTTPClient) SubmitWait(ctx context.Context, taskID, params string, wait time.Duration) (string, linearizability.Output, error) {
+	req := client.Request{TaskID: taskID, Params: json.RawMessage(params)}
+	i := h.c.begin(linearizability.Input{Kind: linearizability.SubmitWait, TaskID: taskID, Value: params})
+	res, err := h.api.SubmitWait(ctx, req, wait)
+	var out linearizability.Output
+	switch {
+	case err == nil:
+		out, err = submitWaitOutput(res)
+	case errors.Is(err, client.ErrQueueFull):
+		out.Outcome, err = linearizability.QueueFull, nil
+	}
+	if err != nil {
+		out = linearizability.Output{}
+	}
+	h.c.end(i, out)
+	return out.ID, out, err
+}
+
+// submitWaitOutput reads SubmitWait's answer.
+func submitWaitOutput(res client.Outcome) (linearizability.Output, error) {
+	var out linearizability.Output
+	var err error
+	switch {
+	case res.Result != nil:
+		var buf bytes.Buffer
+		if err = json.Compact(&buf, res.Result.Result); err == nil {
+			out, err = withState(linearizability.Output{Outcome: linearizability.OK, TaskID: res.Result.TaskID, Value: buf.String()}, string(res.Result.State))
+		}
+	case res.Snapshot != nil:
+		out, err = snapshotOutput(*res.Snapshot, nil)
+	default:
+		out.Outcome = linearizability.Deadline
+	}
+	out.ID, out.Waited = res.JobID, int64(res.Applied)
+	return out, err
+}
+
 // Snapshot records GET /jobs/{id}.
 func (h *HTTPClient) Snapshot(ctx context.Context, id string) (linearizability.Output, error) {
 	i := h.c.begin(linearizability.Input{Kind: linearizability.Snapshot, ID: id})
@@ -118,7 +162,7 @@ func snapshotOutput(s client.Snapshot, err error) (linearizability.Output, error
 	}
 	return withState(linearizability.Output{
 		Outcome: linearizability.OK, TaskID: s.TaskID, Err: s.Error,
-		Started: !s.StartedAt.IsZero(), Completed: !s.CompletedAt.IsZero(),
+		Started: !s.StartedAt.IsZero(), Completed: !s.CompletedAt.IsZero(), Expires: !s.ExpiresAt.IsZero(),
 	}, string(s.State))
 }
 

@@ -78,6 +78,64 @@ func TestHTTPClientRecords(t *testing.T) {
 	}
 }
 
+// TestHTTPClientRecordsSubmitWait pins what the recording client writes for
+// POST /jobs with Prefer: wait: a 200 is OK with the result (DONE) or the
+// terminal snapshot, expires_at included; a 202 is Deadline; both with the
+// job's id and the wait the server applied (Preference-Applied), the call
+// left where it was. A 429 is QueueFull; a reply it cannot read is
+// pending forever.
+func TestHTTPClientRecordsSubmitWait(t *testing.T) {
+	const timedOut = `{"job_id":"j","task_id":"t","state":"TIMEOUT","error":"deadline exceeded","created_at":"2026-11-30T12:00:00Z","started_at":"2026-11-30T12:00:01Z","completed_at":"2026-11-30T12:00:02Z","expires_at":"2026-11-30T12:10:02Z"}`
+	const second = int64(time.Second)
+	for _, tc := range []struct {
+		name   string
+		status int
+		body   string
+		want   linearizability.Output // the zero Output: pending forever
+	}{
+		{"200 result", 200, `{"job_id":"j","task_id":"t","state":"DONE","result":{ "n" : 1 }}`,
+			linearizability.Output{Outcome: linearizability.OK, ID: "j", State: linearizability.StateDone, TaskID: "t", Value: `{"n":1}`, Waited: 2 * second}},
+		{"200 snapshot", 200, timedOut,
+			linearizability.Output{Outcome: linearizability.OK, ID: "j", State: linearizability.StateTimedOut, TaskID: "t", Err: "deadline exceeded", Started: true, Completed: true, Expires: true, Waited: 2 * second}},
+		{"202 after the wait", 202, `{"job_id":"j","state":"PENDING"}`,
+			linearizability.Output{Outcome: linearizability.Deadline, ID: "j", Waited: 2 * second}},
+		{"429", 429, ``, linearizability.Output{Outcome: linearizability.QueueFull}},
+		{"200 unknown state", 200, `{"job_id":"j","state":"LOST"}`, linearizability.Output{}},
+		{"503", 503, `{"status":503}`, linearizability.Output{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Header.Get("Prefer") != "wait=3" {
+					w.WriteHeader(http.StatusTeapot)
+					return
+				}
+				if tc.status != 429 {
+					w.Header().Set("Preference-Applied", "wait=2")
+				}
+				w.WriteHeader(tc.status)
+				io.WriteString(w, tc.body) //nolint:errcheck
+			}))
+			defer ts.Close()
+			rec := stress.NewRecorder()
+			id, out, err := rec.HTTPClient(newAPI(t, ts)).SubmitWait(context.Background(), "t", `{"n":1}`, 3*time.Second)
+			h := rec.History()
+			require.Len(t, h, 1)
+			op := h[0]
+			require.Equal(t, linearizability.Input{Kind: linearizability.SubmitWait, TaskID: "t", Value: `{"n":1}`}, op.Input)
+			require.Equal(t, tc.want, op.Output)
+			if tc.want == (linearizability.Output{}) {
+				require.Error(t, err)
+				require.Equal(t, int64(linearizability.Pending), op.Return)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.want, out)
+			require.Equal(t, tc.want.ID, id)
+			require.Less(t, op.Call, op.Return)
+		})
+	}
+}
+
 // TestHTTPClientTransportError: a request that never got a reply is
 // pending forever.
 func TestHTTPClientTransportError(t *testing.T) {

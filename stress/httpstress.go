@@ -33,24 +33,37 @@ type HTTPConfig struct {
 	// RequestTimeout bounds each HTTP request; a request that runs past it
 	// is recorded pending forever.
 	RequestTimeout time.Duration
+	// One submit in SubmitWaitEvery is a POST /jobs with Prefer: wait=N,
+	// N being SubmitWait in whole seconds (at least one: Prefer: wait
+	// counts whole seconds), which the server caps at its max_wait
+	// (Grace); zero SubmitWaitEvery means none is. The job ends within the
+	// wait, and the answer is a 200, unless it is one of the one in
+	// LongWaitEvery (zero: none) that sleep a quarter past the wait: the
+	// answer is then a 202, where JobTimeout lets the job run that long.
+	SubmitWaitEvery int
+	SubmitWait      time.Duration
+	LongWaitEvery   int
 
 	_ struct{}
 }
 
 // DefaultHTTPConfig returns the HTTP level's default shape: 4 submitters,
 // 2 server workers, 3 pollers and 2 waiters for 3 s, echo jobs sleeping up
-// to 3 ms, MaxQueue 4, MaxCompleted 16, JobTTL 5 ms.
+// to 3 ms, MaxQueue 4, MaxCompleted 16, JobTTL 5 ms; one submit in 8 waits
+// up to 1 s for its job (Prefer: wait=1), none past it.
 func DefaultHTTPConfig() HTTPConfig {
 	sc := DefaultConfig()
 	sc.MaxOps = 200_000
 	sc.JobTTL = 5 * time.Millisecond
 	sc.WaitTimeout = 5 * time.Millisecond
 	return HTTPConfig{
-		Config:         sc,
-		MaxSleep:       3 * time.Millisecond,
-		JobTimeout:     50 * time.Millisecond,
-		SlowEvery:      25,
-		RequestTimeout: 10 * time.Second,
+		Config:          sc,
+		MaxSleep:        3 * time.Millisecond,
+		JobTimeout:      50 * time.Millisecond,
+		SlowEvery:       25,
+		RequestTimeout:  10 * time.Second,
+		SubmitWaitEvery: 8,
+		SubmitWait:      time.Second,
 	}
 }
 
@@ -63,6 +76,8 @@ func (c HTTPConfig) validate() error {
 		return errors.New("stress: WaitTimeout must be at least 1 ms over HTTP")
 	case c.MaxSleep < 0 || c.JobTimeout < time.Millisecond || c.SlowEvery < 0 || c.RequestTimeout <= 0:
 		return errors.New("stress: MaxSleep, JobTimeout, SlowEvery or RequestTimeout out of range")
+	case c.SubmitWaitEvery < 0 || c.LongWaitEvery < 0 || c.SubmitWaitEvery > 0 && (c.SubmitWait < time.Second || c.Grace < time.Second):
+		return errors.New("stress: SubmitWaitEvery, SubmitWait or LongWaitEvery out of range (a Prefer: wait is whole seconds, and the server's max_wait, Grace, caps it)")
 	}
 	return nil
 }

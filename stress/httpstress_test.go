@@ -30,11 +30,29 @@ func TestHTTPStressLinearizable(t *testing.T) {
 	require.Positive(t, res.Accepted)
 	require.Positive(t, res.Rejected, "admission was not contested")
 
-	rep := linearizability.CheckHTTP(res.History, linearizability.CheckConfig{MaxQueue: cfg.MaxQueue, VisualizeDir: t.TempDir()})
+	rep := linearizability.CheckHTTP(res.History, linearizability.CheckConfig{MaxQueue: cfg.MaxQueue, KnowsTTL: true, VisualizeDir: t.TempDir()})
 	require.Equal(t, linearizability.Linearizable, rep.Verdict, "%s; visualization: %s", rep.Message, rep.Visualization)
 	t.Logf("%v: %d ops, %d accepted, %d rejected, %d lost; %d job partitions (largest %d) in %v, admission %d ops in %d segments in %v",
 		res.Elapsed, len(res.History), res.Accepted, res.Rejected, res.Lost,
 		rep.JobPartitions, rep.LargestPartition, rep.JobCheck, rep.AdmissionOps, rep.AdmissionSegments, rep.AdmissionCheck)
+
+	// Submits with Prefer: wait were recorded, and their jobs ended within
+	// the wait (the server's async_timeout is far below it).
+	waited := map[linearizability.Outcome]int{}
+	for _, op := range res.History {
+		if op.Input.(linearizability.Input).Kind == linearizability.SubmitWait {
+			waited[op.Output.(linearizability.Output).Outcome]++
+		}
+	}
+	t.Logf("submits with Prefer: wait: %v", waited)
+	require.Positive(t, waited[linearizability.OK], "no submit waited for its job")
+	require.Zero(t, waited[linearizability.Deadline], "a job outlived async_timeout and a wait of a second")
+
+	// The recorder keeps expires_at: the same history, checked as from a
+	// server that does not know its TTL, has terminal views carrying it.
+	rep = linearizability.CheckHTTP(res.History, linearizability.CheckConfig{MaxQueue: cfg.MaxQueue, NoVisualize: true})
+	require.Equal(t, linearizability.Violation, rep.Verdict, "terminal views without expires_at")
+	require.Equal(t, "job", rep.Model)
 }
 
 func TestHTTPStressRejectsBadConfig(t *testing.T) {

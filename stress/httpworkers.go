@@ -40,19 +40,38 @@ func (w *httpWorkload) drainOne(ctx context.Context, c *HTTPClient, id string, d
 }
 
 // params returns the echo params of the n-th job of client c: a number that
-// makes the result unique, and a sleep.
-func (w *httpWorkload) params(c, n int, r *rand.Rand) string {
+// makes the result unique, and a sleep; a long job sleeps a quarter past
+// the submit's wait.
+func (w *httpWorkload) params(c, n int, r *rand.Rand, long bool) string {
 	sleep := r.Int64N(w.cfg.MaxSleep.Milliseconds() + 1)
-	if w.cfg.SlowEvery > 0 && r.IntN(w.cfg.SlowEvery) == 0 {
+	switch {
+	case long:
+		sleep = (w.cfg.SubmitWait + w.cfg.SubmitWait/4).Milliseconds()
+	case w.cfg.SlowEvery > 0 && r.IntN(w.cfg.SlowEvery) == 0:
 		sleep = 2 * w.cfg.JobTimeout.Milliseconds()
 	}
 	return fmt.Sprintf(`{"n":"%d-%d","sleep_ms":%d}`, c, n, sleep)
 }
 
+// submit sends the n-th job of c: one in SubmitWaitEvery with Prefer: wait
+// (one of those in LongWaitEvery a long one), the others plainly.
+func (w *httpWorkload) submit(ctx context.Context, c *HTTPClient, r *rand.Rand, n int) (string, linearizability.Outcome, error) {
+	task := fmt.Sprintf("task-%d-%d", c.ID(), n)
+	if w.cfg.SubmitWaitEvery == 0 || r.IntN(w.cfg.SubmitWaitEvery) != 0 {
+		return c.Submit(ctx, task, w.params(c.ID(), n, r, false))
+	}
+	long := w.cfg.LongWaitEvery > 0 && r.IntN(w.cfg.LongWaitEvery) == 0
+	id, out, err := c.SubmitWait(ctx, task, w.params(c.ID(), n, r, long), w.cfg.SubmitWait)
+	if out.Outcome == linearizability.Deadline {
+		out.Outcome = linearizability.OK // admitted
+	}
+	return id, out.Outcome, err
+}
+
 func (w *httpWorkload) submitter(ctx context.Context, c *HTTPClient, r *rand.Rand) {
 	bg := context.Background()
 	for n := 0; w.more(ctx); n++ {
-		id, outcome, err := c.Submit(bg, fmt.Sprintf("task-%d-%d", c.ID(), n), w.params(c.ID(), n, r))
+		id, outcome, err := w.submit(bg, c, r, n)
 		switch {
 		case err != nil:
 			w.lost.Add(1)

@@ -250,13 +250,15 @@ func runHTTP(ctx context.Context, cfg stress.HTTPConfig, checkTimeout time.Durat
 		return exitSetup
 	}
 	if historyPath != "" {
-		if err := writeFile(historyPath, linearizability.HistoryFile{MaxQueue: cfg.MaxQueue, Level: "http", Ops: res.History}); err != nil {
+		if err := writeFile(historyPath, linearizability.HistoryFile{MaxQueue: cfg.MaxQueue, Level: "http", KnowsTTL: true, Ops: res.History}); err != nil {
 			fmt.Fprintln(stderr, "lincheck:", err)
 			return exitSetup
 		}
 	}
+	// RunHTTP gives the server a TTL of at least 1 ms: it knows its TTL,
+	// and every terminal snapshot carries expires_at.
 	rep := linearizability.CheckHTTP(res.History, linearizability.CheckConfig{
-		MaxQueue: cfg.MaxQueue, Timeout: checkTimeout, VisualizeDir: outDir, AdmissionPorcupine: admissionPorcupine,
+		MaxQueue: cfg.MaxQueue, KnowsTTL: true, Timeout: checkTimeout, VisualizeDir: outDir, AdmissionPorcupine: admissionPorcupine,
 	})
 	fmt.Fprintf(stdout, "  stress: %v, %d operations, %d accepted, %d rejected, %d lost replies, depth %d and %d retained at the end\n",
 		res.Elapsed.Round(time.Millisecond), len(res.History), res.Accepted, res.Rejected, res.Lost, res.Depth, res.Retained)

@@ -10,8 +10,8 @@ import (
 )
 
 // runReplay is -check FILE: the history a run kept with -history, checked
-// again as that run checked it (its level, bound and retention come from
-// the file's header), without running anything. It is how a failed or
+// again as that run checked it (its level, bound, retention and whether
+// the server knew its TTL come from the file's header), without running anything. It is how a failed or
 // inconclusive gate is looked at after the fact, with a longer
 // -check-timeout or -admission-porcupine.
 func runReplay(path string, checkTimeout time.Duration, outDir string, stdout, stderr io.Writer) int {
@@ -27,13 +27,13 @@ func runReplay(path string, checkTimeout time.Duration, outDir string, stdout, s
 		return exitSetup
 	}
 	cfg := linearizability.CheckConfig{
-		MaxQueue: hf.MaxQueue, Retained: hf.Retained, Timeout: checkTimeout, VisualizeDir: outDir, AdmissionPorcupine: admissionPorcupine,
+		MaxQueue: hf.MaxQueue, Retained: hf.Retained, KnowsTTL: hf.KnowsTTL, Timeout: checkTimeout, VisualizeDir: outDir, AdmissionPorcupine: admissionPorcupine,
 	}
 	check := linearizability.Check
 	if hf.Level == "http" {
 		check = linearizability.CheckHTTP
 	}
-	fmt.Fprintf(stdout, "lincheck: %s: %d operations, level=%s, max-queue %d, retained %v\n", path, len(hf.Ops), levelName(hf.Level), hf.MaxQueue, hf.Retained)
+	fmt.Fprintf(stdout, "lincheck: %s: %d operations, level=%s, max-queue %d, retained %v, knows ttl %v\n", path, len(hf.Ops), levelName(hf.Level), hf.MaxQueue, hf.Retained, hf.KnowsTTL)
 	rep := check(hf.Ops, cfg)
 	printCheck(stdout, rep)
 	return verdict(rep, nil, stdout)

@@ -9,7 +9,8 @@ import (
 )
 
 // TestReplay: -check reads a kept history and gives the verdict its run
-// would have given, by its header's level and retention, running nothing.
+// would have given, by its header's level, retention and TTL, running
+// nothing.
 func TestReplay(t *testing.T) {
 	for _, c := range []struct {
 		file string
@@ -18,6 +19,8 @@ func TestReplay(t *testing.T) {
 		{"http-job-lifecycle-ok.jsonl", exitOK},
 		{"http-job-lost-in-restart-bad.jsonl", exitLinearizable}, // bad only because retained
 		{"http-job-interrupted-by-restart-ok.jsonl", exitOK},
+		{"http-job-expires-missing-bad.jsonl", exitLinearizable}, // bad only because the server knows its TTL
+		{"http-job-submit-wait-ok.jsonl", exitOK},
 		{"admission-over-bound-bad.jsonl", exitLinearizable},
 	} {
 		t.Run(c.file, func(t *testing.T) {

@@ -35,20 +35,23 @@ type retainedRun struct {
 }
 
 // checkRetained writes the run's history if asked, checks it with retention
-// that evicts nothing (a 404 for a job a 202 named is a lost job), prints
+// that evicts nothing (a 404 for a job a 202 named is a lost job) and a
+// known TTL (expires_at on every terminal snapshot), prints
 // the summary and the check, and returns the exit code; it removes a
 // temporary folder of a run that passed and names the folder of one that
 // did not.
 func checkRetained(r retainedRun, checkTimeout time.Duration, outDir, historyPath string, stdout, stderr io.Writer) int {
 	if historyPath != "" {
-		hf := linearizability.HistoryFile{MaxQueue: r.maxQueue, Level: "http", Retained: true, Ops: r.history}
+		hf := linearizability.HistoryFile{MaxQueue: r.maxQueue, Level: "http", Retained: true, KnowsTTL: true, Ops: r.history}
 		if err := writeFile(historyPath, hf); err != nil {
 			fmt.Fprintln(stderr, "lincheck:", err)
 			return exitSetup
 		}
 	}
+	// The servers run with a TTL of an hour: they know it, and every
+	// terminal snapshot carries expires_at.
 	rep := linearizability.CheckHTTP(r.history, linearizability.CheckConfig{
-		MaxQueue: r.maxQueue, Retained: true, Timeout: checkTimeout, VisualizeDir: outDir, AdmissionPorcupine: admissionPorcupine,
+		MaxQueue: r.maxQueue, Retained: true, KnowsTTL: true, Timeout: checkTimeout, VisualizeDir: outDir, AdmissionPorcupine: admissionPorcupine,
 	})
 	fmt.Fprintln(stdout, r.summary)
 	printCheck(stdout, rep)
