@@ -45,8 +45,10 @@ type CrashConfig struct {
 
 // DefaultCrashConfig returns 20 kills of lives of 150-450 ms, under 2
 // submitters, 2 pollers and 1 waiter, with 2 server workers, echo jobs of up
-// to 20 ms, a queue of 8 and a job deadline of 2 s. Server, Store and Dir
-// are left to the caller.
+// to 20 ms, a queue of 8 and a job deadline of 2 s; one submit in 40 waits
+// for its job (Prefer: wait=1), fewer than at the HTTP level since a wait
+// here takes the queue's 8 jobs of up to 20 ms. Server, Store and Dir are
+// left to the caller.
 func DefaultCrashConfig() CrashConfig {
 	h := DefaultHTTPConfig()
 	h.Submitters, h.Runners, h.Pollers, h.Waiters = 2, 2, 2, 1
@@ -55,6 +57,7 @@ func DefaultCrashConfig() CrashConfig {
 	h.MaxSleep, h.JobTimeout, h.SlowEvery = 20*time.Millisecond, 2*time.Second, 0
 	h.WaitTimeout, h.Grace = 20*time.Millisecond, 10*time.Second
 	h.RequestTimeout = 5 * time.Second
+	h.SubmitWaitEvery = 40
 	return CrashConfig{
 		HTTPConfig: h,
 		Cycles:     20, MinLife: 150 * time.Millisecond, MaxLife: 450 * time.Millisecond,

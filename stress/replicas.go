@@ -52,13 +52,13 @@ type ReplicasConfig struct {
 // 1 s in and started again 500 ms later, with leases of 500 ms; per
 // replica 2 submitters, 2 pollers and 1 waiter, 2 workers; echo jobs of up
 // to 20 ms, a queue of 8 shared by all, a job deadline of 2 s; of the
-// submits that wait for their job (Prefer: wait=1, one in 8), one in 50
-// sends a job of 1.25 s, which the wait does not see end (a 202). Server,
-// Store and Dir are left to the caller.
+// submits that wait for their job (Prefer: wait=1, one in 40, as in the
+// crash test), one in 10 sends a job of 1.25 s, which the wait does not
+// see end (a 202). Server, Store and Dir are left to the caller.
 func DefaultReplicasConfig() ReplicasConfig {
 	h := DefaultCrashConfig().HTTPConfig
 	h.Duration = 3 * time.Second
-	h.LongWaitEvery = 50
+	h.LongWaitEvery = 10
 	return ReplicasConfig{
 		HTTPConfig: h,
 		Replicas:   3, Lease: 500 * time.Millisecond,
