@@ -363,6 +363,16 @@ RetentionListInv ==
     /\ \A j \in table : (j \in Range(lru)) = (st[j] \in Terminal)
     /\ \A j \in Jobs : (completedAt[j] # NoTime) = (st[j] \in Terminal)
 
+\* Retention keeps a terminal job until its TTL has run out, unless the
+\* LRU bound pushes it out first: a job left the table while it would still
+\* be within its TTL (completedAt + TTL > now; the HTTP API's expires_at is
+\* completedAt + TTL) only if the list holds at least MaxCompleted jobs,
+\* each completed after it.  JobTable.tla's invariant of the same name.
+NoEarlyEvictionInv ==
+    \A j \in Jobs :
+        (st[j] # Absent /\ j \notin table /\ completedAt[j] + TTL > now)
+            => (Len(lru) >= MaxCompleted)
+
 \* Only Start marks a job started, so a started job left PENDING through
 \* RUNNING.
 StartedInv ==
