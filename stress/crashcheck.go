@@ -33,14 +33,19 @@ func endsSeen(history []porcupine.Operation) map[string]seenEnd {
 		if !linearizability.HasView(in.Kind, out.Outcome) || !out.State.Terminal() {
 			continue
 		}
-		e := ends[in.ID]
+		id := in.ID
+		if in.Kind == linearizability.SubmitWait {
+			id = out.ID // a 200 after the wait: the job it admitted
+		}
+		e := ends[id]
 		e.state = out.State
 		full := in.Kind == linearizability.Snapshot || in.Kind == linearizability.Wait ||
-			in.Kind == linearizability.Cancel && out.Outcome == linearizability.OK
+			in.Kind == linearizability.Cancel && out.Outcome == linearizability.OK ||
+			in.Kind == linearizability.SubmitWait && out.Value == "" // a snapshot, not a result
 		if full {
 			e.err, e.errKnown = out.Err, true
 		}
-		ends[in.ID] = e
+		ends[id] = e
 	}
 	return ends
 }
