@@ -117,7 +117,8 @@ var (
 	ErrRequestTaken = jobtable.ErrRequestTaken
 	ErrKeyConflict  = jobtable.ErrKeyConflict
 	// ErrNoCause is the error of a job ended by Fail or Timeout with a
-	// nil cause. A store that keeps only the message keeps its text.
+	// nil cause. A store that keeps only messages stores its text and
+	// reads it back as ErrNoCause (CauseText, CauseFromText).
 	ErrNoCause       = jobtable.ErrNoCause
 	ErrInvalidConfig = jobtable.ErrInvalidConfig
 	// ErrClosed is returned by every call after Close.

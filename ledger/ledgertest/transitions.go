@@ -224,7 +224,7 @@ func testTimestampsAndErrors(t *testing.T, s Store) {
 }
 
 // testNilCause: a job failed or timed out with a nil cause carries
-// ErrNoCause (its text where the store keeps only the message): in the
+// ErrNoCause, which errors.Is finds on every store: in the
 // snapshot the end returns, in every read after it, in a wait's answer,
 // and after a restart where the store survives one. A FAILED or TIMEOUT job
 // always has an error (PayloadConsistencyInv), and never the text of a nil
@@ -238,7 +238,7 @@ func testNilCause(t *testing.T, s Store) {
 	noCause := func(snap ledger.Snapshot, state ledger.State, what string) {
 		t.Helper()
 		require.Equal(t, state, snap.State, what)
-		require.EqualError(t, snap.Err, ledger.ErrNoCause.Error(), what)
+		require.ErrorIs(t, snap.Err, ledger.ErrNoCause, what)
 	}
 	ids := map[ledger.State]string{}
 	for state, end := range ends {

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -72,7 +71,7 @@ func parsePayload(p string) (string, *ledger.Snapshot, int64) {
 		snap.StartedAt = time.Unix(0, w.Started).UTC()
 	}
 	if w.Err != nil {
-		snap.Err = errors.New(*w.Err)
+		snap.Err = ledger.CauseFromText(*w.Err)
 	}
 	return id, &snap, w.Seq
 }

@@ -26,7 +26,7 @@ func scanSnapshot(row pgx.Row) (ledger.Snapshot, error) {
 	}
 	snap.State = ledger.State(state)
 	if errText != nil {
-		snap.Err = errors.New(*errText)
+		snap.Err = ledger.CauseFromText(*errText)
 	}
 	snap.CreatedAt = fromNanos(&created)
 	snap.StartedAt = fromNanos(started)

@@ -211,24 +211,15 @@ func (s *Store) Finish(ctx context.Context, id string, res []byte) (ledger.Snaps
 // Fail ends a job that is not terminal FAILED with cause, stored as its
 // message; ErrTerminal with the job's snapshot if it already ended.
 func (s *Store) Fail(ctx context.Context, id string, cause error) (ledger.Snapshot, error) {
-	msg := errText(cause)
+	msg := ledger.CauseText(cause)
 	return s.end(ctx, id, ledger.Failed, nil, &msg)
 }
 
 // Timeout ends a job that is not terminal TIMEOUT with cause, stored as
 // its message; ErrTerminal with the job's snapshot if it already ended.
 func (s *Store) Timeout(ctx context.Context, id string, cause error) (ledger.Snapshot, error) {
-	msg := errText(cause)
+	msg := ledger.CauseText(cause)
 	return s.end(ctx, id, ledger.TimedOut, nil, &msg)
-}
-
-// errText is the stored form of a job's error: the message of cause, or
-// of ledger.ErrNoCause for nil (a FAILED or TIMEOUT row always has one).
-func errText(cause error) string {
-	if cause == nil {
-		cause = ledger.ErrNoCause
-	}
-	return cause.Error()
 }
 
 // end is a terminal transition, in one transaction: the ledger row's lock

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"database/sql"
-	"errors"
 	"time"
 
 	"github.com/jobledger/jobledger/ledger"
@@ -35,7 +34,7 @@ func scanSnapshot(sc scanner, extra ...any) (ledger.Snapshot, error) {
 	}
 	snap.State = ledger.State(state)
 	if message.Valid {
-		snap.Err = errors.New(message.String)
+		snap.Err = ledger.CauseFromText(message.String)
 	}
 	snap.CreatedAt = fromNanos(created)
 	snap.StartedAt = fromNanos(started)
@@ -51,12 +50,8 @@ func fromNanos(n sql.NullInt64) time.Time {
 	return time.Unix(0, n.Int64).UTC()
 }
 
-// errText is the stored form of a job's error: the message of cause, or
-// of ledger.ErrNoCause for nil (a FAILED or TIMEOUT row always has one).
+// errText is the stored form of a job's error (ledger.CauseText).
 func errText(cause error) *string {
-	if cause == nil {
-		cause = ledger.ErrNoCause
-	}
-	s := cause.Error()
+	s := ledger.CauseText(cause)
 	return &s
 }
