@@ -38,27 +38,30 @@ func BenchmarkListPage(b *testing.B) {
 	for _, store := range []struct {
 		name string
 		open func(b *testing.B) ledger.Ledger[jobapi.Request, json.RawMessage]
+		// seeded: open returns the store with its jobs already in;
+		// otherwise fillFinished admits and ends them through it.
+		seeded bool
 	}{
 		{"memory", func(b *testing.B) ledger.Ledger[jobapi.Request, json.RawMessage] {
 			l, err := ledger.NewMemory[jobapi.Request, json.RawMessage](cfg)
 			require.NoError(b, err)
 			return l
-		}},
+		}, false},
 		{"sqlite", func(b *testing.B) ledger.Ledger[jobapi.Request, json.RawMessage] {
 			st, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "jobs.db"), cfg, sqlite.Options{})
 			require.NoError(b, err)
 			return ledger.WithCodecs(st, jobapi.RequestJSON{}, jobapi.ResultJSON{})
-		}},
+		}, false},
 		{"postgres", func(b *testing.B) ledger.Ledger[jobapi.Request, json.RawMessage] {
 			return openSeededPostgres(b, cfg, listRetained)
-		}},
+		}, true},
 	} {
 		b.Run(store.name, func(b *testing.B) {
 			l := store.open(b)
 			b.Cleanup(func() { require.NoError(b, l.Close()) }) // after the server's
 			var newest []string
-			if store.name == "postgres" {
-				newest = newestIDs(b, l, listPage) // seeded with the jobs
+			if store.seeded {
+				newest = newestIDs(b, l, listPage)
 			} else {
 				newest = fillFinished(b, l, listRetained, listPage)
 			}
