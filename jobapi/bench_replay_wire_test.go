@@ -77,9 +77,12 @@ func barePostHandler(location string, accepted []byte) http.Handler {
 func clientOp(ts *httptest.Server, body, target string, keyed bool, want int) func() error {
 	client := ts.Client()
 	return func() error {
-		req, err := http.NewRequest(http.MethodGet, ts.URL+target, nil)
+		var req *http.Request
+		var err error
 		if keyed {
 			req, err = http.NewRequest(http.MethodPost, ts.URL+"/jobs", strings.NewReader(body))
+		} else {
+			req, err = http.NewRequest(http.MethodGet, ts.URL+target, nil)
 		}
 		if err != nil {
 			return err

@@ -268,34 +268,8 @@ func BenchmarkKeyedReplay(b *testing.B) {
 	srv, body, target := replayFixture(b)
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
-	client := ts.Client()
-	do := func(newReq func() (*http.Request, error), want int) func() error {
-		return func() error {
-			req, err := newReq()
-			if err != nil {
-				return err
-			}
-			resp, err := client.Do(req)
-			if err != nil {
-				return err
-			}
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != want {
-				return fmt.Errorf("status %d", resp.StatusCode)
-			}
-			return nil
-		}
-	}
-	replay := do(func() (*http.Request, error) {
-		req, err := http.NewRequest(http.MethodPost, ts.URL+"/jobs", strings.NewReader(body))
-		if err == nil {
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Idempotency-Key", "bench-key")
-		}
-		return req, err
-	}, http.StatusAccepted)
-	get := do(func() (*http.Request, error) { return http.NewRequest(http.MethodGet, ts.URL+target, nil) }, http.StatusOK)
+	replay := clientOp(ts, body, target, true, http.StatusAccepted)
+	get := clientOp(ts, body, target, false, http.StatusOK)
 	benchcmp.Alternate(b, compareChunk, replay, get)
 }
 
