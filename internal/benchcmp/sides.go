@@ -32,8 +32,12 @@ func AlternateSides(b *testing.B, procs, chunk int, sides ...Side) (int, []time.
 // an exchange (a client and the server it calls), this counts the work of
 // both and of the runtime (the garbage collector, threads spinning for
 // work), and none of the time a thread waits for a core; work that one
-// side leaves running when its chunk ends is counted to the next. It
-// returns what AlternateSides does, and each side's CPU time.
+// side leaves running when its chunk ends is counted to the next, so
+// compare sides that follow the same kind of side. Each chunk's figure
+// also holds part of the two getrusage calls around it, the same on every
+// side: it pulls the CPU ratios a little towards 1, and cancels out of a
+// difference between two sides. It returns what AlternateSides does, and
+// each side's CPU time.
 func AlternateSidesCPU(b *testing.B, procs, chunk int, sides ...Side) (int, []time.Duration, []time.Duration) {
 	b.Helper()
 	n, took, used := alternateSides(b, procs, chunk, true, sides)
