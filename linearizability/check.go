@@ -88,9 +88,9 @@ type Report struct {
 	// AdmissionStates is the most states the sweep held at one instant.
 	AdmissionStates  int
 	LargestPartition int // operations in the largest job partition
-	// UnknownLeftOut counts the operations of unknown outcome that the
-	// HTTP job model was not given, because they constrain nothing
-	// (withoutUnknownReads); the admission model saw them.
+	// UnknownLeftOut counts the reads and cancels of unknown outcome that
+	// the HTTP job model was not given, because they constrain nothing
+	// (withoutUnknownOps).
 	UnknownLeftOut int
 	JobCheck       time.Duration
 	AdmissionCheck time.Duration
@@ -125,7 +125,7 @@ func check(history []porcupine.Operation, cfg CheckConfig, job, adm porcupine.Mo
 
 	jobHistory := history
 	if http {
-		jobHistory, rep.UnknownLeftOut = withoutUnknownReads(history)
+		jobHistory, rep.UnknownLeftOut = withoutUnknownOps(history)
 		jobHistory = withSubmitWaitReads(jobHistory)
 	}
 	parts := jobPartitions(jobHistory)

@@ -26,13 +26,15 @@ const endClientBase = 1 << 20
 // and not yet ended. Its Step is the clauses of httpAdmissionClauses
 // (clause.go):
 //
-//   - 202 needs fewer than maxQueue jobs in the set and adds the job;
+//   - an admission (a 202, or a waiting submit's 200 or 202) needs fewer
+//     than maxQueue jobs in the set and adds the job;
 //   - 429 needs maxQueue jobs in the set;
 //   - End removes its job, which must be in the set;
 //   - a read that saw a job PENDING or RUNNING needs it in the set: of
 //     each job's such reads the projection keeps the one called last, which
-//     bounds its End from below;
-//   - a POST answers nothing but 202 and 429.
+//     bounds its End from below (a waiting submit's 202 after its wait is
+//     such a read where retention evicts nothing);
+//   - a POST answers nothing but an admission and 429.
 //
 // This is sound: in a correct server the real terminal transitions, at
 // their real times, are one such linearization. It is weaker than the table

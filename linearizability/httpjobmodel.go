@@ -231,7 +231,11 @@ func observeResult(r rules, s httpJobState, out Output) (bool, httpJobState) {
 // began (the server answers 202 then too), which is legal only where
 // retention evicts, and leaves the job gone for good. A job not seen
 // terminal may have been either; the live branch allows every later
-// observation the gone branch does, so it is the one taken.
+// observation the gone branch does, so it is the one taken. Without the
+// clause, a 202 for a job seen terminal is taken as live; with it, such a
+// 202 makes the job gone, so a violation is reported by the clause that
+// a later view of the job breaks (GoneForGood) or, where retention evicts
+// nothing, by NoLostJob, never by SubmitWaitDeadlineOnlyLive itself.
 func waitRanOut(r rules, s httpJobState) (bool, httpJobState) {
 	if s.Gone || !s.State.Terminal() || r.holds(httpSubmitWaitDeadlineOnlyLive, false) {
 		return true, s

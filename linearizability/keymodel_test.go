@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -186,7 +187,8 @@ func TestKeyRaceRecorded(t *testing.T) {
 				if t.Failed() {
 					return
 				}
-				for _, id := range unique(ids) {
+				slices.Sort(ids)
+				for _, id := range slices.Compact(ids) {
 					call := rec.clock.Add(1)
 					if _, err := l.Fail(ctx, id, errors.New("done")); err != nil && !errors.Is(err, ledger.ErrTerminal) {
 						t.Fatal(err)
@@ -198,17 +200,4 @@ func TestKeyRaceRecorded(t *testing.T) {
 			require.NoError(t, err, "visualization: %s", path)
 		})
 	}
-}
-
-// unique returns the distinct strings of s, in their first order.
-func unique(s []string) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, v := range s {
-		if !seen[v] {
-			seen[v] = true
-			out = append(out, v)
-		}
-	}
-	return out
 }

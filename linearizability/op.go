@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/anishathalye/porcupine"
 )
@@ -210,7 +211,7 @@ func Describe(in Input, out Output) string {
 	case in.Kind == Submit && out.Outcome == OK:
 		fmt.Fprintf(&b, " %s", short(out.ID))
 	case in.Kind == SubmitWait && (out.Outcome == OK || out.Outcome == Deadline):
-		fmt.Fprintf(&b, " %s after waiting %d", short(out.ID), out.Waited)
+		fmt.Fprintf(&b, " %s after waiting %v", short(out.ID), time.Duration(out.Waited))
 	case in.Kind == TakeRequest && out.Outcome == OK:
 		fmt.Fprintf(&b, " %q", out.Value)
 	}

@@ -11,7 +11,7 @@
 // # Usage
 //
 //	res, err := stress.Run(ctx, stress.DefaultConfig())
-//	rep := linearizability.Check(res.History, linearizability.CheckConfig{MaxQueue: res.Config.MaxQueue, KnowsTTL: true})
+//	rep := linearizability.Check(res.History, linearizability.CheckConfig{MaxQueue: res.Config.MaxQueue})
 //	if len(res.Violations) > 0 || rep.Verdict != linearizability.Linearizable { ... }
 //
 // Run drives a fresh in-process table with submitters, runners, pollers and

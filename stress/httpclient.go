@@ -84,10 +84,7 @@ func submitWaitOutput(res client.Outcome) (linearizability.Output, error) {
 	var err error
 	switch {
 	case res.Result != nil:
-		var buf bytes.Buffer
-		if err = json.Compact(&buf, res.Result.Result); err == nil {
-			out, err = withState(linearizability.Output{Outcome: linearizability.OK, TaskID: res.Result.TaskID, Value: buf.String()}, string(res.Result.State))
-		}
+		out, err = resultOutput(*res.Result)
 	case res.Snapshot != nil:
 		out, err = snapshotOutput(*res.Snapshot, nil)
 	default:
@@ -142,16 +139,23 @@ func (h *HTTPClient) Result(ctx context.Context, id string) (linearizability.Out
 	if err != nil {
 		out, err = refusal(err)
 	} else {
-		var buf bytes.Buffer
-		if err = json.Compact(&buf, res.Result); err == nil {
-			out, err = withState(linearizability.Output{Outcome: linearizability.OK, TaskID: res.TaskID, Value: buf.String()}, string(res.State))
-		}
+		out, err = resultOutput(res)
 	}
 	if err != nil {
 		out = linearizability.Output{}
 	}
 	h.c.end(i, out)
 	return out, err
+}
+
+// resultOutput reads a result body (GET /jobs/{id}/result, or a waiting
+// submit's 200 for a DONE job), the result compacted.
+func resultOutput(res client.Result) (linearizability.Output, error) {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, res.Result); err != nil {
+		return linearizability.Output{}, err
+	}
+	return withState(linearizability.Output{Outcome: linearizability.OK, TaskID: res.TaskID, Value: buf.String()}, string(res.State))
 }
 
 // snapshotOutput reads a reply whose 200 body is a job (snapshot, wait,

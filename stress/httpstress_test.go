@@ -37,16 +37,24 @@ func TestHTTPStressLinearizable(t *testing.T) {
 		rep.JobPartitions, rep.LargestPartition, rep.JobCheck, rep.AdmissionOps, rep.AdmissionSegments, rep.AdmissionCheck)
 
 	// Submits with Prefer: wait were recorded, and their jobs ended within
-	// the wait (the server's async_timeout is far below it).
+	// the wait (the server's async_timeout is far below it). A 202 that
+	// came back before its wait could have run out is the server's answer
+	// for a job evicted before the wait began (retention here is 5 ms),
+	// which is legal; one that came after it is a wait that ran out.
 	waited := map[linearizability.Outcome]int{}
+	ranOut := 0
 	for _, op := range res.History {
 		if op.Input.(linearizability.Input).Kind == linearizability.SubmitWait {
-			waited[op.Output.(linearizability.Output).Outcome]++
+			out := op.Output.(linearizability.Output)
+			waited[out.Outcome]++
+			if out.Outcome == linearizability.Deadline && out.Waited > 0 && op.Return-op.Call >= out.Waited {
+				ranOut++
+			}
 		}
 	}
-	t.Logf("submits with Prefer: wait: %v", waited)
+	t.Logf("submits with Prefer: wait: %v, %d of the 202s after the whole wait", waited, ranOut)
 	require.Positive(t, waited[linearizability.OK], "no submit waited for its job")
-	require.Zero(t, waited[linearizability.Deadline], "a job outlived async_timeout and a wait of a second")
+	require.Zero(t, ranOut, "a job outlived async_timeout and a wait of a second")
 
 	// The recorder keeps expires_at: the same history, checked as from a
 	// server that does not know its TTL, has terminal views carrying it.
