@@ -150,7 +150,7 @@ func RunCrash(ctx context.Context, cfg CrashConfig) (*CrashResult, error) {
 		tr.CloseIdleConnections()
 	}
 	rec := run.record()
-	res.Record.History, res.Elapsed = rec.History, rec.Elapsed
+	res.Record.History, res.Walks, res.Elapsed = rec.History, rec.Walks, rec.Elapsed
 	res.Accepted, res.Rejected = rec.Accepted, rec.Rejected
 	return res, nil
 }

@@ -56,6 +56,11 @@ func TestHTTPStressLinearizable(t *testing.T) {
 	require.Positive(t, waited[linearizability.OK], "no submit waited for its job")
 	require.Zero(t, ranOut, "a job outlived async_timeout and a wait of a second")
 
+	// The pollers walked the listing, and every walk that ended lists what
+	// the history says it must.
+	require.NotEmpty(t, res.Walks, "no walk of the listing")
+	require.NoError(t, linearizability.CheckRecordedWalks(res.History, res.Walks))
+
 	// The recorder keeps expires_at: the same history, checked as from a
 	// server that does not know its TTL, has terminal views carrying it.
 	rep = linearizability.CheckHTTP(res.History, linearizability.CheckConfig{MaxQueue: cfg.MaxQueue, NoVisualize: true})

@@ -18,10 +18,20 @@ import (
 // httpWorkload is the shared state of one HTTP stress's clients.
 type httpWorkload struct {
 	*stressRun
-	cfg  HTTPConfig // its Config is stressRun's
-	api  *client.Client
-	lost atomic.Int64
+	cfg   HTTPConfig // its Config is stressRun's
+	api   *client.Client
+	lost  atomic.Int64
+	walks atomic.Int64 // walks of the listing begun, at most maxWalks
 }
+
+// A poller walks the whole listing (GET /jobs, every page) in one poll of
+// walkEvery, at most maxWalks times a run: a walk of thousands of
+// retained jobs is tens of pages, and checking one is quadratic in the
+// jobs it lists.
+const (
+	walkEvery = 200
+	maxWalks  = 20
+)
 
 // drainOne waits on id until it is seen terminal or gone, or deadline
 // passes; it reports whether the job was seen ended.
@@ -96,6 +106,12 @@ func (w *httpWorkload) poller(ctx context.Context, c *HTTPClient, r *rand.Rand) 
 			continue
 		}
 		var err error
+		if r.IntN(walkEvery) == 0 && w.walks.Add(1) <= maxWalks {
+			if _, err := c.Walk(bg); err != nil {
+				w.lost.Add(1)
+			}
+			continue
+		}
 		switch k := r.IntN(20); {
 		case k < 10:
 			_, err = c.Snapshot(bg, id)

@@ -19,8 +19,9 @@ type Recorder struct {
 	clock *Clock
 	count atomic.Int64 // operations begun
 
-	mu      sync.Mutex // guards clients
+	mu      sync.Mutex // guards clients and walks
 	clients []*Client
+	walks   []linearizability.Walk
 }
 
 // NewRecorder returns a Recorder with a fresh Clock.
@@ -34,7 +35,7 @@ func (r *Recorder) Clock() *Clock { return r.clock }
 func (r *Recorder) Client(l Ledger) *Client {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	c := &Client{id: len(r.clients), ledger: l, clock: r.clock, count: &r.count}
+	c := &Client{id: len(r.clients), ledger: l, clock: r.clock, count: &r.count, rec: r}
 	r.clients = append(r.clients, c)
 	return c
 }
@@ -65,6 +66,7 @@ type Client struct {
 	ledger Ledger
 	clock  *Clock
 	count  *atomic.Int64
+	rec    *Recorder // where its walks go
 
 	mu  sync.Mutex // guards ops; taken briefly, so History can read a live client
 	ops []porcupine.Operation

@@ -187,7 +187,7 @@ func RunReplicas(ctx context.Context, cfg ReplicasConfig) (*ReplicasResult, erro
 		r.srv = nil
 	}
 	rec := run.record()
-	res.Record.History, res.Elapsed = rec.History, rec.Elapsed
+	res.Record.History, res.Walks, res.Elapsed = rec.History, rec.Walks, rec.Elapsed
 	res.Accepted, res.Rejected = rec.Accepted, rec.Rejected
 	for _, e := range endsSeen(res.History) {
 		switch {

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+
+	"github.com/jobledger/jobledger/linearizability"
 )
 
 // What the two stress drivers share: the table's (stress.go, its workers in
@@ -91,6 +93,10 @@ func (c Config) validate() error {
 // Result and HTTPResult embed it.
 type Record struct {
 	History []porcupine.Operation
+	// Walks are the walks of the listing that reached their last page (the
+	// HTTP levels' pollers walk GET /jobs now and then), to be checked
+	// beside History (linearizability.CheckRecordedWalks).
+	Walks   []linearizability.Walk
 	Elapsed time.Duration
 
 	Accepted, Rejected int64
@@ -163,6 +169,7 @@ func (r *stressRun) report(ctx context.Context, done <-chan struct{}) {
 func (r *stressRun) record() Record {
 	return Record{
 		History:  r.rec.History(),
+		Walks:    r.rec.Walks(),
 		Elapsed:  time.Since(r.start),
 		Accepted: r.accepted.Load(),
 		Rejected: r.rejected.Load(),

@@ -221,7 +221,7 @@ func runOnce(ctx context.Context, cfg stress.Config, level string, checkTimeout 
 		res.Elapsed.Round(time.Millisecond), len(res.History), res.Accepted, res.Rejected, res.Stats.EvictedTTL, res.Stats.EvictedLRU)
 	printCheck(stdout, rep)
 
-	return verdict(rep, res.Violations, stdout)
+	return verdict(rep, res.Violations, nil, stdout)
 }
 
 func writeHistory(path string, maxQueue int, res *stress.Result) error {
@@ -263,7 +263,8 @@ func runHTTP(ctx context.Context, cfg stress.HTTPConfig, checkTimeout time.Durat
 	fmt.Fprintf(stdout, "  stress: %v, %d operations, %d accepted, %d rejected, %d lost replies, depth %d and %d retained at the end\n",
 		res.Elapsed.Round(time.Millisecond), len(res.History), res.Accepted, res.Rejected, res.Lost, res.Depth, res.Retained)
 	printCheck(stdout, rep)
-	return verdict(rep, res.Violations, stdout)
+	walkErr := checkWalks(res.History, res.Walks, stdout)
+	return verdict(rep, res.Violations, walkErr, stdout)
 }
 
 // printCheck prints what the checks cost.
@@ -288,8 +289,12 @@ func printCheck(stdout io.Writer, rep linearizability.Report) {
 
 // verdict prints the failures and the result line, and returns the exit
 // code.
-func verdict(rep linearizability.Report, violations []string, stdout io.Writer) int {
+func verdict(rep linearizability.Report, violations []string, walkErr error, stdout io.Writer) int {
 	code := exitOK
+	if walkErr != nil {
+		code = worse(code, exitLinearizable)
+		fmt.Fprintln(stdout, "  LISTING VIOLATION:", walkErr)
+	}
 	if len(violations) > 0 {
 		code = worse(code, exitInvariant)
 		for _, v := range violations {

@@ -26,6 +26,7 @@ func runDir(dir, pattern string) (string, bool, error) {
 // saw, its one-line summary, and the folder of its logs.
 type retainedRun struct {
 	history    []porcupine.Operation
+	walks      []linearizability.Walk // of the listing, beside history
 	violations []string
 	maxQueue   int
 	summary    string
@@ -55,7 +56,8 @@ func checkRetained(r retainedRun, checkTimeout time.Duration, outDir, historyPat
 	})
 	fmt.Fprintln(stdout, r.summary)
 	printCheck(stdout, rep)
-	code := verdict(rep, r.violations, stdout)
+	walkErr := checkWalks(r.history, r.walks, stdout)
+	code := verdict(rep, r.violations, walkErr, stdout)
 	if code == exitOK && r.temp {
 		os.RemoveAll(r.dir)
 	} else if code != exitOK {

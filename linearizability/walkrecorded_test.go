@@ -1,0 +1,65 @@
+package linearizability_test
+
+import (
+	"testing"
+
+	"github.com/anishathalye/porcupine"
+	"github.com/stretchr/testify/require"
+
+	lin "github.com/jobledger/jobledger/linearizability"
+)
+
+// TestCheckRecordedWalks: the jobs of a recorded walk come from the HTTP
+// history beside it: admitted by a 202 or a waiting submit, held after the
+// walk when a later read found them; a job no reply named is allowed once
+// per POST of unknown outcome called before the walk ended.
+func TestCheckRecordedWalks(t *testing.T) {
+	post := func(call, ret int64, id string) porcupine.Operation {
+		return porcupine.Operation{Call: call, Return: ret, Input: lin.Input{Kind: lin.Submit, TaskID: "t", Value: "{}"},
+			Output: lin.Output{Outcome: lin.OK, ID: id}}
+	}
+	waitPost := func(call, ret int64, id string) porcupine.Operation {
+		return porcupine.Operation{Call: call, Return: ret, Input: lin.Input{Kind: lin.SubmitWait, TaskID: "t", Value: "{}"},
+			Output: lin.Output{Outcome: lin.OK, ID: id, State: lin.StateDone, TaskID: "t", Value: "{}"}}
+	}
+	lostPost := func(call int64) porcupine.Operation {
+		return porcupine.Operation{Call: call, Return: lin.Pending, Input: lin.Input{Kind: lin.Submit, TaskID: "t", Value: "{}"},
+			Output: lin.Output{Outcome: lin.Unknown}}
+	}
+	read := func(call, ret int64, id string, found bool) porcupine.Operation {
+		out := lin.Output{Outcome: lin.OK, State: lin.StatePending, TaskID: "t"}
+		if !found {
+			out = lin.Output{Outcome: lin.NotFound}
+		}
+		return porcupine.Operation{Call: call, Return: ret, Input: lin.Input{Kind: lin.Snapshot, ID: id}, Output: out}
+	}
+	base := []porcupine.Operation{post(1, 2, "a"), waitPost(3, 4, "b")}
+	walk := func(call, ret int64, pages ...[]string) lin.Walk {
+		return lin.Walk{Call: call, Return: ret, Pages: pages}
+	}
+	for _, c := range []struct {
+		name    string
+		history []porcupine.Operation
+		walks   []lin.Walk
+		want    error
+	}{
+		{"both listed, newest first", append(base, read(20, 21, "a", true)), []lin.Walk{walk(10, 12, []string{"b"}, []string{"a"})}, nil},
+		{"a held after and skipped", append(base, read(20, 21, "a", true)), []lin.Walk{walk(10, 12, []string{"b"})}, lin.ErrWalkSkipped},
+		{"a last found before the walk: may have gone", append(base, read(5, 6, "a", true), read(20, 21, "a", false)), []lin.Walk{walk(10, 12, []string{"b"})}, nil},
+		{"listed twice", base, []lin.Walk{walk(10, 12, []string{"b", "a"}), walk(13, 15, []string{"b"}, []string{"b"})}, lin.ErrWalkDuplicate},
+		{"oldest first", base, []lin.Walk{walk(10, 12, []string{"a", "b"})}, lin.ErrWalkNotNewest},
+		{"a job nobody named", base, []lin.Walk{walk(10, 12, []string{"x", "b", "a"})}, lin.ErrWalkUnknownItem},
+		{"a job a lost POST may have admitted", append(base, lostPost(8)), []lin.Walk{walk(10, 12, []string{"x", "b", "a"})}, nil},
+		{"a lost POST after the walk explains nothing", append(base, lostPost(30)), []lin.Walk{walk(10, 12, []string{"x", "b", "a"})}, lin.ErrWalkUnknownItem},
+		{"one lost POST, two unnamed jobs", append(base, lostPost(8)), []lin.Walk{walk(10, 12, []string{"x", "y", "b", "a"})}, lin.ErrWalkUnknownItem},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := lin.CheckRecordedWalks(c.history, c.walks)
+			if c.want == nil {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, c.want)
+		})
+	}
+}
