@@ -1,7 +1,6 @@
 package jobtable
 
 import (
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -20,7 +19,9 @@ import (
 //   - mu guards the rest of view (State, Err, StartedAt, CompletedAt), req,
 //     reqReleased, res and done while the job is live [2]. Start and the
 //     terminal transition read the clock while holding it, so their
-//     timestamps are ordered as their critical sections are.
+//     timestamps are ordered as their critical sections are. (jobMutex is
+//     sync.Mutex; the traced build's numbers its critical sections, see
+//     trace_section.go.)
 //   - Once the job is terminal, view and res are frozen: nothing writes
 //     them again. The terminal transition writes them, then stores the
 //     terminal state, then closes done, all in one critical section, so
@@ -59,7 +60,7 @@ type job[Req, Res any] struct {
 	// after Submit.
 	key, digest string
 
-	mu   sync.Mutex
+	mu   jobMutex
 	view Snapshot // the job as Snapshot returns it; frozen once terminal
 	req  Req
 	res  Res

@@ -2,7 +2,6 @@ package jobtable
 
 import (
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -23,7 +22,9 @@ import (
 //     makes its holder the one
 //     writer of jobs: Submit evicts and inserts, and the terminal
 //     transition appends to retained, all under mu [5]. Neither the list
-//     (a retentionList) nor the index takes a lock of its own.
+//     (a retentionList) nor the index takes a lock of its own. (tableMutex
+//     is sync.Mutex; the traced build's numbers its critical sections, see
+//     trace_section.go.)
 //   - evictedTTL, evictedLRU: atomic counters for Stats.
 //
 // Lock order: mu, then a job's mu (terminate, the TTL check of
@@ -52,7 +53,7 @@ type Table[Req, Res any] struct {
 
 	depth atomic.Int32
 
-	mu       sync.Mutex
+	mu       tableMutex
 	jobs     jobIndex[Req, Res]            // read without a lock; written under mu
 	retained retentionList[*job[Req, Res]] // terminal jobs, least recently completed first
 	// keys indexes the jobs submitted under an idempotency key, by key:

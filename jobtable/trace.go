@@ -22,10 +22,14 @@ import (
 // hook that logs it and releases the lock, so the order of the log is the
 // order in which the atomics took effect. A goroutine logs only once the
 // harness has given it a thread role (traceAs: s1, r1, t1, w1 ...), so the
-// package's other tests run unchanged with the tag.
+// package's other tests run unchanged with the tag. Each event also names
+// the critical sections its goroutine was in (trace_section.go).
 
 // traceEvent is one line of the log. D is the depth Go knows at that
-// step, N and L the id map's and the retention list's lengths.
+// step, N and L the id map's and the retention list's lengths. JS and TS
+// number the critical section of the job's mutex and of the table mutex
+// the event was logged in; each is left out when the goroutine held no
+// such section.
 type traceEvent struct {
 	A  string `json:"a"`            // the spec action
 	T  string `json:"t"`            // the thread role
@@ -38,6 +42,8 @@ type traceEvent struct {
 	N  *int   `json:"n,omitempty"`
 	L  *int   `json:"l,omitempty"`
 	K  string `json:"k,omitempty"` // the idempotency key of a keyed submit
+	JS *int64 `json:"js,omitempty"`
+	TS *int64 `json:"ts,omitempty"`
 }
 
 var tracer struct {
@@ -57,6 +63,7 @@ func traceBegin() {
 func traceEnd() []traceEvent {
 	tracer.on.Store(false)
 	tracer.roles.Clear()
+	sectionsHeld.Clear()
 	ev := tracer.events
 	tracer.events = nil
 	return ev
@@ -74,7 +81,7 @@ func traceAs(role string) {
 // traceNote logs an event the harness itself observes (a waiter that gave
 // up); the checker has no action for it.
 func traceNote(action, id string) {
-	traceLog(traceEvent{A: action, J: id}, false)
+	traceLog(nil, traceEvent{A: action, J: id}, false)
 }
 
 func goid() uint64 {
@@ -86,19 +93,23 @@ func goid() uint64 {
 }
 
 // traceLog appends the events under the trace lock; held says the caller
-// took it with traceAtomic.
-func traceLog(e traceEvent, held bool, more ...traceEvent) {
+// took it with traceAtomic. jm is the mutex of the job the events name
+// (nil for none): each event carries the section of it, and of the table
+// mutex, that the goroutine holds.
+func traceLog(jm *jobMutex, e traceEvent, held bool, more ...traceEvent) {
 	if !tracer.on.Load() {
 		return
 	}
 	if !held {
 		tracer.mu.Lock()
 	}
-	if role, ok := tracer.roles.Load(goid()); ok {
+	g := goid()
+	if role, ok := tracer.roles.Load(g); ok {
 		e.T = role.(string)
+		e.JS, e.TS = sectionsOf(g, jm)
 		tracer.events = append(tracer.events, e)
 		for _, m := range more {
-			m.T = e.T
+			m.T, m.JS, m.TS = e.T, e.JS, e.TS
 			tracer.events = append(tracer.events, m)
 		}
 	}
@@ -107,14 +118,26 @@ func traceLog(e traceEvent, held bool, more ...traceEvent) {
 
 // tracePut appends e under the trace lock that the caller took with
 // traceAtomic, and keeps it.
-func tracePut(e traceEvent) {
+func tracePut(jm *jobMutex, e traceEvent) {
 	if !tracer.on.Load() {
 		return
 	}
-	if role, ok := tracer.roles.Load(goid()); ok {
+	g := goid()
+	if role, ok := tracer.roles.Load(g); ok {
 		e.T = role.(string)
+		e.JS, e.TS = sectionsOf(g, jm)
 		tracer.events = append(tracer.events, e)
 	}
+}
+
+// sectionsOf returns the sections of jm (nil: none) and of the table
+// mutex that goroutine g holds.
+func sectionsOf(g uint64, jm *jobMutex) (js, ts *int64) {
+	h := heldBy(g, false)
+	if jm != nil {
+		js = h.section(&jm.countedMutex)
+	}
+	return js, h.section(nil)
 }
 
 func traceAtomic() {
@@ -153,7 +176,7 @@ func endAction(s State) string {
 }
 
 func traceSubmitLoad(d int32) {
-	traceLog(traceEvent{A: "SubmitLoad", D: ptr(d)}, true)
+	traceLog(nil, traceEvent{A: "SubmitLoad", D: ptr(d)}, true)
 }
 
 func traceSubmitCAS(ok bool, d1 int32) bool {
@@ -161,19 +184,19 @@ func traceSubmitCAS(ok bool, d1 int32) bool {
 	if ok {
 		e.R, e.D = "ok", ptr(d1)
 	}
-	traceLog(e, true)
+	traceLog(nil, e, true)
 	return ok
 }
 
 // After traceAtomic, t.mu held: eviction and insertion are one step.
 func traceSubmitInsert[Req, Res any](t *Table[Req, Res], id string) {
-	traceLog(traceEvent{A: "SubmitInsert", J: id, N: ptr(t.jobs.live), L: ptr(t.retained.len())}, true)
+	traceLog(nil, traceEvent{A: "SubmitInsert", J: id, N: ptr(t.jobs.live), L: ptr(t.retained.len())}, true)
 }
 
 // After traceAtomic, t.mu held: retention evicts j, in the step of the
 // insertion that follows (the trace lock stays held).
 func traceEvict[Req, Res any](j *job[Req, Res]) {
-	tracePut(traceEvent{A: "Evict", J: j.view.ID})
+	tracePut(&j.mu, traceEvent{A: "Evict", J: j.view.ID})
 }
 
 // t.mu is held: SubmitKeyed found key held by the job id (err nil: a
@@ -184,12 +207,12 @@ func traceKeyed(key, id string, err error) {
 	if err == nil {
 		r = "replay"
 	}
-	traceLog(traceEvent{A: "SubmitKeyed", J: id, K: key, R: r}, false)
+	traceLog(nil, traceEvent{A: "SubmitKeyed", J: id, K: key, R: r}, false)
 }
 
 // After traceAtomic, t.mu held: SubmitKeyed inserted the job id under key.
 func traceKeyedInsert[Req, Res any](t *Table[Req, Res], id, key string) {
-	traceLog(traceEvent{A: "SubmitInsert", J: id, K: key, N: ptr(t.jobs.live), L: ptr(t.retained.len())}, true)
+	traceLog(nil, traceEvent{A: "SubmitInsert", J: id, K: key, N: ptr(t.jobs.live), L: ptr(t.retained.len())}, true)
 }
 
 // After traceAtomic: the lookup that found no job.
@@ -200,22 +223,22 @@ func traceLookup(id string, missed bool) {
 		}
 		return
 	}
-	traceLog(traceEvent{A: "Lookup", J: id, R: "ErrNotFound"}, true)
+	traceLog(nil, traceEvent{A: "Lookup", J: id, R: "ErrNotFound"}, true)
 }
 
 // j.mu is held.
 func traceStart[Req, Res any](j *job[Req, Res], err error) {
-	traceLog(traceEvent{A: "Start", J: j.view.ID, R: errName(err), St: j.loadState().String()}, false)
+	traceLog(&j.mu, traceEvent{A: "Start", J: j.view.ID, R: errName(err), St: j.loadState().String()}, false)
 }
 
 // j.mu is held.
 func traceTake[Req, Res any](j *job[Req, Res], err error) {
-	traceLog(traceEvent{A: "TakeRequest", J: j.view.ID, R: errName(err)}, false)
+	traceLog(&j.mu, traceEvent{A: "TakeRequest", J: j.view.ID, R: errName(err)}, false)
 }
 
 // j.mu is held: a terminal call refused, the job being terminal already.
 func traceRefused[Req, Res any](j *job[Req, Res], to State) {
-	traceLog(traceEvent{A: endAction(to), J: j.view.ID, R: "ErrTerminal", St: j.loadState().String()}, false)
+	traceLog(&j.mu, traceEvent{A: endAction(to), J: j.view.ID, R: "ErrTerminal", St: j.loadState().String()}, false)
 }
 
 // After traceAtomic, j.mu and the table mutex held: the terminal state
@@ -224,7 +247,7 @@ func traceRefused[Req, Res any](j *job[Req, Res], to State) {
 // and TerminateRelease are logged together.
 func traceTerminated[Req, Res any](j *job[Req, Res], d int32) {
 	s := j.loadState()
-	traceLog(traceEvent{A: endAction(s), J: j.view.ID, R: "ok"}, true,
+	traceLog(&j.mu, traceEvent{A: endAction(s), J: j.view.ID, R: "ok"}, true,
 		traceEvent{A: "TerminateRelease", J: j.view.ID, St: s.String(), D: ptr(d)})
 }
 
@@ -233,26 +256,26 @@ func traceTerminated[Req, Res any](j *job[Req, Res], d int32) {
 // done, has already made terminal; nothing else changes, so the checker
 // takes it as a step that changes nothing.
 func traceWake[Req, Res any](j *job[Req, Res]) {
-	traceLog(traceEvent{A: "Wake", J: j.view.ID, St: j.loadState().String()}, false)
+	traceLog(&j.mu, traceEvent{A: "Wake", J: j.view.ID, St: j.loadState().String()}, false)
 }
 
 // The state Wait's check read: a terminal one read without the lock
 // (nothing changes a terminal job again, so it is logged once the read is
 // done), or any state read under j.mu (register).
 func traceWaitCheck[Req, Res any](j *job[Req, Res], s State) {
-	traceLog(traceEvent{A: "WaitCheck", J: j.view.ID, St: s.String()}, false)
+	traceLog(&j.mu, traceEvent{A: "WaitCheck", J: j.view.ID, St: s.String()}, false)
 }
 
 // j.mu is held: the check saw a live state, and the waiter takes done.
 func traceWaitRegister[Req, Res any](j *job[Req, Res]) {
-	traceLog(traceEvent{A: "WaitRegister", J: j.view.ID}, false)
+	traceLog(&j.mu, traceEvent{A: "WaitRegister", J: j.view.ID}, false)
 }
 
 // Woken by the close of done, Wait returns the final snapshot, read
 // without the lock as Wait reads it.
 func traceWaitWoken[Req, Res any](j *job[Req, Res]) {
 	s := j.view.State
-	traceLog(traceEvent{A: "WaitBlock", J: j.view.ID}, false,
+	traceLog(&j.mu, traceEvent{A: "WaitBlock", J: j.view.ID}, false,
 		traceEvent{A: "WaitReturn", J: j.view.ID, St: s.String()})
 }
 
@@ -267,20 +290,20 @@ func yesNo(b bool) string {
 // step of the waiter alone. The snapshot it reads next is logged by
 // traceSnapshot, as the waiter's WaitReturn.
 func traceWaitCancel[Req, Res any](j *job[Req, Res]) {
-	traceLog(traceEvent{A: "WaitCancel", J: j.view.ID}, false)
+	traceLog(&j.mu, traceEvent{A: "WaitCancel", J: j.view.ID}, false)
 }
 
 // A snapshot read (Snapshot, or Wait once its context ended): terminal,
 // read without the lock and logged after (nothing changes a terminal job
 // again), or copied under j.mu.
 func traceSnapshot[Req, Res any](j *job[Req, Res], s Snapshot) {
-	traceLog(traceEvent{A: "Snapshot", J: j.view.ID, St: s.State.String(),
+	traceLog(&j.mu, traceEvent{A: "Snapshot", J: j.view.ID, St: s.State.String(),
 		E: yesNo(s.Err != nil), C: yesNo(!s.CompletedAt.IsZero())}, false)
 }
 
 // Result's read: as traceSnapshot.
 func traceResult[Req, Res any](j *job[Req, Res], s Snapshot) {
-	traceLog(traceEvent{A: "Result", J: j.view.ID, St: s.State.String(),
+	traceLog(&j.mu, traceEvent{A: "Result", J: j.view.ID, St: s.State.String(),
 		E: yesNo(s.Err != nil), C: yesNo(!s.CompletedAt.IsZero())}, false)
 }
 

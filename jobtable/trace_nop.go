@@ -2,10 +2,19 @@
 
 package jobtable
 
+import "sync"
+
 // The trace hooks, compiled out: every one is empty and inlines to nothing,
 // so a normal build runs exactly the code it would without them. The build
 // tag jobtable_trace swaps in trace.go, which logs each step as the spec
-// action it implements (docs/verification.md, "Trace validation").
+// action it implements (docs/verification.md, "Trace validation"), and
+// trace_section.go, whose mutexes number their critical sections; here
+// they are sync.Mutex itself.
+
+type (
+	jobMutex   = sync.Mutex
+	tableMutex = sync.Mutex
+)
 
 func traceAtomic()                                                    {}
 func traceSubmitLoad(int32)                                           {}
