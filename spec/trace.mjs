@@ -17,7 +17,11 @@
 // that ends without it means no behaviour of the spec produces the trace
 // (rejected), and a bisection over prefixes finds the first event it
 // cannot follow. A parse or evaluation error, an unknown thread or action,
-// or a bound reached is an error, never a verdict.
+// or a bound reached is an error, never a verdict. Each event names the
+// critical sections Go logged it in, and the module maps them onto the
+// spec's mutexes (jobOwner, tableOwner; IdempotencyKeys' owner): a step
+// the spec makes atomic must not span two sections, and a step it takes
+// under a mutex must be in one.
 //
 // Exit status: 0 every trace accepted, 1 otherwise, 2 on an error.
 
@@ -46,6 +50,7 @@ const ACTIONS = new Set(['SubmitLoad', 'SubmitCAS', 'SubmitInsert', 'Lookup', 'S
 // parseTrace).
 const REFUSED = 'x0';
 const UNKNOWN = -1000; // an integer field Go did not log
+const NO_SECTION = 0; // a critical section its thread did not hold
 
 export class TraceError extends Error {}
 
@@ -59,6 +64,12 @@ export class TraceError extends Error {}
 // trace module lets x0 be claimed again): the claim of an id that never
 // reaches the map changes nothing else, and one id per refusal would make
 // every state of a long trace larger.
+//
+// A header with sections true says that Go logged, on each event, the
+// critical section of its job's mutex (js) and of the table mutex (ts)
+// that the event was logged in, leaving a field out where its thread held
+// no section: such a field reads NoSection (0). Without it both are
+// Unknown, and the module checks no section.
 export function parseTrace(text) {
   const lines = text.split('\n').filter((l) => l.trim() !== '');
   if (lines.length === 0) throw new TraceError('empty trace');
@@ -73,8 +84,10 @@ export function parseTrace(text) {
     }
     // A keyed call kS.N: thread kS of JobTable.tla, kS.N of
     // IdempotencyKeys.tla.
-    if (e.t[0] === 'k') return { ...e, t: e.t.split('.')[0], call: e.t };
-    return e;
+    const sec = (v) => (head.sections === true ? (v ?? NO_SECTION) : UNKNOWN);
+    const es = { ...e, js: sec(e.js), ts: sec(e.ts) };
+    if (e.t[0] === 'k') return { ...es, t: e.t.split('.')[0], call: e.t };
+    return es;
   });
   const names = new Map();
   const nameOf = (id) => {
@@ -120,7 +133,8 @@ function record(e) {
   const int = (v) => (Number.isInteger(v) ? v : UNKNOWN);
   return `[a |-> ${str(e.a)}, t |-> ${str(e.t)}, j |-> ${str(e.j ?? 'nojob')}, ` +
     `r |-> ${str(e.r ?? '')}, st |-> ${str(e.st ?? '')}, d |-> ${int(e.d)}, ` +
-    `n |-> ${int(e.n)}, l |-> ${int(e.l)}, e |-> ${str(e.e ?? '')}, c |-> ${str(e.c ?? '')}]`;
+    `n |-> ${int(e.n)}, l |-> ${int(e.l)}, e |-> ${str(e.e ?? '')}, c |-> ${str(e.c ?? '')}, ` +
+    `js |-> ${int(e.js)}, ts |-> ${int(e.ts)}]`;
 }
 
 // What the trace module adds to JobTable.tla.
@@ -131,8 +145,13 @@ const TRACE_DEFS = String.raw`
 (* and checks the values Go observed there.                                *)
 
 Unknown == ${UNKNOWN}
+NoSection == ${NO_SECTION}
 
-TraceInit == Init /\ ti = 0
+TraceInit ==
+    /\ Init
+    /\ ti = 0
+    /\ jsec = [j \in Jobs |-> NoSection]
+    /\ tsec = NoSection
 
 \* Go's answer r to call c on job j is the spec's, or j was evicted after
 \* Go's lock-free lookup found it: the call is linearised at the lookup
@@ -284,9 +303,51 @@ Step(e) ==
             /\ (e.j \in evicted \/ ReadAs(view'[e.t], e))
       [] OTHER -> FALSE
 
+\* Critical sections.  Go numbers the critical sections of each mutex in
+\* the order they are entered, and logs on each event the section of its
+\* job's mutex (js) and of the table mutex (ts) that its thread was in
+\* (NoSection: none; Unknown: not logged).  jsec[j] and tsec are the
+\* latest sections of the spec's jobOwner[j] and tableOwner that the trace
+\* has followed a step in.  A step the spec takes as one critical section
+\* of a mutex, or in which it takes a mutex that it holds across steps,
+\* must be in a later section than that; a step the spec takes still
+\* holding the mutex, in the same section.  So a step the spec makes
+\* atomic that Go splits over two sections (WaitCheck, then WaitRegister
+\* in a section of their own), or a step the spec takes under the job
+\* mutex that Go takes without it (a live job's snapshot), is refused
+\* whatever else ran in between.
+Opens(sec, last) == sec = Unknown \/ (sec # NoSection /\ sec > last)
+Keeps(sec, last) == sec = Unknown \/ sec = last
+After(sec, last) == IF sec = Unknown THEN last ELSE sec
+
+\* Under the job mutex: each its own critical section (a terminal call
+\* that succeeds keeps it, and the table mutex, for TerminateRelease).
+JobSteps == {"Start", "TakeRequest", "Finish", "Fail", "Timeout"}
+\* Reads under the job mutex, but for a terminal state, which the spec and
+\* Go (job.final) read without it.
+JobReads == {"WaitCheck", "Snapshot", "Result"}
+\* Still in the section of the thread's step before (TerminateWrite's, or
+\* WaitCheck's); Wake is TerminateRelease's close of done.
+JobHeld == {"TerminateRelease", "Wake", "WaitRegister"}
+
+Sections(e) ==
+    /\ IF e.j \in Jobs /\
+          (e.a \in JobSteps \/ (e.a \in JobReads /\ (e.js # NoSection \/ e.st \notin Terminal)))
+          THEN /\ Opens(e.js, jsec[e.j])
+               /\ jsec' = [jsec EXCEPT ![e.j] = After(e.js, jsec[e.j])]
+       ELSE /\ (e.a \in JobHeld => Keeps(e.js, jsec[e.j]))
+            /\ jsec' = jsec
+    \* Submit's insertion and the terminal call take the table mutex;
+    \* retention evicts in the insertion's section, logged before it.
+    /\ CASE e.a \in {"SubmitInsert", "Finish", "Fail", "Timeout"} ->
+              Opens(e.ts, tsec) /\ tsec' = After(e.ts, tsec)
+        [] e.a = "Evict" -> Opens(e.ts, tsec) /\ tsec' = tsec
+        [] e.a \in {"TerminateRelease", "Wake"} -> Keeps(e.ts, tsec) /\ tsec' = tsec
+        [] OTHER -> tsec' = tsec
+
 TraceNext ==
     /\ ti < Len(Trace)
-    /\ \E e \in {Trace[ti + 1]} : Step(e)
+    /\ \E e \in {Trace[ti + 1]} : Step(e) /\ Sections(e)
     /\ ti' = ti + 1
 
 \* Violated exactly when the whole trace has been followed: acceptance.
@@ -301,8 +362,9 @@ export function traceModule(spec) {
     [/^-+ MODULE JobTable -+$/m, (m) => m.replace('JobTable', 'JobTableTrace')],
     // the last constant, then Trace
     [/^(\s*)Defect(\s*\\\*[^\n]*)?$/m, (_m, ws) => `${ws}Defect,${ws}Trace`],
-    // the last variable, then the index of the trace
-    [/^(\s*)callsOK(\s*\\\*[^\n]*)?$/m, (_m, ws) => `${ws}callsOK,${ws}ti`],
+    // the last variable, then the index of the trace and the latest
+    // sections of the job mutexes and of the table mutex
+    [/^(\s*)callsOK(\s*\\\*[^\n]*)?$/m, (_m, ws) => `${ws}callsOK,${ws}ti,${ws}jsec,${ws}tsec`],
     // NextId hands ids out in a fixed order to stand in for symmetry; a
     // trace names its own, so any unclaimed id may come next (ids are
     // interchangeable: spec/README.md, Reductions).
@@ -366,20 +428,37 @@ export function traceCfg(t, upTo = t.events.length) {
 // found free, so the order changes no answer). TerminateRelease is End,
 // with the depth Go's decrement returned. Every other event is no step of
 // this module.
+//
+// Each of the three steps carries, as s, the table mutex's section (ts) of
+// the event where Go performed it: the lock, the first event the call
+// logged under it (its first SubmitLoad; a replay's or a conflict's
+// SubmitKeyed); the check, the event that decided it (the SubmitKeyed of
+// a replay, a conflict or a refusal; the successful SubmitCAS of an
+// admission, the spec's check taking the slot); the insertion, its
+// SubmitInsert. The module requires the three to share the section in
+// which the spec's owner took the mutex.
 export function ikRecords(t) {
   const recs = [];
   const ev = t.events;
+  const firstLoad = new Map(); // keyed call -> its first SubmitLoad
+  const admitted = new Map(); // keyed call -> its successful SubmitCAS
+  const sec = (e) => e?.ts ?? UNKNOWN;
   ev.forEach((e, x) => {
     const keyed = e.t[0] === 'k';
+    if (keyed && e.a === 'SubmitLoad' && !firstLoad.has(e.call)) firstLoad.set(e.call, e);
+    if (keyed && e.a === 'SubmitCAS' && e.r === 'ok') admitted.set(e.call, e);
     if (keyed && e.a === 'SubmitLoad' && e.d >= t.config.MaxQueue) {
       const f = ev.slice(x + 1).find((g) => g.call === e.call && g.a === 'SubmitKeyed');
       if (f === undefined) return; // cut off by the end of the trace
-      recs.push({ a: 'Lock', t: e.call, k: f.k, at: x }, { a: 'Check', t: e.call, r: 'full', at: x });
+      recs.push({ a: 'Lock', t: e.call, k: f.k, s: sec(firstLoad.get(e.call)), at: x },
+        { a: 'Check', t: e.call, r: 'full', s: sec(f), at: x });
     } else if (keyed && e.a === 'SubmitKeyed' && e.r !== 'ErrQueueFull') {
-      recs.push({ a: 'Lock', t: e.call, k: e.k, at: x }, { a: 'Check', t: e.call, r: 'replay', j: e.j, at: x });
+      recs.push({ a: 'Lock', t: e.call, k: e.k, s: sec(e), at: x },
+        { a: 'Check', t: e.call, r: 'replay', j: e.j, s: sec(e), at: x });
     } else if (keyed && e.a === 'SubmitInsert') {
-      recs.push({ a: 'Lock', t: e.call, k: e.k, at: x }, { a: 'Check', t: e.call, r: 'admit', at: x },
-        { a: 'Insert', t: e.call, j: e.j, at: x });
+      recs.push({ a: 'Lock', t: e.call, k: e.k, s: sec(firstLoad.get(e.call)), at: x },
+        { a: 'Check', t: e.call, r: 'admit', s: sec(admitted.get(e.call)), at: x },
+        { a: 'Insert', t: e.call, j: e.j, s: sec(e), at: x });
     } else if (e.a === 'TerminateRelease') {
       recs.push({ a: 'End', t: e.t, j: e.j, d: e.d, at: x });
     } else if (e.a === 'Evict') {
@@ -394,25 +473,40 @@ const IK_DEFS = String.raw`
 (* Trace validation, generated by spec/trace.mjs: each step follows the    *)
 (* next record of a keyed run (see ikRecords) with the action it names.    *)
 
-TraceInit == Init /\ ti = 0
+Unknown == ${UNKNOWN}
+NoSection == ${NO_SECTION}
 
+TraceInit == Init /\ ti = 0 /\ osec = NoSection
+
+\* osec: the table mutex's section in which owner took it, as Go logged
+\* it (s; Unknown: not logged). SubmitLock takes the mutex in a section
+\* after the last one; SubmitCheck and SubmitInsert hold it: the same
+\* section. A check answered outside the mutex (NoSection), or an
+\* insertion in a section of its own, is refused.
 Step(e) ==
     CASE e.a = "Lock" ->
             /\ SubmitLock(e.t)
             /\ tkey'[e.t] = e.k
+            /\ (e.s = Unknown \/ (e.s # NoSection /\ e.s > osec))
+            /\ osec' = IF e.s = Unknown THEN osec ELSE e.s
       [] e.a = "Check" ->
             /\ SubmitCheck(e.t)
             /\ CASE e.r = "replay" -> index[tkey[e.t]] = e.j
                  [] e.r = "full" -> index[tkey[e.t]] = NoJob /\ depth >= MaxQueue
                  [] OTHER -> index[tkey[e.t]] = NoJob /\ depth < MaxQueue
+            /\ (e.s = Unknown \/ e.s = osec)
+            /\ UNCHANGED osec
       [] e.a = "Insert" ->
             /\ SubmitInsert(e.t)
             /\ answer'[e.t] = e.j
+            /\ (e.s = Unknown \/ e.s = osec)
+            /\ UNCHANGED osec
       [] e.a = "End" ->
             /\ End(e.j)
             /\ depth' = e.d
+            /\ UNCHANGED osec
       [] e.a = "Evict" ->
-            Evict(e.j)
+            Evict(e.j) /\ UNCHANGED osec
       [] OTHER -> FALSE
 
 TraceNext ==
@@ -428,7 +522,7 @@ export function ikModule(spec) {
     [/^-+ MODULE IdempotencyKeys -+$/m, (m) => m.replace('IdempotencyKeys', 'IdempotencyKeysTrace')],
     [/^EXTENDS Naturals, FiniteSets$/m, () => 'EXTENDS Integers, FiniteSets, Sequences'],
     [/^(\s*)Defect(\s*\\\*[^\n]*)?$/m, (_m, ws) => `${ws}Defect,${ws}Trace`],
-    [/^(\s*)answer(\s*\\\*[^\n]*)?$/m, (_m, ws) => `${ws}answer,${ws}ti`],
+    [/^(\s*)answer(\s*\\\*[^\n]*)?$/m, (_m, ws) => `${ws}answer,${ws}ti,${ws}osec`],
     [/\n=+\s*$/, () => `\n${IK_DEFS}\n${'='.repeat(77)}\n`],
   ];
   let out = spec;
@@ -442,7 +536,8 @@ export function ikModule(spec) {
 export function ikCfg(t, recs, upTo = recs.length) {
   const field = (name) => [...new Set(recs.filter((r) => r[name] !== undefined).map((r) => r[name]))];
   const rec = (r) => `[a |-> ${str(r.a)}, t |-> ${str(r.t)}, j |-> ${str(r.j ?? 'nojob')}, ` +
-    `k |-> ${str(r.k ?? 'nokey')}, r |-> ${str(r.r ?? '')}, d |-> ${Number.isInteger(r.d) ? r.d : UNKNOWN}]`;
+    `k |-> ${str(r.k ?? 'nokey')}, r |-> ${str(r.r ?? '')}, d |-> ${Number.isInteger(r.d) ? r.d : UNKNOWN}, ` +
+    `s |-> ${Number.isInteger(r.s) ? r.s : UNKNOWN}]`;
   return [
     'CONSTANTS',
     `    Submitters = ${set(field('t').filter((x) => x[0] === 'k'))}`,
@@ -547,6 +642,14 @@ async function bite(files) {
       e.r === 'replay' && ev.some((g) => g.a === 'SubmitInsert' && g.k !== undefined && g.k !== e.k),
     (e, ev) => { e.j = ev.findLast((g) => g.a === 'SubmitInsert' && g.k !== undefined && g.k !== e.k).j; },
     'IdempotencyKeys'],
+    // Critical sections: a step the spec makes atomic split over two of
+    // them, a locked step taken outside its mutex.
+    ['a WaitRegister in a critical section other than its WaitCheck\'s', (e) => e.a === 'WaitRegister',
+      (e) => { e.js += 1; }],
+    ['a live job\'s snapshot read outside its job\'s mutex', (e) => e.a === 'Snapshot' &&
+      ['PENDING', 'RUNNING'].includes(e.st), (e) => { delete e.js; }],
+    ['a keyed replay answered outside the table mutex', (e) => e.a === 'SubmitKeyed' && e.r === 'replay',
+      (e) => { delete e.ts; }, 'IdempotencyKeys'],
   ];
   let status = 0;
   for (const [what, find, edit, by] of edits) {
