@@ -18,7 +18,11 @@ import "sync"
 // countedMutex is a mutex that numbers its critical sections.
 type countedMutex struct {
 	mu sync.Mutex
-	n  int64 // sections so far: guarded by mu, written by each holder once
+	// Guarded by mu: n, the sections so far, written by each holder
+	// once; by, the holder's record while tracing is on (nil otherwise),
+	// so that Unlock need not look its goroutine up again.
+	n  int64
+	by *heldSections
 }
 
 // jobMutex is job.mu and tableMutex Table.mu: two types, so that a
@@ -41,16 +45,16 @@ func (m *tableMutex) Unlock()       { m.unlock() }
 func (m *countedMutex) enter(table bool) bool {
 	m.n++
 	if tracer.on.Load() {
-		heldBy(goid(), true).push(heldSection{m: m, table: table, n: m.n})
+		m.by = heldBy(goid(), true)
+		m.by.push(heldSection{m: m, table: table, n: m.n})
 	}
 	return true
 }
 
 func (m *countedMutex) unlock() {
-	if tracer.on.Load() {
-		if h := heldBy(goid(), false); h != nil {
-			h.drop(m)
-		}
+	if h := m.by; h != nil {
+		m.by = nil
+		h.drop(m)
 	}
 	m.mu.Unlock()
 }
