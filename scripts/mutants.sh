@@ -193,10 +193,13 @@ gate() {
       # trace driver on this build (tag jobtable_trace), each log checked
       # against spec/JobTable.tla. A rejected trace is a catch; so is a
       # driver that fails after writing traces none of which is rejected
-      # (the mutant crashed the run). A checker error is no verdict.
+      # (the mutant crashed the run, or hung it: the driver's -timeout,
+      # far above a normal build's time, ends a run the mutant stopped,
+      # as start-terminal's restarted jobs do). A checker error is no
+      # verdict.
       local n=${pkg:-$TRACE_N} dir=$work/traces-${tag//\//-}
       rm -rf "$dir" && mkdir -p "$dir"
-      "$GO" test "${ov[@]}" -count=1 -tags jobtable_trace -run '^TestTraceRuns$' ./jobtable/ \
+      "$GO" test "${ov[@]}" -count=1 -timeout "$((120 + 5 * n))s" -tags jobtable_trace -run '^TestTraceRuns$' ./jobtable/ \
         -trace.dir "$dir" -trace.n "$n" -trace.jobs "$TRACE_JOBS" >"$log" 2>&1
       code=$?
       if [ $code -ne 0 ] && grep -q '\[build failed\]\|\[setup failed\]' "$log"; then
