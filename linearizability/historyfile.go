@@ -39,6 +39,9 @@ type HistoryFile struct {
 	// KnowsTTL is CheckConfig.KnowsTTL for this history.
 	KnowsTTL bool
 	Ops      []porcupine.Operation
+	// Walks are the walks of the listing recorded beside Ops (HTTP level),
+	// one line per page after the operations (historywalks.go).
+	Walks []Walk
 }
 
 type fileOp struct {
@@ -104,6 +107,12 @@ func ReadHistory(r io.Reader) (HistoryFile, error) {
 					return hf, fmt.Errorf("line %d: knows_ttl: %w", n, err)
 				}
 				hf.KnowsTTL = b
+			}
+			continue
+		}
+		if strings.HasPrefix(line, `{"walk":`) {
+			if err := hf.readWalkPage(line); err != nil {
+				return hf, fmt.Errorf("line %d: %w", n, err)
 			}
 			continue
 		}
@@ -209,6 +218,9 @@ func WriteHistory(w io.Writer, hf HistoryFile) error {
 		}
 		bw.Write(b)
 		bw.WriteByte('\n')
+	}
+	if err := writeWalks(bw, hf.Walks); err != nil {
+		return err
 	}
 	return bw.Flush()
 }

@@ -250,7 +250,7 @@ func runHTTP(ctx context.Context, cfg stress.HTTPConfig, checkTimeout time.Durat
 		return exitSetup
 	}
 	if historyPath != "" {
-		if err := writeFile(historyPath, linearizability.HistoryFile{MaxQueue: cfg.MaxQueue, Level: "http", KnowsTTL: true, Ops: res.History}); err != nil {
+		if err := writeFile(historyPath, linearizability.HistoryFile{MaxQueue: cfg.MaxQueue, Level: "http", KnowsTTL: true, Ops: res.History, Walks: res.Walks}); err != nil {
 			fmt.Fprintln(stderr, "lincheck:", err)
 			return exitSetup
 		}

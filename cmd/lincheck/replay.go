@@ -36,7 +36,11 @@ func runReplay(path string, checkTimeout time.Duration, outDir string, stdout, s
 	fmt.Fprintf(stdout, "lincheck: %s: %d operations, level=%s, max-queue %d, retained %v, knows ttl %v\n", path, len(hf.Ops), levelName(hf.Level), hf.MaxQueue, hf.Retained, hf.KnowsTTL)
 	rep := check(hf.Ops, cfg)
 	printCheck(stdout, rep)
-	return verdict(rep, nil, nil, stdout)
+	var walkErr error
+	if len(hf.Walks) > 0 {
+		walkErr = checkWalks(hf.Ops, hf.Walks, stdout)
+	}
+	return verdict(rep, nil, walkErr, stdout)
 }
 
 // levelName is a history file's level as the -level flag spells it.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -34,4 +35,18 @@ func TestReplay(t *testing.T) {
 	var out, errOut bytes.Buffer
 	require.Equal(t, exitSetup, run([]string{"-check", filepath.Join(t.TempDir(), "none.jsonl")}, &out, &errOut))
 	require.NotEmpty(t, errOut.String())
+
+	// A kept walk is checked again: one that lists the job twice fails.
+	dir := t.TempDir()
+	path := filepath.Join(dir, "walk.jsonl")
+	hist := "# max_queue: 2\n# level: http\n# knows_ttl: true\n" +
+		`{"client":0,"call":1,"return":2,"in":{"kind":"submit","task":"t","value":"{}"},"out":{"outcome":"ok","id":"a"}}` + "\n"
+	require.NoError(t, os.WriteFile(path, []byte(hist+`{"walk":1,"call":3,"return":4,"page":["a"]}`+"\n"), 0o644))
+	out.Reset()
+	require.Equal(t, exitOK, run([]string{"-check", path, "-out", dir}, &out, &errOut), out.String())
+	require.Contains(t, out.String(), "walks:  1 of the listing")
+	require.NoError(t, os.WriteFile(path, []byte(hist+`{"walk":1,"call":3,"return":4,"page":["a"]}`+"\n"+`{"walk":1,"call":3,"return":4,"page":["a"]}`+"\n"), 0o644))
+	out.Reset()
+	require.Equal(t, exitLinearizable, run([]string{"-check", path, "-out", dir}, &out, &errOut), out.String())
+	require.Contains(t, out.String(), "LISTING VIOLATION")
 }

@@ -43,7 +43,7 @@ type retainedRun struct {
 // did not.
 func checkRetained(r retainedRun, checkTimeout time.Duration, outDir, historyPath string, stdout, stderr io.Writer) int {
 	if historyPath != "" {
-		hf := linearizability.HistoryFile{MaxQueue: r.maxQueue, Level: "http", Retained: true, KnowsTTL: true, Ops: r.history}
+		hf := linearizability.HistoryFile{MaxQueue: r.maxQueue, Level: "http", Retained: true, Walks: r.walks, KnowsTTL: true, Ops: r.history}
 		if err := writeFile(historyPath, hf); err != nil {
 			fmt.Fprintln(stderr, "lincheck:", err)
 			return exitSetup
