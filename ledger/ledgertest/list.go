@@ -20,12 +20,19 @@ const maxPages = 1000
 // or on a page longer than the limit asks.
 func (f *fixture) walk(q ledger.ListQuery) []ledger.Snapshot {
 	f.t.Helper()
+	return f.walkBetween(q, nil)
+}
+
+// walkBetween is walk, calling between (when not nil) after each page that
+// another follows, with the page's number from 0, before the next is read.
+func (f *fixture) walkBetween(q ledger.ListQuery, between func(page int)) []ledger.Snapshot {
+	f.t.Helper()
 	limit := q.Limit
 	if limit == 0 {
 		limit = ledger.DefaultListLimit
 	}
 	var all []ledger.Snapshot
-	for range maxPages {
+	for n := range maxPages {
 		page, err := f.l.List(f.ctx, q)
 		require.NoError(f.t, err, "List(%+v)", q)
 		require.LessOrEqual(f.t, len(page.Jobs), min(limit, ledger.MaxListLimit), "a page holds at most its limit")
@@ -34,6 +41,9 @@ func (f *fixture) walk(q ledger.ListQuery) []ledger.Snapshot {
 			return all
 		}
 		q.Cursor = page.Next
+		if between != nil {
+			between(n)
+		}
 	}
 	f.t.Fatalf("a walk of %+v did not end in %d pages", q, maxPages)
 	return nil
@@ -174,22 +184,13 @@ func testListCursorStable(t *testing.T, s Store) {
 		live = append(live, f.submit("live"+strconv.Itoa(6+i)))
 	}
 	// Newest first: live9..live6, b, a, live5..live0.
-	q := ledger.ListQuery{Limit: 3}
-	var got []ledger.Snapshot
 	var added []string
-	for page := 0; page < maxPages; page++ {
-		p, err := f.l.List(f.ctx, q)
-		require.NoError(t, err)
-		got = append(got, p.Jobs...)
-		if p.Next == "" {
-			break
-		}
-		q.Cursor = p.Next
+	got := f.walkBetween(ledger.ListQuery{Limit: 3}, func(page int) {
 		// Between pages: end two jobs, so the bound of two evicts a and b
 		// at the next admissions, and admit two.
 		f.must(f.l.Fail(f.ctx, live[len(live)-1-page], errBoom))
 		added = append(added, f.submit("new"), f.submit("new"))
-	}
+	})
 	listed := map[string]int{}
 	for _, item := range got {
 		listed[item.ID]++
@@ -224,21 +225,12 @@ func testListStateDuringWalk(t *testing.T, s Store) {
 	for i, id := range order {
 		rank[id] = i
 	}
-	q := ledger.ListQuery{ByState: true, State: ledger.Running, Limit: 1}
-	var got []ledger.Snapshot
-	for page := 0; page < maxPages; page++ {
-		p, err := f.l.List(f.ctx, q)
-		require.NoError(t, err)
-		got = append(got, p.Jobs...)
-		if p.Next == "" {
-			break
-		}
-		q.Cursor = p.Next
+	got := f.walkBetween(ledger.ListQuery{ByState: true, State: ledger.Running, Limit: 1}, func(page int) {
 		if page < len(starting) { // below the cursor, oldest first
 			f.must(f.l.Start(f.ctx, starting[page]))
 			f.must(f.l.Finish(f.ctx, ending[page], "result"))
 		}
-	}
+	})
 	listed := map[string]bool{}
 	for i, item := range got {
 		require.Equal(t, ledger.Running, item.State, "job %s listed in state %v", item.ID, item.State)
