@@ -41,14 +41,7 @@ import (
 // server-cpu-ratio the same in CPU time: at or above 1, a replay costs the
 // server no more than a GET.
 func BenchmarkKeyedReplayServer(b *testing.B) {
-	srv, body, target := replayFixture(b)
-	snapshot, location, accepted := replayReplies(b, srv, body, target)
-	api := httptest.NewServer(srv)
-	defer api.Close()
-	bareGet := httptest.NewServer(bareHandler(snapshot))
-	defer bareGet.Close()
-	barePost := httptest.NewServer(barePostHandler(location, accepted))
-	defer barePost.Close()
+	api, bareGet, barePost, body, target := replayServers(b)
 
 	getReq := rawRequest(b, http.MethodGet, target, "", false)
 	fieldsReq := rawRequest(b, http.MethodGet, target, "", true)

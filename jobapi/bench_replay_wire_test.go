@@ -25,20 +25,30 @@ import (
 // be: what a POST with a body and two more header fields costs over a GET
 // before any handler runs.
 func BenchmarkKeyedReplayWire(b *testing.B) {
-	srv, body, target := replayFixture(b)
-	snapshot, location, accepted := replayReplies(b, srv, body, target)
-	api := httptest.NewServer(srv)
-	defer api.Close()
-	bareGet := httptest.NewServer(bareHandler(snapshot))
-	defer bareGet.Close()
-	barePost := httptest.NewServer(barePostHandler(location, accepted))
-	defer barePost.Close()
+	api, bareGet, barePost, body, target := replayServers(b)
 	benchcmp.AlternateSides(b, 1, compareChunk,
 		benchcmp.Side{Name: "bare-get", Op: clientOp(bareGet, body, target, false, http.StatusOK)},
 		benchcmp.Side{Name: "get", Op: clientOp(api, body, target, false, http.StatusOK)},
 		benchcmp.Side{Name: "replay", Op: clientOp(api, body, target, true, http.StatusAccepted)},
 		benchcmp.Side{Name: "bare-post", Op: clientOp(barePost, body, target, true, http.StatusAccepted)},
 	)
+}
+
+// replayServers starts, over loopback, the API on replayFixture's server
+// and the two bare handlers beside it (bareHandler answering the GET with
+// its bytes, barePostHandler answering the replay with its 202), all closed
+// when b ends, and returns them with the replay's body and the GET's
+// target.
+func replayServers(b *testing.B) (api, bareGet, barePost *httptest.Server, body, target string) {
+	srv, body, target := replayFixture(b)
+	snapshot, location, accepted := replayReplies(b, srv, body, target)
+	api = httptest.NewServer(srv)
+	b.Cleanup(api.Close)
+	bareGet = httptest.NewServer(bareHandler(snapshot))
+	b.Cleanup(bareGet.Close)
+	barePost = httptest.NewServer(barePostHandler(location, accepted))
+	b.Cleanup(barePost.Close)
+	return api, bareGet, barePost, body, target
 }
 
 // replayReplies returns what the API answers, in the fixture of
