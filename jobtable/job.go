@@ -20,8 +20,8 @@ import (
 //     reqReleased, res and done while the job is live [2]. Start and the
 //     terminal transition read the clock while holding it, so their
 //     timestamps are ordered as their critical sections are. (jobMutex is
-//     sync.Mutex; the traced build's numbers its critical sections, see
-//     trace_section.go.)
+//     sync.Mutex; in the traced build it numbers its critical sections,
+//     see trace_section.go.)
 //   - Once the job is terminal, view and res are frozen: nothing writes
 //     them again. The terminal transition writes them, then stores the
 //     terminal state, then closes done, all in one critical section, so

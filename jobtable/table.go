@@ -23,8 +23,8 @@ import (
 //     writer of jobs: Submit evicts and inserts, and the terminal
 //     transition appends to retained, all under mu [5]. Neither the list
 //     (a retentionList) nor the index takes a lock of its own. (tableMutex
-//     is sync.Mutex; the traced build's numbers its critical sections, see
-//     trace_section.go.)
+//     is sync.Mutex; in the traced build it numbers its critical sections,
+//     see trace_section.go.)
 //   - evictedTTL, evictedLRU: atomic counters for Stats.
 //
 // Lock order: mu, then a job's mu (terminate, the TTL check of

@@ -18,10 +18,11 @@
 // (rejected), and a bisection over prefixes finds the first event it
 // cannot follow. A parse or evaluation error, an unknown thread or action,
 // or a bound reached is an error, never a verdict. Each event names the
-// critical sections Go logged it in, and the module maps them onto the
-// spec's mutexes (jobOwner, tableOwner; IdempotencyKeys' owner): a step
-// the spec makes atomic must not span two sections, and a step it takes
-// under a mutex must be in one.
+// critical sections Go logged it in, and the module checks them beside the
+// spec's mutexes (jobOwner, tableOwner; IdempotencyKeys' owner), by a fixed
+// classification of the actions (JobSteps, JobReads, JobHeld) that must be
+// kept in step with the specs by hand: a step the spec makes atomic must
+// not span two sections, and a step it takes under a mutex must be in one.
 //
 // Exit status: 0 every trace accepted, 1 otherwise, 2 on an error.
 
