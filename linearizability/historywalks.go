@@ -14,8 +14,7 @@ import (
 //
 //	{"walk":1,"call":120,"return":180,"page":["A...","B..."]}
 //
-// A walk's pages are its lines in order; a walk with no page is one line
-// with "page":[].
+// A walk's pages are its lines in order; a recorded walk has at least one.
 
 type fileWalkPage struct {
 	Walk   int      `json:"walk"`
@@ -36,6 +35,9 @@ func (hf *HistoryFile) readWalkPage(line string) error {
 	if p.Page == nil {
 		return fmt.Errorf("walk %d: no page", p.Walk)
 	}
+	if p.Return < p.Call {
+		return fmt.Errorf("walk %d: returns at %d before its call at %d", p.Walk, p.Return, p.Call)
+	}
 	switch n := len(hf.Walks); {
 	case p.Walk == n && n > 0:
 		w := &hf.Walks[n-1]
@@ -54,11 +56,10 @@ func (hf *HistoryFile) readWalkPage(line string) error {
 // writeWalks writes walks, a line per page.
 func writeWalks(bw *bufio.Writer, walks []Walk) error {
 	for i, w := range walks {
-		pages := w.Pages
-		if len(pages) == 0 {
-			pages = [][]string{{}}
+		if len(w.Pages) == 0 {
+			return fmt.Errorf("walk %d has no page", i+1)
 		}
-		for _, page := range pages {
+		for _, page := range w.Pages {
 			if page == nil {
 				page = []string{}
 			}

@@ -10,13 +10,14 @@ import (
 // history, the HTTP history of the same run, with CheckWalk: the jobs of
 // each walk are those the history admitted (a 202, or a waiting submit's
 // 200 or 202), each held after the walk when a read called after its last
-// page returned found it. A POST whose reply was lost may have admitted a
+// page returned found it, or, where retention evicts nothing (retained, as
+// in the crash and replicas tests), every one of them. A POST whose reply was lost may have admitted a
 // job nobody can name: a walk may list as many such jobs as there were
 // POSTs of unknown outcome called before it ended, each taken as admitted
 // at the start of the run and not known to be held (so it is never owed
 // to a walk, and never breaks the order). It returns the first walk's
 // violations, with the walk's number, or nil.
-func CheckRecordedWalks(history []porcupine.Operation, walks []Walk) error {
+func CheckRecordedWalks(history []porcupine.Operation, walks []Walk, retained bool) error {
 	jobs := map[string]WalkJob{}
 	lastFound := map[string]int64{}
 	var lost []int64 // calls of POSTs of unknown outcome, in order
@@ -24,7 +25,9 @@ func CheckRecordedWalks(history []porcupine.Operation, walks []Walk) error {
 		in, out := op.Input.(Input), op.Output.(Output)
 		switch {
 		case in.Kind.submits() && admitted(in, out):
-			jobs[out.ID] = WalkJob{ID: out.ID, SubmitCall: op.Call, SubmitReturn: op.Return}
+			if _, ok := jobs[out.ID]; !ok { // the admission, the first POST naming it
+				jobs[out.ID] = WalkJob{ID: out.ID, SubmitCall: op.Call, SubmitReturn: op.Return}
+			}
 		case in.Kind.submits() && out.Outcome == Unknown:
 			lost = append(lost, op.Call)
 		case !in.Kind.submits() && in.ID != "" && out.Outcome != Unknown && out.Outcome != NotFound:
@@ -44,7 +47,7 @@ func CheckRecordedWalks(history []porcupine.Operation, walks []Walk) error {
 		}
 		walkJobs := make([]WalkJob, 0, len(jobs)+len(unknown))
 		for id, j := range jobs {
-			j.HeldAfter = lastFound[id] > w.Return
+			j.HeldAfter = retained || lastFound[id] > w.Return
 			walkJobs = append(walkJobs, j)
 		}
 		if len(unknown) <= lostBefore(lost, w.Return) {

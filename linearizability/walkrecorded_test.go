@@ -38,23 +38,26 @@ func TestCheckRecordedWalks(t *testing.T) {
 		return lin.Walk{Call: call, Return: ret, Pages: pages}
 	}
 	for _, c := range []struct {
-		name    string
-		history []porcupine.Operation
-		walks   []lin.Walk
-		want    error
+		name     string
+		history  []porcupine.Operation
+		walks    []lin.Walk
+		retained bool
+		want     error
 	}{
-		{"both listed, newest first", append(base, read(20, 21, "a", true)), []lin.Walk{walk(10, 12, []string{"b"}, []string{"a"})}, nil},
-		{"a held after and skipped", append(base, read(20, 21, "a", true)), []lin.Walk{walk(10, 12, []string{"b"})}, lin.ErrWalkSkipped},
-		{"a last found before the walk: may have gone", append(base, read(5, 6, "a", true), read(20, 21, "a", false)), []lin.Walk{walk(10, 12, []string{"b"})}, nil},
-		{"listed twice", base, []lin.Walk{walk(10, 12, []string{"b", "a"}), walk(13, 15, []string{"b"}, []string{"b"})}, lin.ErrWalkDuplicate},
-		{"oldest first", base, []lin.Walk{walk(10, 12, []string{"a", "b"})}, lin.ErrWalkNotNewest},
-		{"a job nobody named", base, []lin.Walk{walk(10, 12, []string{"x", "b", "a"})}, lin.ErrWalkUnknownItem},
-		{"a job a lost POST may have admitted", append(base, lostPost(8)), []lin.Walk{walk(10, 12, []string{"x", "b", "a"})}, nil},
-		{"a lost POST after the walk explains nothing", append(base, lostPost(30)), []lin.Walk{walk(10, 12, []string{"x", "b", "a"})}, lin.ErrWalkUnknownItem},
-		{"one lost POST, two unnamed jobs", append(base, lostPost(8)), []lin.Walk{walk(10, 12, []string{"x", "y", "b", "a"})}, lin.ErrWalkUnknownItem},
+		{"both listed, newest first", append(base, read(20, 21, "a", true)), []lin.Walk{walk(10, 12, []string{"b"}, []string{"a"})}, false, nil},
+		{"a held after and skipped", append(base, read(20, 21, "a", true)), []lin.Walk{walk(10, 12, []string{"b"})}, false, lin.ErrWalkSkipped},
+		{"a last found before the walk: may have gone", append(base, read(5, 6, "a", true), read(20, 21, "a", false)), []lin.Walk{walk(10, 12, []string{"b"})}, false, nil},
+		{"nothing evicted: a owed with no read after", base, []lin.Walk{walk(10, 12, []string{"b"})}, true, lin.ErrWalkSkipped},
+		{"nothing evicted: a lost POST's job owed nothing", append(base, lostPost(8)), []lin.Walk{walk(10, 12, []string{"b", "a"})}, true, nil},
+		{"listed twice", base, []lin.Walk{walk(10, 12, []string{"b", "a"}), walk(13, 15, []string{"b"}, []string{"b"})}, false, lin.ErrWalkDuplicate},
+		{"oldest first", base, []lin.Walk{walk(10, 12, []string{"a", "b"})}, false, lin.ErrWalkNotNewest},
+		{"a job nobody named", base, []lin.Walk{walk(10, 12, []string{"x", "b", "a"})}, false, lin.ErrWalkUnknownItem},
+		{"a job a lost POST may have admitted", append(base, lostPost(8)), []lin.Walk{walk(10, 12, []string{"x", "b", "a"})}, false, nil},
+		{"a lost POST after the walk explains nothing", append(base, lostPost(30)), []lin.Walk{walk(10, 12, []string{"x", "b", "a"})}, false, lin.ErrWalkUnknownItem},
+		{"one lost POST, two unnamed jobs", append(base, lostPost(8)), []lin.Walk{walk(10, 12, []string{"x", "y", "b", "a"})}, false, lin.ErrWalkUnknownItem},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			err := lin.CheckRecordedWalks(c.history, c.walks)
+			err := lin.CheckRecordedWalks(c.history, c.walks, c.retained)
 			if c.want == nil {
 				require.NoError(t, err)
 				return

@@ -151,6 +151,7 @@ func RunCrash(ctx context.Context, cfg CrashConfig) (*CrashResult, error) {
 	}
 	rec := run.record()
 	res.Record.History, res.Walks, res.Elapsed = rec.History, rec.Walks, rec.Elapsed
+	res.Violations = append(res.Violations, rec.Violations...)
 	res.Accepted, res.Rejected = rec.Accepted, rec.Rejected
 	return res, nil
 }

@@ -22,6 +22,8 @@ type Recorder struct {
 	mu      sync.Mutex // guards clients and walks
 	clients []*Client
 	walks   []linearizability.Walk
+	// walkViolations: walks that never reached their last page.
+	walkViolations []string
 }
 
 // NewRecorder returns a Recorder with a fresh Clock.

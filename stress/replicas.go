@@ -188,6 +188,7 @@ func RunReplicas(ctx context.Context, cfg ReplicasConfig) (*ReplicasResult, erro
 	}
 	rec := run.record()
 	res.Record.History, res.Walks, res.Elapsed = rec.History, rec.Walks, rec.Elapsed
+	res.Violations = append(res.Violations, rec.Violations...)
 	res.Accepted, res.Rejected = rec.Accepted, rec.Rejected
 	for _, e := range endsSeen(res.History) {
 		switch {

@@ -168,10 +168,12 @@ func (r *stressRun) report(ctx context.Context, done <-chan struct{}) {
 // it started, and the counts.
 func (r *stressRun) record() Record {
 	return Record{
-		History:  r.rec.History(),
-		Walks:    r.rec.Walks(),
-		Elapsed:  time.Since(r.start),
-		Accepted: r.accepted.Load(),
-		Rejected: r.rejected.Load(),
+		History: r.rec.History(),
+		Walks:   r.rec.Walks(),
+		// A walk that never ends is a listing violation.
+		Violations: r.rec.WalkViolations(),
+		Elapsed:    time.Since(r.start),
+		Accepted:   r.accepted.Load(),
+		Rejected:   r.rejected.Load(),
 	}
 }

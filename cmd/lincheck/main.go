@@ -263,7 +263,7 @@ func runHTTP(ctx context.Context, cfg stress.HTTPConfig, checkTimeout time.Durat
 	fmt.Fprintf(stdout, "  stress: %v, %d operations, %d accepted, %d rejected, %d lost replies, depth %d and %d retained at the end\n",
 		res.Elapsed.Round(time.Millisecond), len(res.History), res.Accepted, res.Rejected, res.Lost, res.Depth, res.Retained)
 	printCheck(stdout, rep)
-	walkErr := checkWalks(res.History, res.Walks, stdout)
+	walkErr := checkWalks(res.History, res.Walks, false, stdout)
 	return verdict(rep, res.Violations, walkErr, stdout)
 }
 

@@ -38,7 +38,7 @@ func runReplay(path string, checkTimeout time.Duration, outDir string, stdout, s
 	printCheck(stdout, rep)
 	var walkErr error
 	if len(hf.Walks) > 0 {
-		walkErr = checkWalks(hf.Ops, hf.Walks, stdout)
+		walkErr = checkWalks(hf.Ops, hf.Walks, hf.Retained, stdout)
 	}
 	return verdict(rep, nil, walkErr, stdout)
 }

@@ -56,7 +56,7 @@ func checkRetained(r retainedRun, checkTimeout time.Duration, outDir, historyPat
 	})
 	fmt.Fprintln(stdout, r.summary)
 	printCheck(stdout, rep)
-	walkErr := checkWalks(r.history, r.walks, stdout)
+	walkErr := checkWalks(r.history, r.walks, true, stdout)
 	code := verdict(rep, r.violations, walkErr, stdout)
 	if code == exitOK && r.temp {
 		os.RemoveAll(r.dir)

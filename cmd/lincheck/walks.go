@@ -13,7 +13,7 @@ import (
 // checkWalks checks the walks of the listing a run recorded beside its
 // history (linearizability.CheckRecordedWalks), prints what it checked, and
 // returns the violation, if any, for verdict.
-func checkWalks(history []porcupine.Operation, walks []linearizability.Walk, stdout io.Writer) error {
+func checkWalks(history []porcupine.Operation, walks []linearizability.Walk, retained bool, stdout io.Writer) error {
 	pages, most := 0, 0
 	for _, w := range walks {
 		n := 0
@@ -23,7 +23,7 @@ func checkWalks(history []porcupine.Operation, walks []linearizability.Walk, std
 		pages, most = pages+len(w.Pages), max(most, n)
 	}
 	start := time.Now()
-	err := linearizability.CheckRecordedWalks(history, walks)
+	err := linearizability.CheckRecordedWalks(history, walks, retained)
 	fmt.Fprintf(stdout, "  walks:  %d of the listing, %d pages, at most %d jobs listed, checked in %v\n",
 		len(walks), pages, most, time.Since(start).Round(time.Millisecond))
 	return err
