@@ -16,8 +16,8 @@ import (
 
 // TestConformanceThreeReplicas runs the contract's suite on three Stores
 // with distinct replica names on one database, each call of the suite
-// going to the next replica in turn: a job submitted on one is started on
-// another, ended on a third and waited for on the first. The contract must
+// going to the next replica in turn, so that consecutive calls on a job
+// land on different replicas. The contract must
 // hold for the ledger they share exactly as for one Store. Restart closes
 // all three and opens them again, as a restart of the whole deployment.
 //

@@ -1,7 +1,6 @@
 package postgres_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -18,7 +17,6 @@ import (
 // order (schema 5), and neither walks jobs_admission checking each row
 // nor sorts.
 func TestListStatePagePlan(t *testing.T) {
-	ctx := context.Background()
 	dsn := newDatabase(t)
 	s, err := postgres.Open(ctx, dsn, ledger.Config{MaxQueue: 1}, postgres.Options{})
 	require.NoError(t, err)
@@ -54,7 +52,6 @@ func TestListStatePagePlan(t *testing.T) {
 // index is gone: a walk would then skip jobs admitted later, or list one
 // where the other belongs.
 func TestCheckInvariantsListOrder(t *testing.T) {
-	ctx := context.Background()
 	for name, corrupt := range map[string][]string{
 		"beyond the sequence": {
 			`INSERT INTO jobs (id, n, task_id, state, request, created_at) OVERRIDING SYSTEM VALUE
