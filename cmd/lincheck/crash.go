@@ -33,8 +33,8 @@ func runCrash(ctx context.Context, cfg stress.CrashConfig, dir string, checkTime
 	}
 	summary := fmt.Sprintf("  crash: %v, %d lives, %d operations, %d accepted, %d rejected, %d in flight at a kill or lost, %d reads of acknowledged jobs after restarts",
 		res.Elapsed.Round(time.Millisecond), res.Lives, len(res.History), res.Accepted, res.Rejected, res.Lost, res.Checked)
-	return checkRetained(retainedRun{
+	return checkHTTPRun(httpRun{
 		history: res.History, walks: res.Walks, violations: res.Violations, maxQueue: cfg.MaxQueue, summary: summary,
-		dir: dir, temp: temp, dirWhat: "store and server logs",
+		retained: true, dir: dir, temp: temp, dirWhat: "store and server logs",
 	}, checkTimeout, outDir, historyPath, stdout, stderr)
 }

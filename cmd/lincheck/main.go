@@ -249,22 +249,12 @@ func runHTTP(ctx context.Context, cfg stress.HTTPConfig, checkTimeout time.Durat
 		fmt.Fprintln(stderr, "lincheck:", err)
 		return exitSetup
 	}
-	if historyPath != "" {
-		if err := writeFile(historyPath, linearizability.HistoryFile{MaxQueue: cfg.MaxQueue, Level: "http", KnowsTTL: true, Ops: res.History, Walks: res.Walks}); err != nil {
-			fmt.Fprintln(stderr, "lincheck:", err)
-			return exitSetup
-		}
-	}
-	// RunHTTP gives the server a TTL of at least 1 ms: it knows its TTL,
-	// and every terminal snapshot carries expires_at.
-	rep := linearizability.CheckHTTP(res.History, linearizability.CheckConfig{
-		MaxQueue: cfg.MaxQueue, KnowsTTL: true, Timeout: checkTimeout, VisualizeDir: outDir, AdmissionPorcupine: admissionPorcupine,
-	})
-	fmt.Fprintf(stdout, "  stress: %v, %d operations, %d accepted, %d rejected, %d lost replies, depth %d and %d retained at the end\n",
+	// RunHTTP gives the server a TTL of at least 1 ms: it knows its TTL.
+	summary := fmt.Sprintf("  stress: %v, %d operations, %d accepted, %d rejected, %d lost replies, depth %d and %d retained at the end",
 		res.Elapsed.Round(time.Millisecond), len(res.History), res.Accepted, res.Rejected, res.Lost, res.Depth, res.Retained)
-	printCheck(stdout, rep)
-	walkErr := checkWalks(res.History, res.Walks, false, stdout)
-	return verdict(rep, res.Violations, walkErr, stdout)
+	return checkHTTPRun(httpRun{
+		history: res.History, walks: res.Walks, violations: res.Violations, maxQueue: cfg.MaxQueue, summary: summary,
+	}, checkTimeout, outDir, historyPath, stdout, stderr)
 }
 
 // printCheck prints what the checks cost.

@@ -30,8 +30,8 @@ func runReplicas(ctx context.Context, cfg stress.ReplicasConfig, dir string, che
 	}
 	summary := fmt.Sprintf("  replicas: %v, %s killed, %d lives, %d operations, %d accepted, %d rejected, %d in flight at the kill or lost, %d reads of acknowledged jobs after the restart; seen ended by the kill: %d worker lost, %d interrupted by restart",
 		res.Elapsed.Round(time.Millisecond), res.Victim, res.Lives, len(res.History), res.Accepted, res.Rejected, res.Lost, res.Checked, res.Reaped, res.Interrupted)
-	return checkRetained(retainedRun{
+	return checkHTTPRun(httpRun{
 		history: res.History, walks: res.Walks, violations: res.Violations, maxQueue: cfg.MaxQueue, summary: summary,
-		dir: dir, temp: temp, dirWhat: "server logs",
+		retained: true, dir: dir, temp: temp, dirWhat: "server logs",
 	}, checkTimeout, outDir, historyPath, stdout, stderr)
 }
