@@ -1,6 +1,8 @@
 // Package benchcmp measures a subject against a baseline in one benchmark
 // run. The two alternate in small chunks, so both run under the same
-// machine load and their ratio holds even where absolute figures drift.
+// machine load and their ratio holds even where absolute figures drift,
+// and their order is reversed every other round, so that neither always
+// pays for what the other leaves behind (order.go).
 package benchcmp
 
 import (
@@ -19,7 +21,8 @@ type Result struct {
 }
 
 // Alternate runs subject and baseline alternately, chunk operations of one
-// and then of the other, until each has run b.N times. It reports the time
+// and then of the other, in rounds (subject first in even rounds, baseline
+// first in odd ones), until each has run b.N times. It reports the time
 // per operation of each and their ratio, baseline time / subject time: above
 // 1 the subject is faster.
 func Alternate(b *testing.B, chunk int, subject, baseline func() error) Result {
@@ -42,7 +45,8 @@ func AlternateParallel(b *testing.B, procs, chunk int, subject, baseline func() 
 }
 
 // alternate runs each of ops in turn, chunk operations on each of procs
-// goroutines, round after round, until each has run b.N times, and returns
+// goroutines, round after round, in the order of ops in even rounds and
+// the reverse in odd ones (sideAt), until each has run b.N times, and returns
 // how many each ran and each one's wall time, in the order of ops, and,
 // when withCPU is set, the CPU time the whole process used while each ran
 // (else nil). It resets the timer before the first round and stops it
@@ -59,9 +63,11 @@ func alternate(b *testing.B, procs, chunk int, withCPU bool, ops ...func() error
 	}
 	var done int
 	b.ResetTimer()
-	for done < b.N {
+	for round := 0; done < b.N; round++ {
 		n := max(1, min(chunk, (b.N-done+procs-1)/procs))
-		for i, op := range ops {
+		for k := range ops {
+			i := sideAt(round, k, len(ops))
+			op := ops[i]
 			var before time.Duration
 			if withCPU {
 				before = processCPU(b)

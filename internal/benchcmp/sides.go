@@ -14,7 +14,11 @@ type Side struct {
 
 // AlternateSides is AlternateParallel with any number of sides: the first
 // is the baseline, and every side runs chunk operations on each of procs
-// goroutines in turn, round after round, until each has run b.N times. It
+// goroutines in turn, round after round, in the order of sides in even
+// rounds and the reverse in odd ones, until each has run b.N times. Each
+// side thus follows the sides beside it in the list, and pays for what
+// they leave behind (order.go): put next to each other the sides whose
+// figures are compared. It
 // reports each side's wall time per operation (NAME-ns/op) and, for each
 // side after the first, the baseline's time over its own (NAME-ratio:
 // above 1 that side is faster), and returns the operations each side ran
@@ -32,8 +36,8 @@ func AlternateSides(b *testing.B, procs, chunk int, sides ...Side) (int, []time.
 // an exchange (a client and the server it calls), this counts the work of
 // both and of the runtime (the garbage collector, threads spinning for
 // work), and none of the time a thread waits for a core; work that one
-// side leaves running when its chunk ends is counted to the next, so
-// compare sides that follow the same kind of side. Each chunk's figure
+// side leaves running when its chunk ends is counted to the next, which is
+// why the order reverses every other round. Each chunk's figure
 // also holds part of the two getrusage calls around it, the same on every
 // side: it pulls the CPU ratios a little towards 1, and cancels out of a
 // difference between two sides. It returns what AlternateSides does, and
