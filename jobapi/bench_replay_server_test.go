@@ -87,16 +87,19 @@ func BenchmarkKeyedReplayClient(b *testing.B) {
 		do := clientOp(api, body, target, keyed, want)
 		return benchcmp.Side{Name: name, Op: do}
 	}
-	// Each raw side follows a side of net/http's client, and each of those
-	// a raw side, so that what a side leaves behind (garbage, a goroutine
-	// still running) weighs the same on the two sides of each comparison.
+	// The order reverses every other round, so each side follows the sides
+	// beside it: the two raw sides each follow the other and the side of
+	// net/http's client that sends its request, and the two sides of
+	// net/http's client each follow themselves and that raw side. The GET
+	// and the replay thus sit in mirror places, and what a side leaves
+	// behind (garbage, a goroutine still running) weighs alike on them.
 	n, took, used := benchcmp.AlternateSidesCPU(b, 1, compareChunk,
-		raw("raw-get", getReq, http.StatusOK),
 		viaClient("http-get", false, http.StatusOK),
+		raw("raw-get", getReq, http.StatusOK),
 		raw("raw-replay", replayReq, http.StatusAccepted),
 		viaClient("http-replay", true, http.StatusAccepted),
 	)
-	const rawGet, httpGet, rawReplay, httpReplay = 0, 1, 2, 3
+	const httpGet, rawGet, rawReplay, httpReplay = 0, 1, 2, 3
 	b.ReportMetric(float64(took[rawGet])/float64(took[rawReplay]), "raw-ratio")
 	b.ReportMetric(float64(took[httpGet])/float64(took[httpReplay]), "http-ratio")
 	for _, t := range []struct {
