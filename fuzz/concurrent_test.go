@@ -3,7 +3,6 @@ package fuzz
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -53,18 +52,6 @@ type concSpec struct {
 }
 
 type concOp struct{ kind, slot int }
-
-// release is one step of the schedule: it lets the next step of goroutine
-// who run (workers first, then waiters), yields the processor yields
-// times, and if join is set waits until every released worker step has
-// returned before the next release. A release with together set does not
-// start its step at once: the step starts with the next release's, at the
-// same instant (they wait on one channel, which is then closed), so that
-// the two really overlap.
-type release struct {
-	who, yields    int
-	join, together bool
-}
 
 // decodeConc reads a concurrent input:
 //
@@ -170,24 +157,28 @@ func runConcurrent(t *testing.T, spec concSpec) {
 	for _, sc := range spec.scripts {
 		steps += len(sc)
 	}
-	done := make(chan struct{}, steps)
+	// The scheduler's goroutines: the workers, then the waiters.
+	var sched scheduler
+	for _, sc := range spec.scripts {
+		sched.add(len(sc), true)
+	}
+	for range spec.waiters {
+		sched.add(1, false)
+	}
+	sched.setup()
 	var workers sync.WaitGroup
 	var peeks peekErrors
-	gates := make([]chan (<-chan struct{}), 0, len(spec.scripts)+len(spec.waiters))
-	left := make([]int, 0, cap(gates)) // steps not yet released, per goroutine
 	for w, sc := range spec.scripts {
-		gate := make(chan (<-chan struct{}))
-		gates, left = append(gates, gate), append(left, len(sc))
 		c := rec.Client(ledger)
 		workers.Go(func() {
 			for i, op := range sc {
-				<-<-gate
+				sched.wait(w)
 				if op.kind == concPeek {
 					peeks.check(table, slotID(op.slot))
 				} else {
 					runConcOp(c, clock, op, fmt.Sprintf("w%d.%d", w, i))
 				}
-				done <- struct{}{}
+				sched.stepDone()
 			}
 		})
 	}
@@ -198,73 +189,17 @@ func runConcurrent(t *testing.T, spec concSpec) {
 	defer stopWaits()
 	var waiters sync.WaitGroup
 	var returned atomic.Int64
-	for _, slot := range spec.waiters {
-		gate := make(chan (<-chan struct{}))
-		gates, left = append(gates, gate), append(left, 1)
+	for k, slot := range spec.waiters {
 		c := rec.Client(ledger)
 		waiters.Go(func() {
-			<-<-gate
+			sched.wait(len(spec.scripts) + k)
 			c.Wait(waitCtx, slotID(slot)) //nolint:errcheck // recorded
 			returned.Add(1)
 		})
 	}
 
 	// The schedule.
-	outstanding := 0 // worker steps released and not yet joined
-	join := func() {
-		for ; outstanding > 0; outstanding-- {
-			<-done
-		}
-	}
-	var group chan struct{} // the open group's start channel; nil when none
-	inGroup := make([]bool, len(gates))
-	fire := func() {
-		if group != nil {
-			close(group)
-			group = nil
-			clear(inGroup)
-		}
-	}
-	releaseOne := func(who int, together bool) {
-		for range len(gates) {
-			if left[who] > 0 {
-				break
-			}
-			who = (who + 1) % len(gates)
-		}
-		if inGroup[who] {
-			fire() // it waits in the open group: start that first
-		}
-		if group == nil {
-			group = make(chan struct{})
-		}
-		left[who]--
-		inGroup[who] = true
-		gates[who] <- group
-		if who < len(spec.scripts) {
-			outstanding++
-		}
-		if !together {
-			fire()
-		}
-	}
-	for _, r := range spec.schedule {
-		releaseOne(r.who%len(gates), r.together)
-		for range r.yields {
-			runtime.Gosched()
-		}
-		if r.join {
-			fire()
-			join()
-		}
-	}
-	for who := range gates {
-		for left[who] > 0 {
-			releaseOne(who, false)
-		}
-	}
-	fire()
-	join()
+	sched.run(spec.schedule)
 	workers.Wait()
 
 	// Close: end every job still live, so that every waiter must return.
