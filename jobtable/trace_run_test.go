@@ -57,12 +57,12 @@ func TestTraceRuns(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// sections: each event names the critical sections it was
-		// logged in (trace_section.go).
-		head := fmt.Sprintf(`{"config":{"MaxQueue":%d,"MaxCompleted":%d},"seed":%d,"keyed":%t,"sections":true}`+"\n",
-			traceMaxQueue, traceMaxCompleted, seed, keyed)
+		head, err := TraceHead{MaxQueue: traceMaxQueue, MaxCompleted: traceMaxCompleted, Seed: &seed, Keyed: keyed}.Line()
+		if err != nil {
+			t.Fatal(err)
+		}
 		name := filepath.Join(dir, fmt.Sprintf("trace-%04d.ndjson", seed))
-		if err := os.WriteFile(name, append([]byte(head), b...), 0o644); err != nil {
+		if err := os.WriteFile(name, append(head, b...), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
