@@ -10,7 +10,8 @@
 #                           the refinements of JobLedger.tla included
 #   make spec-mutants-tlc   the TLC-only mutations (liveness and refinement), with TLC
 #   make trace-check        runs of the Go table (jobtable, tag
-#                           jobtable_trace) checked against JobTable.tla
+#                           jobtable_trace), random ones and FuzzTrace's
+#                           seeds and corpus, checked against JobTable.tla
 #                           (keyed runs against IdempotencyKeys.tla too)
 #   make trace-tlc          a few such runs checked with TLC
 #                           (TLA2TOOLS=path/to/jar; not in CI)
@@ -48,22 +49,29 @@ spec-mutants-tlc:
 # Trace validation: vet of the traced build, then TRACE_N random runs of
 # the stress shape (TRACE_JOBS jobs admitted each, misusers and waits whose
 # context ended among the callers) on the real table built with the tag
-# jobtable_trace, each log checked against JobTable.tla (spec/trace.mjs,
-# one process per core); then edited events of the traces must be
-# rejected at that event (--bite). Any rejection or error fails; the traces of a failure
+# jobtable_trace, and the fuzz target FuzzTrace's seeds and committed
+# corpus replayed with the same tag (fuzz/trace_test.go: the fuzz engine's
+# orderings of the spec's thread roles, one trace per input), each log
+# checked against JobTable.tla (spec/trace.mjs, one process per core);
+# then edited events of the random runs' traces must be rejected at that
+# event (--bite). Any rejection or error fails; the traces of a failure
 # are kept in TRACE_KEEP.
 TRACE_N    ?= 100
 TRACE_JOBS ?= 50
 TRACE_SEED ?= 1
 TRACE_KEEP ?= $(SPEC_DIR)/trace-failed
 trace-check: $(TLA_CHECKER)
-	@$(GO) vet -tags jobtable_trace ./jobtable/
+	@$(GO) vet -tags jobtable_trace ./jobtable/ ./fuzz/
 	@dir=$$(mktemp -d) && trap 'rm -rf "$$dir"' EXIT && \
 	$(GO) test -count=1 -tags jobtable_trace -run '^TestTraceRuns$$' ./jobtable \
 	    -trace.dir "$$dir" -trace.n $(TRACE_N) -trace.jobs $(TRACE_JOBS) -trace.seed $(TRACE_SEED) >"$$dir/go.log" 2>&1 \
 	    || { cat "$$dir/go.log"; exit 1; }; \
-	if ! $(NODE) --stack-size=30000 $(SPEC_DIR)/trace.mjs --quiet "$$dir"; then \
-	    rm -rf $(TRACE_KEEP) && mkdir -p $(TRACE_KEEP) && cp "$$dir"/*.ndjson $(TRACE_KEEP)/ && \
+	mkdir "$$dir/fuzz" && \
+	$(GO) test -count=1 -tags jobtable_trace -run '^FuzzTrace$$' ./fuzz \
+	    -trace.dir "$$dir/fuzz" >"$$dir/go.log" 2>&1 \
+	    || { cat "$$dir/go.log"; exit 1; }; \
+	if ! $(NODE) --stack-size=30000 $(SPEC_DIR)/trace.mjs --quiet "$$dir" "$$dir/fuzz"; then \
+	    rm -rf $(TRACE_KEEP) && mkdir -p $(TRACE_KEEP) && cp "$$dir"/*.ndjson "$$dir"/fuzz/*.ndjson $(TRACE_KEEP)/ && \
 	    echo "traces kept in $(TRACE_KEEP)"; exit 1; fi; \
 	$(NODE) --stack-size=30000 $(SPEC_DIR)/trace.mjs --bite "$$dir"
 
