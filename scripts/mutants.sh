@@ -8,7 +8,9 @@
 #                                 order, stopping at the first that fails
 #                                 (make mutants: what verify and CI run)
 #   scripts/mutants.sh -full      every gate on every mutant (the package
-#                                 tests, lincheck at both levels, and the
+#                                 tests, lincheck at both levels, the trace
+#                                 driver's runs and FuzzTrace's seeds
+#                                 checked against the spec, and the
 #                                 mutant's own gates), listing each one
 #                                 that catches it (make mutants-full)
 #   scripts/mutants.sh [-full] MUTANT...   only these mutants
@@ -67,7 +69,7 @@ fi
 # patch_of MUTANT: the diff of PKG/NAME, PKG/testdata/mutants/NAME.patch.
 patch_of() { echo "${1%/*}/testdata/mutants/${1##*/}.patch"; }
 
-all_gates=(test:jobtable test:ledger test:jobapi test:store/sqlite test:store/postgres test:linearizability test:stress test:fuzz lincheck crash trace)
+all_gates=(test:jobtable test:ledger test:jobapi test:store/sqlite test:store/postgres test:linearizability test:stress test:fuzz lincheck crash trace fuzztrace)
 [ "$HTTP_RUNS" -gt 0 ] && all_gates+=(lincheck-http)
 
 work=$(mktemp -d)
@@ -206,25 +208,51 @@ gate() {
         verdict="does not build"
         return 2
       fi
-      local drv=$code
-      if ! ls "$dir"/*.ndjson >/dev/null 2>&1; then
-        [ $drv -eq 0 ] && { verdict="no trace written"; return 2; }
-        verdict="trace driver failed before its first trace"
-        return 1
+      traces_verdict "$dir" $code
+      ;;
+    fuzztrace)
+      # fuzztrace (make trace-check's second source): FuzzTrace's seeds
+      # and committed corpus replayed on this build with the tag
+      # jobtable_trace, one trace per input, each checked against
+      # spec/JobTable.tla; verdicts as the trace gate's (a replay that
+      # fails its own checks is a catch too).
+      local dir=$work/fuzztraces-${tag//\//-}
+      rm -rf "$dir" && mkdir -p "$dir"
+      "$GO" test "${ov[@]}" -count=1 -timeout 120s -tags jobtable_trace -run '^FuzzTrace$' ./fuzz/ \
+        -trace.dir "$dir" >"$log" 2>&1
+      code=$?
+      if [ $code -ne 0 ] && grep -q '\[build failed\]\|\[setup failed\]' "$log"; then
+        verdict="does not build"
+        return 2
       fi
-      node --stack-size=30000 spec/trace.mjs --quiet --stop "$dir" >>"$log" 2>&1
-      case $? in
-        0) [ $drv -eq 0 ] && return 0; verdict="trace driver failed"; return 1 ;;
-        1) verdict="$(sed -n 's/^REJECTED \([^ ]*\) at event \([0-9]*\) of [0-9]*: .*"a":"\([A-Za-z]*\)".*/\3, event \2 of \1/p' "$log" | head -1)"
-           verdict="trace rejected at ${verdict}"
-           return 1 ;;
-        *) verdict="trace checker error"; return 2 ;;
-      esac
+      traces_verdict "$dir" $code
       ;;
     *)
       verdict="unknown gate"
       return 2
       ;;
+  esac
+}
+
+# traces_verdict DIR CODE: the verdict on the traces a driver that exited
+# with CODE wrote to DIR, for the trace and fuzztrace gates. A rejected
+# trace is a catch; so is a driver that failed, whether or not it wrote
+# a trace first; a driver that passed and wrote none, or a checker error,
+# is no verdict.
+traces_verdict() {
+  local dir=$1 drv=$2
+  if ! ls "$dir"/*.ndjson >/dev/null 2>&1; then
+    [ "$drv" -eq 0 ] && { verdict="no trace written"; return 2; }
+    verdict="trace driver failed before its first trace"
+    return 1
+  fi
+  node --stack-size=30000 spec/trace.mjs --quiet --stop "$dir" >>"$log" 2>&1
+  case $? in
+    0) [ "$drv" -eq 0 ] && return 0; verdict="trace driver failed"; return 1 ;;
+    1) verdict="$(sed -n 's/^REJECTED \([^ ]*\) at event \([0-9]*\) of [0-9]*: .*"a":"\([A-Za-z]*\)".*/\3, event \2 of \1/p' "$log" | head -1)"
+       verdict="trace rejected at ${verdict}"
+       return 1 ;;
+    *) verdict="trace checker error"; return 2 ;;
   esac
 }
 
