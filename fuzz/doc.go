@@ -15,6 +15,13 @@
 //     invariants, that every waiter returned once its job ended, and the
 //     linearizability of the history recorded by package stress against the
 //     porcupine models of package linearizability.
+//   - FuzzTrace (build tag jobtable_trace) decodes the input into a few
+//     threads of spec/JobTable.tla's roles (submitters, runners, timers,
+//     pollers, waiters, misusers) and a schedule of the same kind,
+//     releasing one API call at a time on a table whose trace log is on.
+//     It checks the invariants, the depth back to zero once every job has
+//     ended, and that every waiter returned; with -trace.dir it writes the
+//     run's trace, which make trace-check checks against the spec.
 //   - FuzzHTTP sends hostile method, path, query (the listing's state,
 //     task_id, limit and cursor among them), Prefer and Idempotency-Key
 //     fields and body bytes to the jobapi handler and checks status codes,
@@ -27,6 +34,7 @@
 // # Usage
 //
 //	go test ./fuzz                                   # replay every seed
+//	go test -tags jobtable_trace -run '^FuzzTrace$' ./fuzz -trace.dir DIR
 //	go test -run '^$' -fuzz '^FuzzSequential$' -fuzztime 60s ./fuzz
 //	make fuzz FUZZTIME=30s                           # every target in turn
 //
