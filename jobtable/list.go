@@ -78,7 +78,9 @@ func (t *Table[Req, Res]) List(q ListQuery) (jobs []Snapshot, next uint64, err e
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.listLocked(q)
+	jobs, next, err = t.listLocked(q)
+	traceList(t, q, jobs, next)
+	return jobs, next, err
 }
 
 // listLocked is List on a normalized query.

@@ -18,7 +18,7 @@ func (t *Table[Req, Res]) retainLocked(j *job[Req, Res]) {
 // t.mu must be held and the retention list must not be empty.
 func (t *Table[Req, Res]) evictFrontLocked() {
 	j := t.retained.popFront()
-	traceEvict(j)
+	traceEvict(t, j)
 	t.jobs.removeLocked(j)
 	t.order.remove(j.pos, j, setPos)
 	if j.key != "" {

@@ -44,6 +44,18 @@ type traceEvent struct {
 	K  string `json:"k,omitempty"` // the idempotency key of a keyed submit
 	JS *int64 `json:"js,omitempty"`
 	TS *int64 `json:"ts,omitempty"`
+	// The listing (spec/Listing.tla): O is the admission ordinal of the
+	// job inserted or evicted. A page of List logs B, the cursor it was
+	// called with, Os and Ids, the ordinals and the ids it listed in its
+	// order, Nx, its next cursor, Lim, its limit, and F, the state its
+	// filter keeps (left out for none).
+	O   *uint64  `json:"o,omitempty"`
+	B   *uint64  `json:"b,omitempty"`
+	Os  []uint64 `json:"os,omitempty"`
+	Ids []string `json:"ids,omitempty"`
+	Nx  *uint64  `json:"nx,omitempty"`
+	Lim *int     `json:"lim,omitempty"`
+	F   string   `json:"f,omitempty"`
 }
 
 var tracer struct {
@@ -188,15 +200,49 @@ func traceSubmitCAS(ok bool, d1 int32) bool {
 	return ok
 }
 
-// After traceAtomic, t.mu held: eviction and insertion are one step.
+// After traceAtomic, t.mu held: eviction and insertion are one step. The
+// job inserted is the newest of the admission order: its ordinal is the
+// order's last.
 func traceSubmitInsert[Req, Res any](t *Table[Req, Res], id string) {
-	traceLog(nil, traceEvent{A: "SubmitInsert", J: id, N: ptr(t.jobs.live), L: ptr(t.retained.len())}, true)
+	traceLog(nil, traceEvent{A: "SubmitInsert", J: id, N: ptr(t.jobs.live), L: ptr(t.retained.len()),
+		O: ptr(t.order.at(t.order.len() - 1).ord)}, true)
 }
 
 // After traceAtomic, t.mu held: retention evicts j, in the step of the
-// insertion that follows (the trace lock stays held).
-func traceEvict[Req, Res any](j *job[Req, Res]) {
-	tracePut(&j.mu, traceEvent{A: "Evict", J: j.view.ID})
+// insertion that follows (the trace lock stays held); j is still in the
+// admission order.
+func traceEvict[Req, Res any](t *Table[Req, Res], j *job[Req, Res]) {
+	tracePut(&j.mu, traceEvent{A: "Evict", J: j.view.ID, O: ptr(ordinalLocked(t, j))})
+}
+
+// ordinalLocked returns the admission ordinal of j, a job of the order.
+// t.mu must be held.
+func ordinalLocked[Req, Res any](t *Table[Req, Res], j *job[Req, Res]) uint64 {
+	return t.order.at(int(j.pos - t.order.off)).ord
+}
+
+// t.mu is held: List read the page jobs for q (normalized) and answers
+// next. Each job listed is looked up by its id, in the map and then in
+// the admission order, for its ordinal. No trace lock: a page is one
+// critical section of the table mutex, ordered against every other step
+// that logs under it.
+func traceList[Req, Res any](t *Table[Req, Res], q ListQuery, jobs []Snapshot, next uint64) {
+	if !tracer.on.Load() {
+		return
+	}
+	e := traceEvent{A: "List", B: ptr(q.Before), Nx: ptr(next), Lim: ptr(q.Limit),
+		Os: make([]uint64, 0, len(jobs)), Ids: make([]string, 0, len(jobs))}
+	if q.ByState {
+		e.F = q.State.String()
+	}
+	for _, s := range jobs {
+		var o uint64 // 0: no job of the map has the id listed
+		if j := t.jobs.lookup(s.ID); j != nil {
+			o = ordinalLocked(t, j)
+		}
+		e.Os, e.Ids = append(e.Os, o), append(e.Ids, s.ID)
+	}
+	traceLog(nil, e, false)
 }
 
 // t.mu is held: SubmitKeyed found key held by the job id (err nil: a

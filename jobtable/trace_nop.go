@@ -16,22 +16,23 @@ type (
 	tableMutex = sync.Mutex
 )
 
-func traceAtomic()                                                    {}
-func traceSubmitLoad(int32)                                           {}
-func traceSubmitCAS(ok bool, _ int32) bool                            { return ok }
-func traceSubmitInsert[Req, Res any](*Table[Req, Res], string)        {}
-func traceLookup(string, bool)                                        {}
-func traceStart[Req, Res any](*job[Req, Res], error)                  {}
-func traceTake[Req, Res any](*job[Req, Res], error)                   {}
-func traceRefused[Req, Res any](*job[Req, Res], State)                {}
-func traceTerminated[Req, Res any](*job[Req, Res], int32)             {}
-func traceWaitCheck[Req, Res any](*job[Req, Res], State)              {}
-func traceWaitRegister[Req, Res any](*job[Req, Res])                  {}
-func traceSnapshot[Req, Res any](*job[Req, Res], Snapshot)            {}
-func traceResult[Req, Res any](*job[Req, Res], Snapshot)              {}
-func traceWaitWoken[Req, Res any](*job[Req, Res])                     {}
-func traceWaitCancel[Req, Res any](*job[Req, Res])                    {}
-func traceWake[Req, Res any](*job[Req, Res])                          {}
-func traceEvict[Req, Res any](*job[Req, Res])                         {}
-func traceKeyed(key, id string, err error)                            {}
-func traceKeyedInsert[Req, Res any](*Table[Req, Res], string, string) {}
+func traceAtomic()                                                            {}
+func traceSubmitLoad(int32)                                                   {}
+func traceSubmitCAS(ok bool, _ int32) bool                                    { return ok }
+func traceSubmitInsert[Req, Res any](*Table[Req, Res], string)                {}
+func traceLookup(string, bool)                                                {}
+func traceStart[Req, Res any](*job[Req, Res], error)                          {}
+func traceTake[Req, Res any](*job[Req, Res], error)                           {}
+func traceRefused[Req, Res any](*job[Req, Res], State)                        {}
+func traceTerminated[Req, Res any](*job[Req, Res], int32)                     {}
+func traceWaitCheck[Req, Res any](*job[Req, Res], State)                      {}
+func traceWaitRegister[Req, Res any](*job[Req, Res])                          {}
+func traceSnapshot[Req, Res any](*job[Req, Res], Snapshot)                    {}
+func traceResult[Req, Res any](*job[Req, Res], Snapshot)                      {}
+func traceWaitWoken[Req, Res any](*job[Req, Res])                             {}
+func traceWaitCancel[Req, Res any](*job[Req, Res])                            {}
+func traceWake[Req, Res any](*job[Req, Res])                                  {}
+func traceEvict[Req, Res any](*Table[Req, Res], *job[Req, Res])               {}
+func traceList[Req, Res any](*Table[Req, Res], ListQuery, []Snapshot, uint64) {}
+func traceKeyed(key, id string, err error)                                    {}
+func traceKeyedInsert[Req, Res any](*Table[Req, Res], string, string)         {}

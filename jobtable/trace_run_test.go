@@ -26,7 +26,8 @@ import (
 // call SubmitKeyed instead of Submit, racing on fresh keys, and the checker
 // follows the trace with spec/IdempotencyKeys.tla as well. Racers meet the
 // runners at the end of a job: a poller reads it as it ends, a waiter
-// registers on it.
+// registers on it. A lister walks the listing by pages a few times a run,
+// and the checker follows its pages with spec/Listing.tla as well.
 //
 //	go test -tags jobtable_trace -run '^TestTraceRuns$' ./jobtable \
 //	    -trace.dir DIR -trace.n 100 -trace.seed 1
@@ -82,6 +83,17 @@ const (
 const (
 	raceLoops      = 2
 	traceRaceReads = 6
+)
+
+// The lister's walks: traceWalks in a run, each at most traceWalkPages
+// pages (a walk ends far sooner: MaxQueue live jobs and the terminal ones
+// retention keeps are a dozen at most), with a limit from traceListMin to traceListMax
+// that the seed picks.
+const (
+	traceWalks     = 6
+	traceWalkPages = 100
+	traceListMin   = 2
+	traceListMax   = 4
 )
 
 // traceRun runs one schedule and returns its log.
@@ -152,6 +164,11 @@ func traceRun(tb testing.TB, seed uint64, jobs int, keyed bool) []traceEvent {
 			return known[r.IntN(len(known))], true
 		}
 		return known[len(known)-1-r.IntN(min(len(known), 4))], true
+	}
+	knownCount := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(known)
 	}
 	// spinUntil spins (bounded) until cond holds, yielding only now and
 	// then, so that two goroutines that meet through it both run when it
@@ -447,6 +464,36 @@ func traceRun(tb testing.TB, seed uint64, jobs int, keyed bool) []traceEvent {
 			}
 		}()
 	}
+	// The lister: walks of the listing, from the newest job to the last
+	// page, with a small limit (the same for the run), so that admissions
+	// and evictions fall between the pages of a walk. Walk w starts once
+	// w/traceWalks of the run's jobs are known, so the walks are spread
+	// over the run. Every walk is thread l1: the spec's walker, whose
+	// walks follow one another.
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer guard()
+		r := rand.New(rand.NewPCG(seed, 700))
+		limit := traceListMin + int(seed%uint64(traceListMax-traceListMin+1))
+		for w := range traceWalks {
+			for k := 0; k < 1<<12 && knownCount() < w*jobs/traceWalks; k++ {
+				runtime.Gosched()
+			}
+			traceAs("l1")
+			before := uint64(0)
+			for range traceWalkPages {
+				_, next, err := tab.List(ListQuery{Limit: limit, Before: before})
+				if err != nil || next == 0 {
+					break
+				}
+				before = next
+				yield(r)
+			}
+			traceAs("")
+			yield(r)
+		}
+	}()
 	for n := range pollerLoops {
 		wg.Add(1)
 		go func() {
