@@ -71,6 +71,9 @@ func (q ListQuery) Matches(s Snapshot) bool {
 //
 // It holds the table lock for the page (so a page is one moment of the
 // table), and takes the lock of each live job it lists (table, then job).
+//
+// Spec action: Page (spec/Listing.tla), a walk's StartWalk with it when
+// q.Before is 0.
 func (t *Table[Req, Res]) List(q ListQuery) (jobs []Snapshot, next uint64, err error) {
 	q, err = q.Normalized()
 	if err != nil {

@@ -258,7 +258,8 @@ func traceKeyed(key, id string, err error) {
 
 // After traceAtomic, t.mu held: SubmitKeyed inserted the job id under key.
 func traceKeyedInsert[Req, Res any](t *Table[Req, Res], id, key string) {
-	traceLog(nil, traceEvent{A: "SubmitInsert", J: id, K: key, N: ptr(t.jobs.live), L: ptr(t.retained.len())}, true)
+	traceLog(nil, traceEvent{A: "SubmitInsert", J: id, K: key, N: ptr(t.jobs.live), L: ptr(t.retained.len()),
+		O: ptr(t.order.at(t.order.len() - 1).ord)}, true)
 }
 
 // After traceAtomic: the lookup that found no job.

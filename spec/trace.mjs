@@ -1,6 +1,8 @@
 // Trace validation: checks that logs of the Go table (ndjson, one spec
 // action a line, written by jobtable's TestTraceRuns under the tag
-// jobtable_trace) are behaviours of JobTable.tla.
+// jobtable_trace) are behaviours of JobTable.tla; a keyed run's, of
+// IdempotencyKeys.tla too (below), and a run that lists, of Listing.tla
+// too (trace-listing.mjs).
 //
 //   node spec/trace.mjs [--jobs N] [--quiet] [--stop] FILE|DIR ...
 //   node spec/trace.mjs --bite FILE|DIR ...
@@ -31,12 +33,15 @@ import { join, dirname, basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { spawn } from 'node:child_process';
 import { availableParallelism } from 'node:os';
+import { listingRecords, listingModule, listingCfg } from './trace-listing.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
 // Thread roles by the letter of their name, as the spec's constants.
 // A keyed submitter (k) is a submitter of JobTable.tla; each of its calls
-// is a submitter of IdempotencyKeys.tla.
+// is a submitter of IdempotencyKeys.tla. A lister (l) is no thread of
+// JobTable.tla: it logs only List, the pages that Listing.tla follows
+// (trace-listing.mjs).
 const ROLES = { s: 'Submitters', k: 'Submitters', r: 'Runners', t: 'Timers', p: 'Pollers', w: 'Waiters',
   m: 'Misusers' };
 // The actions a trace may log. MisuseSkip is the harness's note of a
@@ -46,12 +51,12 @@ const ROLES = { s: 'Submitters', k: 'Submitters', r: 'Runners', t: 'Timers', p: 
 const ACTIONS = new Set(['SubmitLoad', 'SubmitCAS', 'SubmitInsert', 'Lookup', 'Start', 'TakeRequest',
   'Finish', 'Fail', 'Timeout', 'TerminateRelease', 'WaitCheck', 'WaitRegister', 'WaitBlock',
   'WaitReturn', 'WaitCancel', 'Wake', 'Snapshot', 'Result', 'SubmitKeyed', 'Evict', 'MisuseSkip',
-  'WaitTimeout', 'Panic']);
+  'WaitTimeout', 'Panic', 'List']);
 // The one id every attempt refused with ErrQueueFull claims (see
 // parseTrace).
 const REFUSED = 'x0';
-const UNKNOWN = -1000; // an integer field Go did not log
-const NO_SECTION = 0; // a critical section its thread did not hold
+export const UNKNOWN = -1000; // an integer field Go did not log
+export const NO_SECTION = 0; // a critical section its thread did not hold
 
 export class TraceError extends Error {}
 
@@ -80,8 +85,11 @@ export function parseTrace(text) {
     let e;
     try { e = JSON.parse(l); } catch (err) { throw new TraceError(`event ${k + 1}: ${err.message}`); }
     if (!ACTIONS.has(e.a)) throw new TraceError(`event ${k + 1}: unknown action ${JSON.stringify(e.a)}`);
-    if (typeof e.t !== 'string' || !/^([srtpwm][0-9]+|k[0-9]+\.[0-9]+)$/.test(e.t)) {
+    if (typeof e.t !== 'string' || !/^([srtpwml][0-9]+|k[0-9]+\.[0-9]+)$/.test(e.t)) {
       throw new TraceError(`event ${k + 1}: unknown thread ${JSON.stringify(e.t)}`);
+    }
+    if ((e.t[0] === 'l') !== (e.a === 'List')) {
+      throw new TraceError(`event ${k + 1}: ${e.a} by ${e.t}: only a lister (l) lists, and it only lists`);
     }
     // A keyed call kS.N: thread kS of JobTable.tla, kS.N of
     // IdempotencyKeys.tla.
@@ -116,6 +124,10 @@ export function parseTrace(text) {
       close(e.t, e.j);
     } else if (e.j !== undefined) {
       e.j = nameOf(e.j);
+    } else if (e.a === 'List') {
+      // A page lists admitted jobs; an id never admitted keeps its own
+      // name, which no job has.
+      e.ids = (e.ids ?? []).map((id) => names.get(id) ?? `?${id}`);
     }
   }
   for (const t of [...open.keys()]) close(t, `x${++phantoms}`);
@@ -285,6 +297,10 @@ Step(e) ==
       [] e.a = "Evict" ->
             /\ e.j \in Range(lru)
             /\ UNCHANGED vars
+      \* A page of the listing: no step of JobTable.tla (Listing.tla
+      \* follows it, see trace-listing.mjs).
+      [] e.a = "List" ->
+            UNCHANGED vars
       [] e.a = "WaitCancel" ->
             /\ tjob[e.t] = e.j
             /\ WaitCancel(e.t)
@@ -398,7 +414,7 @@ export function traceModule(spec) {
 export function traceCfg(t, upTo = t.events.length) {
   const threads = {};
   for (const role of Object.values(ROLES)) threads[role] = new Set();
-  for (const e of t.events) threads[ROLES[e.t[0]]].add(e.t);
+  for (const e of t.events) if (ROLES[e.t[0]]) threads[ROLES[e.t[0]]].add(e.t);
   const lines = [
     'CONSTANTS',
     `    Jobs = ${set(t.jobs)}`,
@@ -566,8 +582,10 @@ async function check(module, cfg, len) {
 // index of the first event the spec cannot follow.
 export async function checkTrace(text, spec = readFileSync(join(here, 'JobTable.tla'), 'utf8')) {
   const t = parseTrace(text);
+  const listing = listingRecords(t); // a malformed page is an error before any verdict
   const res = await checkJobTable(t, spec);
-  if (!res.accepted || !t.keyed) return res;
+  if (!res.accepted) return res;
+  if (!t.keyed) return checkListing(t, res, listing);
   // A keyed run: IdempotencyKeys.tla must follow it too.
   const recs = ikRecords(t);
   const module = ikModule(readFileSync(join(here, 'IdempotencyKeys.tla'), 'utf8'));
@@ -586,6 +604,27 @@ export async function checkTrace(text, spec = readFileSync(join(here, 'JobTable.
     res.event = t.events[res.at - 1];
     res.module = 'IdempotencyKeys';
   }
+  return res.accepted ? checkListing(t, res, listing) : res;
+}
+
+// A run that lists: Listing.tla must follow it too.
+async function checkListing(t, res, { recs, limit }) {
+  if (limit === undefined) return res;
+  const module = listingModule(readFileSync(join(here, 'Listing.tla'), 'utf8'));
+  const t0 = Date.now();
+  const r = await check(module, listingCfg(recs, limit), recs.length);
+  res.secs += (Date.now() - t0) / 1000;
+  res.states += r.states;
+  if (r.accepted) return res;
+  let lo = 0, hi = recs.length;
+  while (hi - lo > 1) {
+    const mid = (lo + hi) >> 1;
+    if ((await check(module, listingCfg(recs, limit, mid), mid)).accepted) lo = mid; else hi = mid;
+  }
+  res.accepted = false;
+  res.at = recs[hi - 1].at + 1;
+  res.event = t.events[res.at - 1];
+  res.module = 'Listing';
   return res;
 }
 
@@ -651,6 +690,14 @@ async function bite(files) {
       ['PENDING', 'RUNNING'].includes(e.st), (e) => { delete e.js; }],
     ['a keyed replay answered outside the table mutex', (e) => e.a === 'SubmitKeyed' && e.r === 'replay',
       (e) => { delete e.ts; }, 'IdempotencyKeys'],
+    // The listing, which Listing.tla follows: a page that skips a job
+    // below its cursor, one whose next cursor is not its lowest ordinal,
+    // one read outside the table mutex.
+    ['a page that skips a job', (e) => e.a === 'List' && (e.os ?? []).length >= 2,
+      (e) => { e.os = e.os.filter((_o, x) => x !== 1); e.ids = e.ids.filter((_j, x) => x !== 1); }, 'Listing'],
+    ['a page whose next cursor is not its lowest ordinal', (e) => e.a === 'List' && e.nx > 0,
+      (e) => { e.nx += 1; }, 'Listing'],
+    ['a page read outside the table mutex', (e) => e.a === 'List', (e) => { delete e.ts; }, 'Listing'],
   ];
   let status = 0;
   for (const [what, find, edit, by] of edits) {
