@@ -5,7 +5,7 @@
 // trace is accepted when TLC reports TraceNotConsumed violated, that is
 // when it followed the whole trace; "No error has been found" is a
 // rejection; anything else is an error. A keyed run is followed by
-// IdempotencyKeys.tla too. TLC is not a dependency of the build or of CI.
+// IdempotencyKeys.tla too, and a run that lists by Listing.tla. TLC is not a dependency of the build or of CI.
 //
 //   TLA2TOOLS=/path/to/tla2tools.jar node spec/trace-tlc.mjs FILE|DIR ...
 //
@@ -15,6 +15,7 @@ import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, dirname, basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseTrace, traceModule, traceCfg, ikRecords, ikModule, ikCfg } from './trace.mjs';
+import { listingRecords, listingModule, listingCfg } from './trace-listing.mjs';
 import { runTlc, tlcJar } from './tlcrun.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -50,6 +51,7 @@ if (files.length === 0) {
 }
 const spec = readFileSync(join(here, 'JobTable.tla'), 'utf8');
 const keys = readFileSync(join(here, 'IdempotencyKeys.tla'), 'utf8');
+const listing = readFileSync(join(here, 'Listing.tla'), 'utf8');
 let status = 0;
 for (const f of files) {
   try {
@@ -61,6 +63,12 @@ for (const f of files) {
       const k = tlc('IdempotencyKeysTrace', ikModule(keys), ikCfg(t, recs));
       r = { accepted: k.accepted, secs: r.secs + k.secs };
       what += ' and IdempotencyKeys.tla';
+    }
+    const { recs, limit } = listingRecords(t);
+    if (r.accepted && limit !== undefined) {
+      const l = tlc('ListingTrace', listingModule(listing), listingCfg(recs, limit));
+      r = { accepted: l.accepted, secs: r.secs + l.secs };
+      what += ' and Listing.tla';
     }
     console.log(`${r.accepted ? 'accepted' : 'REJECTED'} ${basename(f)} (${what}): ${t.events.length} events, ` +
       `${r.secs.toFixed(1)}s`);
