@@ -12,7 +12,9 @@
 #   make trace-check        runs of the Go table (jobtable, tag
 #                           jobtable_trace), random ones and FuzzTrace's
 #                           seeds and corpus, checked against JobTable.tla
-#                           (keyed runs against IdempotencyKeys.tla too)
+#                           (keyed runs against IdempotencyKeys.tla too,
+#                           and the random runs' walks of the listing
+#                           against Listing.tla)
 #   make trace-tlc          a few such runs checked with TLC
 #                           (TLA2TOOLS=path/to/jar; not in CI)
 
@@ -47,14 +49,18 @@ spec-mutants-tlc:
 	$(NODE) $(SPEC_DIR)/mutants.mjs --tlc
 
 # Trace validation: vet of the traced build, then TRACE_N random runs of
-# the stress shape (TRACE_JOBS jobs admitted each, misusers and waits whose
-# context ended among the callers) on the real table built with the tag
-# jobtable_trace, and the fuzz target FuzzTrace's seeds and committed
-# corpus replayed with the same tag (fuzz/trace_test.go: the fuzz engine's
-# orderings of the spec's thread roles, one trace per input), each log
-# checked against JobTable.tla (spec/trace.mjs, one process per core);
-# then edited events of the random runs' traces must be rejected at that
-# event (--bite). Any rejection or error fails; the traces of a failure
+# the stress shape (TRACE_JOBS jobs admitted each, misusers, waits whose
+# context ended and a lister walking the listing by pages among the
+# callers) on the real table built with the tag jobtable_trace, and the
+# fuzz target FuzzTrace's seeds and committed corpus replayed with the
+# same tag (fuzz/trace_test.go: the fuzz engine's orderings of the spec's
+# thread roles, one trace per input), each log checked against
+# JobTable.tla (spec/trace.mjs, one process per core), a keyed run's
+# against IdempotencyKeys.tla too, and a run that lists against
+# Listing.tla (spec/trace-listing.mjs: each page must be the one the spec
+# reads at that moment; filters and the SQL stores' listings are not
+# traced); then edited events of the random runs' traces must be rejected
+# at that event (--bite). Any rejection or error fails; the traces of a failure
 # are kept in TRACE_KEEP.
 TRACE_N    ?= 100
 TRACE_JOBS ?= 50
