@@ -125,7 +125,7 @@ func (t *Table[Req, Res]) nextCursorLocked(pos int, ord uint64) uint64 {
 }
 
 // listSnapshot is snapshot without the trace: List is no action of
-// spec/JobTable.tla.
+// spec/JobTable.tla (its page is Listing.tla's, logged whole by traceList).
 func (j *job[Req, Res]) listSnapshot() Snapshot {
 	if snap, ok := j.final(); ok {
 		return snap
