@@ -87,8 +87,8 @@ const (
 
 // The lister's walks: traceWalks in a run, each at most traceWalkPages
 // pages (a walk ends far sooner: MaxQueue live jobs and the terminal ones
-// retention keeps are a dozen at most), with a limit from traceListMin to traceListMax
-// that the seed picks.
+// retention keeps are a dozen at most), with a limit from traceListMin to
+// traceListMax that the seed picks.
 const (
 	traceWalks     = 6
 	traceWalkPages = 100

@@ -51,8 +51,11 @@ const seq = (xs) => `<<${xs.join(', ')}>>`;
 
 // listingRecords returns the records of the parsed trace t that
 // Listing.tla follows, each with at, the 0-based index of its event, and
-// the limit of its pages (undefined when it has none).
+// the limit of its pages (undefined when it has none: nothing to follow).
 export function listingRecords(t) {
+  // A run that does not list (FuzzTrace's, a trace of a build before the
+  // ordinals were logged) is no run of Listing.tla's walker.
+  if (!t.events.some((e) => e.a === 'List')) return { recs: [], limit: undefined };
   const recs = [];
   const ordOf = new Map(); // job name -> the ordinal of its SubmitInsert
   const limits = new Set();
