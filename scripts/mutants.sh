@@ -193,8 +193,10 @@ gate() {
     trace)
       # trace[:N] (make trace-check): N runs (default TRACE_N) of the
       # trace driver on this build (tag jobtable_trace), each log checked
-      # against spec/JobTable.tla. A rejected trace is a catch; so is a
-      # driver that fails after writing traces none of which is rejected
+      # against spec/JobTable.tla (and, as spec/trace.mjs does, a keyed
+      # run's against IdempotencyKeys.tla, its pages against Listing.tla).
+      # A rejected trace is a catch; so is a driver that fails after
+      # writing traces none of which is rejected
       # (the mutant crashed the run, or hung it: the driver's -timeout,
       # far above a normal build's time, ends a run the mutant stopped,
       # as start-terminal's restarted jobs do). A checker error is no
