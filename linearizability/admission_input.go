@@ -104,7 +104,7 @@ func httpProblem(proj []porcupine.Operation, maxQueue int) (*dproblem, *impossib
 		case admitted(in, out):
 			j := of(out.ID)
 			j.incs = append(j.incs, int32(i))
-		case in.Kind.submits() && out.Outcome == QueueFull:
+		case in.Kind.posts() && out.Outcome == QueueFull:
 			b.add(dFull, -1, op.Call, op.Return, i)
 		case sawLive(in, out):
 			j := of(in.ID)

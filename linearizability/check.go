@@ -94,6 +94,13 @@ type Report struct {
 	UnknownLeftOut int
 	JobCheck       time.Duration
 	AdmissionCheck time.Duration
+
+	// The key model (CheckHTTP only): the operations of the key history
+	// (keyed submits, and the derived ends), its keys, the keyed jobs
+	// (one KeyedAdmit each), the lost keyed submits left out of it because
+	// their key was held for good (httpkeys.go), and the time of its check.
+	KeyOps, KeyPartitions, KeyedJobs, KeyLeftOut int
+	KeyCheck                                     time.Duration
 }
 
 // Check checks history against JobModel (partitioned by job) and
@@ -106,27 +113,47 @@ type Report struct {
 // in time linear in the history; a violation is drawn on a small window
 // around the place where it fails.
 func Check(history []porcupine.Operation, cfg CheckConfig) Report {
-	return check(history, cfg, JobModel, AdmissionModel(cfg.MaxQueue), admissionProjection, false)
+	return check(history, cfg, models{job: JobModel, adm: AdmissionModel(cfg.MaxQueue), project: admissionProjection})
 }
 
 // CheckHTTP checks a history recorded through the HTTP API against
 // HTTPJobModel (partitioned by job) and HTTPAdmissionModel (global), the
-// same way as Check.
+// same way as Check, and then its keyed submits against HTTPKeyModel
+// (partitioned by key), as httpkeys.go derives them.
 func CheckHTTP(history []porcupine.Operation, cfg CheckConfig) Report {
-	project := func(h []porcupine.Operation) []porcupine.Operation { return httpAdmissionProjection(h, cfg.Retained) }
-	return check(history, cfg, HTTPJobModel(cfg), HTTPAdmissionModel(cfg.MaxQueue), project, true)
+	return check(history, cfg, httpModels(cfg, HTTPJobModel(cfg), HTTPAdmissionModel(cfg.MaxQueue), HTTPKeyModel(cfg)))
 }
 
-func check(history []porcupine.Operation, cfg CheckConfig, job, adm porcupine.Model, project func([]porcupine.Operation) []porcupine.Operation, http bool) Report {
+// models is what check checks a history against: the job model, the
+// admission model and its projection, and, at the HTTP level (http), the
+// key model.
+type models struct {
+	job, adm, key porcupine.Model
+	project       func([]porcupine.Operation) []porcupine.Operation
+	http          bool
+	retained      bool // CheckConfig.Retained, for the key projection
+}
+
+// httpModels is the HTTP level's models.
+func httpModels(cfg CheckConfig, job, adm, key porcupine.Model) models {
+	project := func(h []porcupine.Operation) []porcupine.Operation { return httpAdmissionProjection(h, cfg.Retained) }
+	return models{job: job, adm: adm, key: key, project: project, http: true, retained: cfg.Retained}
+}
+
+func check(history []porcupine.Operation, cfg CheckConfig, m models) Report {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 60 * time.Second
 	}
 	rep := Report{Ops: len(history)}
+	job, adm, project, http := m.job, m.adm, m.project, m.http
 
 	jobHistory := history
+	var admits []porcupine.Operation
 	if http {
+		admits = keyedAdmits(history)
+		rep.KeyedJobs = len(admits)
 		jobHistory, rep.UnknownLeftOut = withoutUnknownOps(history)
-		jobHistory = withSubmitWaitReads(jobHistory)
+		jobHistory = withKeyedAdmits(withSubmitWaitReads(jobHistory), admits)
 	}
 	parts := jobPartitions(jobHistory)
 	rep.JobPartitions = len(parts)
@@ -138,21 +165,36 @@ func check(history []porcupine.Operation, cfg CheckConfig, job, adm porcupine.Mo
 		return rep
 	}
 
-	proj := project(history)
+	if rep, done = checkAdmission(rep, cfg, adm, project(withKeyedAdmits(history, admits)), http); done || !http {
+		return rep
+	}
+
+	keyHistory, left := httpKeyProjection(history, admits, m.retained)
+	parts = partitionByKey(keyHistory)
+	rep.KeyOps, rep.KeyPartitions, rep.KeyLeftOut = len(keyHistory), len(parts), left
+	rep, rep.KeyCheck, _ = checkModel(rep, cfg, m.key, "key", keyHistory, parts)
+	return rep
+}
+
+// checkAdmission checks the admission projection proj, by the sweep unless
+// cfg says porcupine, and reports whether the check failed.
+func checkAdmission(rep Report, cfg CheckConfig, adm porcupine.Model, proj []porcupine.Operation, http bool) (Report, bool) {
 	rep.AdmissionOps, rep.AdmissionMethod = len(proj), "porcupine"
 	if !cfg.AdmissionPorcupine {
-		if rep, done = sweepAdmission(rep, cfg, adm, proj, http); done {
-			return rep
+		var decided bool
+		if rep, decided = sweepAdmission(rep, cfg, adm, proj, http); decided {
+			return rep, rep.Verdict != Linearizable
 		}
 	}
+	var done bool
 	segs := adm.Partition(proj)
 	rep.AdmissionOps, rep.AdmissionSegments = len(proj), len(segs)
 	named := make([]jobPartition, len(segs))
 	for i, s := range segs {
 		named[i] = jobPartition{ID: fmt.Sprintf("segment %d", i), Ops: s}
 	}
-	rep, rep.AdmissionCheck, _ = checkModel(rep, cfg, adm, "admission", proj, named)
-	return rep
+	rep, rep.AdmissionCheck, done = checkModel(rep, cfg, adm, "admission", proj, named)
+	return rep, done
 }
 
 // checkModel checks history against model with the plain check, which stops

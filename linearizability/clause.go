@@ -189,3 +189,22 @@ var httpAdmissionClauses = [...]clause{
 	hadmEndOnlyLive:       {"EndOnlyLive", "DecrementOnceInv", "a job's end needs the job live (admitted, not yet ended), and removes it"},
 	hadmOutcomeKnown:      {"OutcomeKnown", "", "a POST answers only 202 or 429"},
 }
+
+// The clauses of KeyModel and HTTPKeyModel. ReplayNamesHolder is last:
+// HTTPKeyModel has every clause but it, since over HTTP a replay is the
+// 202 that names the holder (httpkeys.go).
+const (
+	keyNewJobOnlyWhenFree clauseID = iota
+	keyReplaySameBody
+	keyConflictOnlyOnOtherBody
+	keyFullOnlyWhenFree
+	keyReplayNamesHolder
+)
+
+var keyClauses = [...]clause{
+	keyNewJobOnlyWhenFree:      {"NewJobOnlyWhenFree", "", "a submit under a key creates a job only when no retained job holds the key (where retention evicts nothing, only once)"},
+	keyReplaySameBody:          {"ReplaySameBody", "", "a replay carries the body the key's job was created with"},
+	keyConflictOnlyOnOtherBody: {"ConflictOnlyOnOtherBody", "", "a 422 (ErrKeyConflict) only while a job holds the key with another body"},
+	keyFullOnlyWhenFree:        {"FullOnlyWhenFree", "", "a keyed 429 (ErrQueueFull) only when no retained job holds the key"},
+	keyReplayNamesHolder:       {"ReplayNamesHolder", "", "a replay returns the job that holds the key"},
+}

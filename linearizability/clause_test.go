@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/anishathalye/porcupine"
 	"github.com/stretchr/testify/require"
 )
 
@@ -32,22 +31,25 @@ func modelsUnderTest() []modelUnderTest {
 		// clauses to remove. TestHistories checks the sweep on every history.
 		return CheckConfig{MaxQueue: hf.MaxQueue, Retained: hf.Retained, KnowsTTL: hf.KnowsTTL, NoVisualize: true, AdmissionPorcupine: true}
 	}
-	project := func(hf HistoryFile) func([]porcupine.Operation) []porcupine.Operation {
-		return func(h []porcupine.Operation) []porcupine.Operation { return httpAdmissionProjection(h, hf.Retained) }
-	}
 	return []modelUnderTest{
 		{"JobModel", false, jobClauses[:], func(hf HistoryFile, r rules) Report {
-			return check(hf.Ops, cfg(hf), jobModel(r), AdmissionModel(hf.MaxQueue), admissionProjection, false)
+			return check(hf.Ops, cfg(hf), models{job: jobModel(r), adm: AdmissionModel(hf.MaxQueue), project: admissionProjection})
 		}},
 		{"AdmissionModel", false, admissionClauses[:], func(hf HistoryFile, r rules) Report {
-			return check(hf.Ops, cfg(hf), JobModel, admissionModel(hf.MaxQueue, r), admissionProjection, false)
+			return check(hf.Ops, cfg(hf), models{job: JobModel, adm: admissionModel(hf.MaxQueue, r), project: admissionProjection})
 		}},
 		{"HTTPJobModel", true, httpJobClauses[:], func(hf HistoryFile, r rules) Report {
 			r.retained, r.knowsTTL = hf.Retained, hf.KnowsTTL
-			return check(hf.Ops, cfg(hf), httpJobModel(r), HTTPAdmissionModel(hf.MaxQueue), project(hf), true)
+			return check(hf.Ops, cfg(hf), httpModels(cfg(hf), httpJobModel(r), HTTPAdmissionModel(hf.MaxQueue), HTTPKeyModel(cfg(hf))))
 		}},
 		{"HTTPAdmissionModel", true, httpAdmissionClauses[:], func(hf HistoryFile, r rules) Report {
-			return check(hf.Ops, cfg(hf), HTTPJobModel(cfg(hf)), httpAdmissionModel(hf.MaxQueue, r), project(hf), true)
+			return check(hf.Ops, cfg(hf), httpModels(cfg(hf), HTTPJobModel(cfg(hf)), httpAdmissionModel(hf.MaxQueue, r), HTTPKeyModel(cfg(hf))))
+		}},
+		// ReplayNamesHolder, last of keyClauses, is no clause of the HTTP
+		// variant: a replay is the 202 that names the holder there.
+		{"HTTPKeyModel", true, keyClauses[:keyReplayNamesHolder], func(hf HistoryFile, r rules) Report {
+			r.retained = hf.Retained
+			return check(hf.Ops, cfg(hf), httpModels(cfg(hf), HTTPJobModel(cfg(hf)), HTTPAdmissionModel(hf.MaxQueue), httpKeyModel(r)))
 		}},
 	}
 }

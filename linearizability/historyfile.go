@@ -26,7 +26,12 @@ import (
 // (CheckConfig.KnowsTTL). Kinds and outcomes are spelled as their String
 // methods spell them, states by their wire names (State.String). A
 // submit-wait's "waited" is the wait the server applied, in the unit of
-// "call" and "return"; "expires" says that a view carried expires_at.
+// "call" and "return"; "expires" says that a view carried expires_at. A
+// submit-keyed (POST /jobs with an Idempotency-Key) has its "key" and the
+// "digest" of its body, its outcome "ok" (a 202, with the "id"),
+// "queue-full" (429), "key-conflict" (422) or "unknown":
+//
+//	{"client":2,"call":6,"return":8,"in":{"kind":"submit-keyed","task":"t2","value":"r2","key":"k1","digest":"d2"},"out":{"outcome":"ok","id":"j2"}}
 
 // HistoryFile is a history read from or written to a file.
 type HistoryFile struct {
@@ -58,6 +63,8 @@ type fileIn struct {
 	Task  string `json:"task,omitempty"`
 	Value string `json:"value,omitempty"`
 	Depth int    `json:"depth,omitempty"`
+	Key   string `json:"key,omitempty"`
+	Dig   string `json:"digest,omitempty"`
 }
 
 type fileOut struct {
@@ -164,7 +171,7 @@ func (fo fileOp) operation() (porcupine.Operation, error) {
 	}
 	return porcupine.Operation{
 		ClientId: fo.Client,
-		Input:    Input{Kind: Kind(kind), ID: fo.In.ID, TaskID: fo.In.Task, Value: fo.In.Value, Depth: fo.In.Depth},
+		Input:    Input{Kind: Kind(kind), ID: fo.In.ID, TaskID: fo.In.Task, Value: fo.In.Value, Depth: fo.In.Depth, Key: fo.In.Key, Digest: fo.In.Dig},
 		Output:   out,
 		Call:     fo.Call,
 		Return:   ret,
@@ -198,7 +205,7 @@ func WriteHistory(w io.Writer, hf HistoryFile) error {
 		fo := fileOp{
 			Client: op.ClientId,
 			Call:   op.Call,
-			In:     fileIn{Kind: in.Kind.String(), ID: in.ID, Task: in.TaskID, Value: in.Value, Depth: in.Depth},
+			In:     fileIn{Kind: in.Kind.String(), ID: in.ID, Task: in.TaskID, Value: in.Value, Depth: in.Depth, Key: in.Key, Dig: in.Digest},
 			Out: fileOut{
 				Outcome: out.Outcome.String(), ID: out.ID, Value: out.Value, Task: out.TaskID,
 				Err: out.Err, Started: out.Started, Completed: out.Completed,

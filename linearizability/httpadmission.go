@@ -95,7 +95,7 @@ func stepHTTPAdmission(r rules, limit int, state string, in Input, out Output) (
 		live = append(live, out.ID)
 		slices.Sort(live)
 		return true, strings.Join(live, liveSep)
-	case in.Kind.submits() && out.Outcome == QueueFull:
+	case in.Kind.posts() && out.Outcome == QueueFull:
 		return r.holds(hadmRejectOnlyAtBound, len(live) >= limit), state
 	case sawLive(in, out):
 		return r.holds(hadmReadSeesLive, slices.Contains(live, in.ID)), state
@@ -114,7 +114,7 @@ func sawEnded(in Input, out Output) bool {
 	switch {
 	case in.Kind == SubmitWait:
 		return out.Outcome == OK && out.State.Terminal()
-	case in.Kind == Submit || in.Kind == End:
+	case in.Kind == Submit || in.Kind == SubmitKeyed || in.Kind == KeyedAdmit || in.Kind == End:
 		return false
 	case out.Outcome == NotFound:
 		return true
@@ -150,6 +150,11 @@ func sawLive(in Input, out Output) bool {
 // and the 429s called after it are left out. It cannot make a 202 legal, so
 // the 202s stay.
 //
+// A keyed POST (SubmitKeyed) counts as a POST for its 429 and a lost
+// reply; its 202s and 422s are left out, and each job that keyed 202s name
+// is admitted once, by its KeyedAdmit, which history holds beside them
+// (httpkeys.go).
+//
 // A POST with Prefer: wait=N (SubmitWait) counts as a POST: its 200 and its
 // 202 admitted the job, its 429 is a 429. Its 200 saw the job terminal. Its
 // 202 after the wait saw the job live when the wait ran out, unless the job
@@ -157,7 +162,7 @@ func sawLive(in Input, out Output) bool {
 // eviction), its SubmitWaitRead is kept as a read that saw the job live;
 // otherwise it says nothing of the job's end.
 func httpAdmissionProjection(history []porcupine.Operation, retained bool) []porcupine.Operation {
-	seen := make(map[string]int64)
+	seen := endsSeenBy(history)
 	lastLive := make(map[string]porcupine.Operation)
 	unknownFrom := int64(Pending)
 	for _, op := range history {
@@ -171,34 +176,28 @@ func httpAdmissionProjection(history []porcupine.Operation, retained bool) []por
 				lastLive[rin.ID] = read
 			}
 		}
-		if in.Kind.submits() && out.Outcome == Unknown {
+		if in.Kind.posts() && out.Outcome == Unknown {
 			unknownFrom = min(unknownFrom, op.Call)
-		}
-		if sawEnded(in, out) {
-			id := jobOf(in, out)
-			if r, ok := seen[id]; !ok || op.Return < r {
-				seen[id] = op.Return
-			}
 		}
 	}
 	var p []porcupine.Operation
 	n := 0
 	for _, op := range history {
 		in, out := op.Input.(Input), op.Output.(Output)
-		if !in.Kind.submits() {
+		if !in.Kind.posts() && in.Kind != KeyedAdmit {
 			continue
 		}
 		switch {
+		case in.Kind == SubmitKeyed && (out.Outcome == OK || out.Outcome == KeyConflict):
+			// A keyed 202 may be a replay, which admits nothing: the job's
+			// admission is its KeyedAdmit. A 422 changes nothing.
 		case out.Outcome == QueueFull:
 			if op.Call < unknownFrom {
 				p = append(p, op)
 			}
 		case admitted(in, out):
 			p = append(p, op)
-			ret, ok := seen[out.ID]
-			if !ok {
-				ret = Pending
-			}
+			ret := endSeenBy(seen, out.ID)
 			p = append(p, porcupine.Operation{
 				ClientId: endClientBase + n%endClients,
 				Input:    Input{Kind: End, ID: out.ID},
@@ -216,6 +215,32 @@ func httpAdmissionProjection(history []porcupine.Operation, retained bool) []por
 		}
 	}
 	return p
+}
+
+// endsSeenBy returns, for each job some operation of history saw terminal
+// or gone, the earliest return of such an operation: the job's terminal
+// transition, which the server makes unseen, happened before it.
+func endsSeenBy(history []porcupine.Operation) map[string]int64 {
+	seen := make(map[string]int64)
+	for _, op := range history {
+		in, out := op.Input.(Input), op.Output.(Output)
+		if sawEnded(in, out) {
+			id := jobOf(in, out)
+			if r, ok := seen[id]; !ok || op.Return < r {
+				seen[id] = op.Return
+			}
+		}
+	}
+	return seen
+}
+
+// endSeenBy is the time by which job id had ended as seen says, or Pending
+// when nobody saw it end.
+func endSeenBy(seen map[string]int64, id string) int64 {
+	if r, ok := seen[id]; ok {
+		return r
+	}
+	return Pending
 }
 
 // httpAdmissionSegments cuts the projection at its quiescent points, End

@@ -93,9 +93,10 @@ func httpJobModel(r rules) porcupine.Model {
 }
 
 func stepHTTPJob(r rules, s httpJobState, in Input, out Output) (bool, httpJobState) {
-	if in.Kind.submits() {
-		// Only an admission names a job (jobKey): a 202, or a submit-wait's
-		// 200 or 202, whose wait is its SubmitWaitRead (submitwait.go).
+	if in.Kind.creates() {
+		// Only an admission names a job (jobKey): a 202, a submit-wait's
+		// 200 or 202, whose wait is its SubmitWaitRead (submitwait.go), or
+		// the KeyedAdmit of a job keyed 202s name (httpkeys.go).
 		if !r.holds(httpSubmitOnce, !s.Submitted) || !r.holds(httpOutcomeKnown, admitted(in, out)) {
 			return false, s
 		}
@@ -103,6 +104,14 @@ func stepHTTPJob(r rules, s httpJobState, in Input, out Output) (bool, httpJobSt
 	}
 	if out.Outcome == Unknown {
 		return true, s
+	}
+	if in.Kind == SubmitKeyed {
+		// A keyed 202 (jobKey puts no other in a partition) answers from
+		// the retained job that holds its key, or from the one it created,
+		// after the KeyedAdmit: it says the job exists and is retained, and
+		// nothing of its state (a replay's body says PENDING whatever the
+		// state). Its body and key are KeyModel's to judge.
+		return r.holds(httpNoJobBeforeSubmit, s.Submitted) && r.holds(httpGoneForGood, !s.Gone), s
 	}
 	if in.Kind == SubmitWaitRead && out.Outcome == Deadline && s.Submitted {
 		return waitRanOut(r, s)

@@ -243,6 +243,15 @@ func jobKey(op porcupine.Operation) string {
 			return out.ID
 		}
 		return ""
+	case SubmitKeyed:
+		// A keyed 202 reads the job it names (the job's creation is its
+		// KeyedAdmit); a 422, a 429 or a lost reply names none.
+		if out := op.Output.(Output); out.Outcome == OK {
+			return out.ID
+		}
+		return ""
+	case KeyedAdmit:
+		return op.Output.(Output).ID
 	case SetDepth:
 		return ""
 	}

@@ -66,27 +66,21 @@ type keyState struct {
 //
 // Eviction is never seen: it is the nondeterminism "an ended holder may be
 // gone", resolved by the first submit that returns something other than a
-// replay.
+// replay. Its Step is the clauses of keyClauses (clause.go);
+// HTTPKeyModel (httpkeys.go) is its variant for histories recorded
+// through the HTTP API.
 var KeyModel = porcupine.Model{
 	Partition: func(history []porcupine.Operation) [][]porcupine.Operation {
-		byKey := map[string][]porcupine.Operation{}
-		var keys []string
-		for _, op := range history {
-			k := op.Input.(KeyInput).Key
-			if _, ok := byKey[k]; !ok {
-				keys = append(keys, k)
-			}
-			byKey[k] = append(byKey[k], op)
-		}
-		out := make([][]porcupine.Operation, 0, len(keys))
-		for _, k := range keys {
-			out = append(out, byKey[k])
+		parts := partitionByKey(history)
+		out := make([][]porcupine.Operation, len(parts))
+		for i, p := range parts {
+			out[i] = p.Ops
 		}
 		return out
 	},
 	Init: func() any { return keyState{} },
 	Step: func(state, input, output any) (bool, any) {
-		return stepKey(state.(keyState), input.(KeyInput), output.(KeyOutput))
+		return stepKeyRules(rules{}, state.(keyState), input.(KeyInput), output.(KeyOutput))
 	},
 	Equal: func(a, b any) bool { return a.(keyState) == b.(keyState) },
 	DescribeOperation: func(input, output any) string {
@@ -112,8 +106,17 @@ var KeyModel = porcupine.Model{
 	},
 }
 
-func stepKey(s keyState, in KeyInput, out KeyOutput) (bool, keyState) {
-	free := s.Holder == "" || s.Ended // the holder may have been evicted
+// free reports whether the key may be taken by a new job: no job holds it,
+// or its holder ended and retention may have evicted it (never where
+// retention evicts nothing: r.retained).
+func (s keyState) free(r rules) bool {
+	return s.Holder == "" || s.Ended && !r.retained
+}
+
+// stepKeyRules is one step of KeyModel with the clauses r in force
+// (keyClauses, clause.go); with r.retained, an end frees no key
+// (HTTPKeyModel where retention evicts nothing).
+func stepKeyRules(r rules, s keyState, in KeyInput, out KeyOutput) (bool, keyState) {
 	if in.Op == KeyEnd {
 		if in.ID == s.Holder {
 			s.Ended = true
@@ -122,16 +125,17 @@ func stepKey(s keyState, in KeyInput, out KeyOutput) (bool, keyState) {
 	}
 	switch {
 	case out.Outcome == OK && out.Replayed:
-		return s.Holder != "" && out.ID == s.Holder && in.Digest == s.Digest, s
+		return r.holds(keyReplayNamesHolder, s.Holder != "" && out.ID == s.Holder) &&
+			r.holds(keyReplaySameBody, in.Digest == s.Digest), s
 	case out.Outcome == OK:
-		if !free || out.ID == "" || out.ID == s.Holder {
+		if !r.holds(keyNewJobOnlyWhenFree, s.free(r) && out.ID != "" && out.ID != s.Holder) {
 			return false, s
 		}
 		return true, keyState{Holder: out.ID, Digest: in.Digest}
 	case out.Outcome == KeyConflict:
-		return s.Holder != "" && in.Digest != s.Digest, s
+		return r.holds(keyConflictOnlyOnOtherBody, s.Holder != "" && in.Digest != s.Digest), s
 	case out.Outcome == QueueFull:
-		if !free {
+		if !r.holds(keyFullOnlyWhenFree, s.free(r)) {
 			return false, s
 		}
 		return true, keyState{} // an ended holder was evicted

@@ -26,6 +26,9 @@ type Kind uint8
 // HTTPAdmissionModel). SubmitWait is POST /jobs with Prefer: wait=N, at the
 // HTTP level only; SubmitWaitRead is not a call: CheckHTTP derives one per
 // admitted SubmitWait, what the server's wait saw (see submitwait.go).
+// SubmitKeyed is POST /jobs with an Idempotency-Key, at the HTTP level
+// only; KeyedAdmit is not a call: CheckHTTP derives one per job that keyed
+// 202s name, its creation (see httpkeys.go).
 const (
 	Submit Kind = iota + 1
 	TakeRequest
@@ -41,6 +44,8 @@ const (
 	End
 	SubmitWait
 	SubmitWaitRead
+	SubmitKeyed
+	KeyedAdmit
 )
 
 var kindNames = [...]string{
@@ -58,6 +63,8 @@ var kindNames = [...]string{
 	End:            "end",
 	SubmitWait:     "submit-wait",
 	SubmitWaitRead: "submit-wait-read",
+	SubmitKeyed:    "submit-keyed",
+	KeyedAdmit:     "keyed-admit",
 }
 
 func (k Kind) String() string {
@@ -67,9 +74,14 @@ func (k Kind) String() string {
 	return fmt.Sprintf("Kind(%d)", k)
 }
 
-// submits reports whether k is a POST /jobs or a Submit: Submit or
-// SubmitWait.
-func (k Kind) submits() bool { return k == Submit || k == SubmitWait }
+// posts reports whether k is a POST /jobs or a Submit: Submit,
+// SubmitWait or SubmitKeyed.
+func (k Kind) posts() bool { return k == Submit || k == SubmitWait || k == SubmitKeyed }
+
+// creates reports whether an operation of kind k creates the job it names
+// when admitted: Submit, SubmitWait, or the KeyedAdmit derived for the
+// keyed 202s of a job (a keyed 202 itself may be a replay).
+func (k Kind) creates() bool { return k == Submit || k == SubmitWait || k == KeyedAdmit }
 
 // Terminal reports whether k is a terminal call: Finish, Fail or Timeout.
 func (k Kind) Terminal() bool { return k == Finish || k == Fail || k == Timeout }
@@ -138,6 +150,10 @@ type Input struct {
 	Value string
 	// Depth is the starting depth of a SetDepth.
 	Depth int
+	// Key is the Idempotency-Key of a SubmitKeyed, and the key of a
+	// KeyedAdmit; Digest is a digest of the SubmitKeyed's body (equal
+	// digests, equal bodies), the same for its KeyedAdmit.
+	Key, Digest string
 }
 
 // Output is what the client saw. It is a comparable value. The view
@@ -200,6 +216,8 @@ func Describe(in Input, out Output) string {
 		return b.String()
 	case Submit, SubmitWait:
 		fmt.Fprintf(&b, "(%s, %q)", in.TaskID, in.Value)
+	case SubmitKeyed, KeyedAdmit:
+		fmt.Fprintf(&b, "(%q, %s, %s, %q)", in.Key, short(in.Digest), in.TaskID, in.Value)
 	case Finish, Fail, Timeout:
 		fmt.Fprintf(&b, "(%s, %q)", short(in.ID), in.Value)
 	default:
@@ -208,7 +226,7 @@ func Describe(in Input, out Output) string {
 	b.WriteString(" -> ")
 	b.WriteString(out.Outcome.String())
 	switch {
-	case in.Kind == Submit && out.Outcome == OK:
+	case (in.Kind == Submit || in.Kind == SubmitKeyed || in.Kind == KeyedAdmit) && out.Outcome == OK:
 		fmt.Fprintf(&b, " %s", short(out.ID))
 	case in.Kind == SubmitWait && (out.Outcome == OK || out.Outcome == Deadline):
 		fmt.Fprintf(&b, " %s after waiting %v", short(out.ID), time.Duration(out.Waited))

@@ -55,11 +55,13 @@ func withSubmitWaitReads(history []porcupine.Operation) []porcupine.Operation {
 	return out
 }
 
-// admitted reports whether op is a POST /jobs that admitted a job: a 202,
-// or a SubmitWait's 200 or 202; the job is out.ID.
+// admitted reports whether op admitted a job: a plain POST /jobs's 202, a
+// SubmitWait's 200 or 202, or the KeyedAdmit derived for a job that keyed
+// 202s name (a keyed 202 itself may be a replay: httpkeys.go); the job is
+// out.ID.
 func admitted(in Input, out Output) bool {
 	switch in.Kind {
-	case Submit:
+	case Submit, KeyedAdmit:
 		return out.Outcome == OK
 	case SubmitWait:
 		return out.Outcome == OK || out.Outcome == Deadline
@@ -67,10 +69,10 @@ func admitted(in Input, out Output) bool {
 	return false
 }
 
-// jobOf returns the job op names: the id a POST returned, else the id
-// it names.
+// jobOf returns the job op names: the id a POST (or a KeyedAdmit)
+// returned, else the id it names.
 func jobOf(in Input, out Output) string {
-	if in.Kind.submits() {
+	if in.Kind.posts() || in.Kind == KeyedAdmit {
 		return out.ID
 	}
 	return in.ID

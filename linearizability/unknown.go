@@ -23,7 +23,7 @@ import "github.com/anishathalye/porcupine"
 func withoutUnknownOps(history []porcupine.Operation) ([]porcupine.Operation, int) {
 	kept := make([]porcupine.Operation, 0, len(history))
 	for _, op := range history {
-		if !op.Input.(Input).Kind.submits() && op.Output.(Output).Outcome == Unknown {
+		if !op.Input.(Input).Kind.posts() && op.Output.(Output).Outcome == Unknown {
 			continue
 		}
 		kept = append(kept, op)

@@ -8,8 +8,9 @@ import (
 
 // CheckRecordedWalks checks walks recorded through the HTTP API beside
 // history, the HTTP history of the same run, with CheckWalk: the jobs of
-// each walk are those the history admitted (a 202, or a waiting submit's
-// 200 or 202), each held after the walk when a read called after its last
+// each walk are those the history admitted (a 202, a waiting submit's
+// 200 or 202, or a job's first keyed 202s, from the earliest call to the
+// earliest return among them: its KeyedAdmit, httpkeys.go), each held after the walk when a read called after its last
 // page returned found it, or, where retention evicts nothing (retained, as
 // in the crash and replicas tests), every one of them. A POST whose reply was lost may have admitted a
 // job nobody can name: a walk may list as many such jobs as there were
@@ -21,16 +22,16 @@ func CheckRecordedWalks(history []porcupine.Operation, walks []Walk, retained bo
 	jobs := map[string]WalkJob{}
 	lastFound := map[string]int64{}
 	var lost []int64 // calls of POSTs of unknown outcome, in order
-	for _, op := range history {
+	for _, op := range withKeyedAdmits(history, keyedAdmits(history)) {
 		in, out := op.Input.(Input), op.Output.(Output)
 		switch {
-		case in.Kind.submits() && admitted(in, out):
+		case admitted(in, out):
 			if _, ok := jobs[out.ID]; !ok { // the admission, the first POST naming it
 				jobs[out.ID] = WalkJob{ID: out.ID, SubmitCall: op.Call, SubmitReturn: op.Return}
 			}
-		case in.Kind.submits() && out.Outcome == Unknown:
+		case in.Kind.posts() && out.Outcome == Unknown:
 			lost = append(lost, op.Call)
-		case !in.Kind.submits() && in.ID != "" && out.Outcome != Unknown && out.Outcome != NotFound:
+		case !in.Kind.posts() && in.ID != "" && out.Outcome != Unknown && out.Outcome != NotFound:
 			lastFound[in.ID] = max(lastFound[in.ID], op.Call)
 		}
 	}
