@@ -153,6 +153,7 @@ func RunCrash(ctx context.Context, cfg CrashConfig) (*CrashResult, error) {
 	res.Record.History, res.Walks, res.Elapsed = rec.History, rec.Walks, rec.Elapsed
 	res.Violations = append(res.Violations, rec.Violations...)
 	res.Accepted, res.Rejected = rec.Accepted, rec.Rejected
+	res.Replays, res.Conflicts = rec.Replays, rec.Conflicts
 	return res, nil
 }
 

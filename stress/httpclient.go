@@ -3,6 +3,8 @@ package stress
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -48,6 +50,36 @@ func (h *HTTPClient) Submit(ctx context.Context, taskID, params string) (string,
 		out = linearizability.Output{Outcome: linearizability.OK, ID: acc.JobID}
 	case errors.Is(err, client.ErrQueueFull):
 		out.Outcome, err = linearizability.QueueFull, nil
+	}
+	h.c.end(i, out)
+	return out.ID, out.Outcome, err
+}
+
+// SubmitKeyed records POST /jobs with the Idempotency-Key key, as a
+// SubmitKeyed operation with the key and a digest of the body: a 202 is OK
+// with the job's id (a creation or a replay, which look the same), a 429
+// QueueFull, a 422 KeyConflict. The body is encoded as the client encodes
+// it, so equal task ids and params are equal bodies, byte for byte, as the
+// server compares them.
+func (h *HTTPClient) SubmitKeyed(ctx context.Context, key, taskID, params string) (string, linearizability.Outcome, error) {
+	req := client.Request{TaskID: taskID, Params: json.RawMessage(params)}
+	body, err := json.Marshal(req)
+	if err != nil {
+		return "", linearizability.Unknown, err
+	}
+	sum := sha256.Sum256(body)
+	i := h.c.begin(linearizability.Input{
+		Kind: linearizability.SubmitKeyed, TaskID: taskID, Value: params, Key: key, Digest: hex.EncodeToString(sum[:8]),
+	})
+	acc, err := h.api.SubmitKeyed(ctx, key, req)
+	var out linearizability.Output
+	switch {
+	case err == nil:
+		out = linearizability.Output{Outcome: linearizability.OK, ID: acc.JobID}
+	case errors.Is(err, client.ErrQueueFull):
+		out.Outcome, err = linearizability.QueueFull, nil
+	case errors.Is(err, client.ErrKeyConflict):
+		out.Outcome, err = linearizability.KeyConflict, nil
 	}
 	h.c.end(i, out)
 	return out.ID, out.Outcome, err

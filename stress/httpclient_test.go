@@ -38,6 +38,11 @@ func TestHTTPClientRecords(t *testing.T) {
 		{"submit 200", 200, `{"job_id":"j","state":"PENDING"}`, recordSubmit, pending},
 		{"submit 503", 503, `{"status":503,"detail":"server shutting down"}`, recordSubmit, pending},
 		{"submit 202 without id", 202, `{"state":"PENDING"}`, recordSubmit, pending},
+		{"keyed submit 202", 202, `{"job_id":"j","state":"PENDING"}`, recordSubmitKeyed, linearizability.Output{Outcome: linearizability.OK, ID: "j"}},
+		{"keyed submit 429", 429, ``, recordSubmitKeyed, linearizability.Output{Outcome: linearizability.QueueFull}},
+		{"keyed submit 422", 422, `{"status":422,"detail":"Idempotency-Key was used for another request"}`, recordSubmitKeyed, linearizability.Output{Outcome: linearizability.KeyConflict}},
+		{"keyed submit 422 for the body", 422, `{"status":422,"detail":"invalid params"}`, recordSubmitKeyed, pending},
+		{"keyed submit 400", 400, `{"status":400,"detail":"Idempotency-Key must be 1 to 255 printable characters"}`, recordSubmitKeyed, pending},
 		{"snapshot 200", 200, running, recordSnapshot, linearizability.Output{Outcome: linearizability.OK, State: linearizability.StateRunning, TaskID: "t", Started: true}},
 		{"snapshot 404", 404, `{"detail":"no such job"}`, recordSnapshot, linearizability.Output{Outcome: linearizability.NotFound}},
 		{"snapshot 409", 409, `{"state":"DONE"}`, recordSnapshot, pending},
@@ -179,6 +184,40 @@ func newAPI(t *testing.T, ts *httptest.Server) *client.Client {
 func recordSubmit(h *stress.HTTPClient) error {
 	_, _, err := h.Submit(context.Background(), "t", `{"n":1}`)
 	return err
+}
+
+func recordSubmitKeyed(h *stress.HTTPClient) error {
+	_, _, err := h.SubmitKeyed(context.Background(), "k", "t", `{"n":1}`)
+	return err
+}
+
+// TestHTTPClientRecordsKeyedSubmit: a keyed submit is recorded with its key
+// and a digest of its body, equal for equal bodies, and the key travels as
+// the Idempotency-Key header.
+func TestHTTPClientRecordsKeyedSubmit(t *testing.T) {
+	var keys []string
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		keys = append(keys, r.Header.Get("Idempotency-Key"))
+		w.WriteHeader(http.StatusAccepted)
+		io.WriteString(w, `{"job_id":"j","state":"PENDING"}`) //nolint:errcheck
+	}))
+	defer ts.Close()
+	rec := stress.NewRecorder()
+	c := rec.HTTPClient(newAPI(t, ts))
+	for _, params := range []string{`{"n":1}`, `{"n":1}`, `{"n":2}`} {
+		_, _, err := c.SubmitKeyed(context.Background(), "k1", "t", params)
+		require.NoError(t, err)
+	}
+	h := rec.History()
+	require.Len(t, h, 3)
+	in := func(i int) linearizability.Input { return h[i].Input.(linearizability.Input) }
+	require.Equal(t, []string{"k1", "k1", "k1"}, keys)
+	require.Equal(t, linearizability.SubmitKeyed, in(0).Kind)
+	require.Equal(t, "k1", in(0).Key)
+	require.Equal(t, `{"n":1}`, in(0).Value)
+	require.NotEmpty(t, in(0).Digest)
+	require.Equal(t, in(0).Digest, in(1).Digest, "equal bodies, equal digests")
+	require.NotEqual(t, in(0).Digest, in(2).Digest, "another body, another digest")
 }
 
 func recordSnapshot(h *stress.HTTPClient) error {

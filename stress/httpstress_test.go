@@ -56,6 +56,13 @@ func TestHTTPStressLinearizable(t *testing.T) {
 	require.Positive(t, waited[linearizability.OK], "no submit waited for its job")
 	require.Zero(t, ranOut, "a job outlived async_timeout and a wait of a second")
 
+	// Keyed submits were recorded, and checked by the key model: some
+	// created a job, some replayed one, some met another submit on a
+	// fresh key at once.
+	require.Positive(t, rep.KeyedJobs, "no keyed submit created a job")
+	require.Positive(t, res.Replays, "no keyed submit was a replay")
+	t.Logf("keyed: %d jobs under %d keys, %d replays, %d 422s", rep.KeyedJobs, rep.KeyPartitions, res.Replays, res.Conflicts)
+
 	// The pollers walked the listing, and every walk that ended lists what
 	// the history says it must.
 	require.NotEmpty(t, res.Walks, "no walk of the listing")

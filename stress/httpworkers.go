@@ -81,7 +81,12 @@ func (w *httpWorkload) submit(ctx context.Context, c *HTTPClient, r *rand.Rand, 
 
 func (w *httpWorkload) submitter(ctx context.Context, c *HTTPClient, r *rand.Rand) {
 	bg := context.Background()
+	var racers []*HTTPClient // of its keyed races (keyed.go)
 	for n := 0; w.more(ctx); n++ {
+		if w.cfg.KeyedEvery > 0 && r.IntN(w.cfg.KeyedEvery) == 0 {
+			w.submitKeyed(bg, c, &racers, r)
+			continue
+		}
 		id, outcome, err := w.submit(bg, c, r, n)
 		switch {
 		case err != nil:

@@ -190,6 +190,7 @@ func RunReplicas(ctx context.Context, cfg ReplicasConfig) (*ReplicasResult, erro
 	res.Record.History, res.Walks, res.Elapsed = rec.History, rec.Walks, rec.Elapsed
 	res.Violations = append(res.Violations, rec.Violations...)
 	res.Accepted, res.Rejected = rec.Accepted, rec.Rejected
+	res.Replays, res.Conflicts = rec.Replays, rec.Conflicts
 	for _, e := range endsSeen(res.History) {
 		switch {
 		case !e.errKnown:

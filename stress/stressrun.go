@@ -100,13 +100,18 @@ type Record struct {
 	Elapsed time.Duration
 
 	Accepted, Rejected int64
+	// Replays and Conflicts count the keyed submits (HTTP levels) answered
+	// 202 with a job an earlier keyed 202 named, and 422. Accepted counts a
+	// job a keyed 202 named once, Rejected its 429s.
+	Replays, Conflicts int64
 	// Violations lists the end-of-run checks that failed.
 	Violations []string
 }
 
 // stressRun is the bookkeeping of one run that both drivers keep: the
 // recorder, the run's bounds, the admissions and rejections its submitters
-// saw, and the ids they were given. The counters and recentIDs are safe
+// saw, the ids they were given, and its keyed submits. The counters,
+// recentIDs and keyed are safe
 // for concurrent use; the other fields are set once.
 type stressRun struct {
 	cfg   Config
@@ -115,7 +120,8 @@ type stressRun struct {
 
 	accepted, rejected atomic.Int64
 
-	recentIDs // the admitted ids
+	recentIDs          // the admitted ids
+	keyed     keyedRun // the HTTP levels' keyed submits
 }
 
 func newStressRun(cfg Config, rec *Recorder) *stressRun {
@@ -175,5 +181,7 @@ func (r *stressRun) record() Record {
 		Elapsed:    time.Since(r.start),
 		Accepted:   r.accepted.Load(),
 		Rejected:   r.rejected.Load(),
+		Replays:    r.keyed.replays.Load(),
+		Conflicts:  r.keyed.conflicts.Load(),
 	}
 }

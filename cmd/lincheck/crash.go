@@ -31,8 +31,8 @@ func runCrash(ctx context.Context, cfg stress.CrashConfig, dir string, checkTime
 		fmt.Fprintln(stderr, "lincheck:", err, "(logs in "+dir+")")
 		return exitSetup
 	}
-	summary := fmt.Sprintf("  crash: %v, %d lives, %d operations, %d accepted, %d rejected, %d in flight at a kill or lost, %d reads of acknowledged jobs after restarts",
-		res.Elapsed.Round(time.Millisecond), res.Lives, len(res.History), res.Accepted, res.Rejected, res.Lost, res.Checked)
+	summary := fmt.Sprintf("  crash: %v, %d lives, %d operations, %d accepted, %d rejected, %d in flight at a kill or lost, %d reads of acknowledged jobs after restarts; keyed: %d replays, %d 422s",
+		res.Elapsed.Round(time.Millisecond), res.Lives, len(res.History), res.Accepted, res.Rejected, res.Lost, res.Checked, res.Replays, res.Conflicts)
 	return checkHTTPRun(httpRun{
 		history: res.History, walks: res.Walks, violations: res.Violations, maxQueue: cfg.MaxQueue, summary: summary,
 		retained: true, dir: dir, temp: temp, dirWhat: "store and server logs",

@@ -75,6 +75,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	hdef := stress.DefaultHTTPConfig()
 	maxSleep := fs.Duration("max-sleep", hdef.MaxSleep, "http: longest echo sleep of a job")
 	jobTimeout := fs.Duration("job-timeout", hdef.JobTimeout, "http: the server's async_timeout")
+	keyedEvery := fs.Int("keyed-every", hdef.KeyedEvery, "http, crash, replicas: one submit in N sends an Idempotency-Key (0: none does)")
 	cdef := stress.DefaultCrashConfig()
 	server := fs.String("server", "bin/jobserver", "crash: the jobserver binary")
 	store := fs.String("store", "", "crash: the server's -store (default sqlite:DIR/jobs.db); replicas: every server's -store, required")
@@ -144,6 +145,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			"max-queue":   func() { rcfg.MaxQueue = *maxQueue },
 			"max-sleep":   func() { rcfg.MaxSleep = *maxSleep },
 			"job-timeout": func() { rcfg.JobTimeout = *jobTimeout },
+			"keyed-every": func() { rcfg.KeyedEvery = *keyedEvery },
 		} {
 			if set[name] {
 				apply()
@@ -164,6 +166,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			"max-queue":   func() { ccfg.MaxQueue = *maxQueue },
 			"max-sleep":   func() { ccfg.MaxSleep = *maxSleep },
 			"job-timeout": func() { ccfg.JobTimeout = *jobTimeout },
+			"keyed-every": func() { ccfg.KeyedEvery = *keyedEvery },
 		} {
 			if set[name] {
 				apply()
@@ -178,7 +181,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if *level == "http" {
 			hcfg := hdef
 			hcfg.Config = cfg
-			hcfg.MaxSleep, hcfg.JobTimeout = *maxSleep, *jobTimeout
+			hcfg.MaxSleep, hcfg.JobTimeout, hcfg.KeyedEvery = *maxSleep, *jobTimeout, *keyedEvery
 			c = runHTTP(ctx, hcfg, *checkTimeout, *out, *historyPath, stdout, stderr)
 		} else {
 			c = runOnce(ctx, cfg, *level, *checkTimeout, *out, *historyPath, stdout, stderr)
@@ -250,8 +253,8 @@ func runHTTP(ctx context.Context, cfg stress.HTTPConfig, checkTimeout time.Durat
 		return exitSetup
 	}
 	// RunHTTP gives the server a TTL of at least 1 ms: it knows its TTL.
-	summary := fmt.Sprintf("  stress: %v, %d operations, %d accepted, %d rejected, %d lost replies, depth %d and %d retained at the end",
-		res.Elapsed.Round(time.Millisecond), len(res.History), res.Accepted, res.Rejected, res.Lost, res.Depth, res.Retained)
+	summary := fmt.Sprintf("  stress: %v, %d operations, %d accepted, %d rejected, %d lost replies, depth %d and %d retained at the end; keyed: %d replays, %d 422s",
+		res.Elapsed.Round(time.Millisecond), len(res.History), res.Accepted, res.Rejected, res.Lost, res.Depth, res.Retained, res.Replays, res.Conflicts)
 	return checkHTTPRun(httpRun{
 		history: res.History, walks: res.Walks, violations: res.Violations, maxQueue: cfg.MaxQueue, summary: summary,
 	}, checkTimeout, outDir, historyPath, stdout, stderr)
@@ -275,6 +278,14 @@ func printCheck(stdout io.Writer, rep linearizability.Report) {
 	fmt.Fprintf(stdout, "  check:  %d job partitions (largest %d ops%s) in %v; admission %d ops (%s) in %v\n",
 		rep.JobPartitions, rep.LargestPartition, left, rep.JobCheck.Round(time.Millisecond),
 		rep.AdmissionOps, adm, rep.AdmissionCheck.Round(time.Millisecond))
+	if rep.KeyOps > 0 {
+		var keyLeft string
+		if rep.KeyLeftOut > 0 {
+			keyLeft = fmt.Sprintf(", %d lost on a key held for good left out", rep.KeyLeftOut)
+		}
+		fmt.Fprintf(stdout, "  keys:   %d keyed jobs; %d keys, %d ops%s, in %v\n",
+			rep.KeyedJobs, rep.KeyPartitions, rep.KeyOps, keyLeft, rep.KeyCheck.Round(time.Millisecond))
+	}
 }
 
 // verdict prints the failures and the result line, and returns the exit

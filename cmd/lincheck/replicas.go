@@ -28,8 +28,8 @@ func runReplicas(ctx context.Context, cfg stress.ReplicasConfig, dir string, che
 		fmt.Fprintln(stderr, "lincheck:", err, "(logs in "+dir+")")
 		return exitSetup
 	}
-	summary := fmt.Sprintf("  replicas: %v, %s killed, %d lives, %d operations, %d accepted, %d rejected, %d in flight at the kill or lost, %d reads of acknowledged jobs after the restart; seen ended by the kill: %d worker lost, %d interrupted by restart",
-		res.Elapsed.Round(time.Millisecond), res.Victim, res.Lives, len(res.History), res.Accepted, res.Rejected, res.Lost, res.Checked, res.Reaped, res.Interrupted)
+	summary := fmt.Sprintf("  replicas: %v, %s killed, %d lives, %d operations, %d accepted, %d rejected, %d in flight at the kill or lost, %d reads of acknowledged jobs after the restart; seen ended by the kill: %d worker lost, %d interrupted by restart; keyed: %d replays, %d 422s",
+		res.Elapsed.Round(time.Millisecond), res.Victim, res.Lives, len(res.History), res.Accepted, res.Rejected, res.Lost, res.Checked, res.Reaped, res.Interrupted, res.Replays, res.Conflicts)
 	return checkHTTPRun(httpRun{
 		history: res.History, walks: res.Walks, violations: res.Violations, maxQueue: cfg.MaxQueue, summary: summary,
 		retained: true, dir: dir, temp: temp, dirWhat: "server logs",
