@@ -25,9 +25,10 @@
 //     a submit under a key returns the job that holds it (a replay, with
 //     its digest; ErrKeyConflict with another) while that job is retained,
 //     and a new job only once the key is free, which the end of its holder
-//     allows (eviction is unseen). CheckKeys checks a key history; the
-//     stress runs do not record keyed submits yet, so its histories are
-//     hand-written and recorded by its own tests on both stores.
+//     allows (eviction is unseen). CheckKeys checks a key history of the
+//     ledger's calls: hand-written, and recorded by its own tests on both
+//     stores; the table-level stress sends no keyed submit. At the HTTP
+//     level, HTTPKeyModel checks the keyed POSTs the stress records.
 //
 // Walks of the listing (ledger.Ledger.List) fit no model partitioned by job
 // or key: a page reads every retained job at once. CheckWalk is a validator
@@ -49,7 +50,13 @@
 // CheckHTTP against HTTPJobModel and HTTPAdmissionModel. The runner's steps
 // and eviction happen inside the server, unseen, so these models let them
 // happen between observed operations, only along the state machine;
-// docs/verification.md lists what this level can and cannot see.
+// docs/verification.md lists what this level can and cannot see. Keyed
+// POSTs (SubmitKeyed, an Idempotency-Key) are checked against HTTPKeyModel
+// too: a keyed 202 that names the job holding its key is a replay, each
+// job keyed 202s name is created and admitted once (a derived KeyedAdmit),
+// and where retention evicts nothing (the crash and replicas tests) a key
+// once held stays held, so a key lost in a restart shows as a second job
+// (httpkeys.go).
 //
 //	res, err := stress.RunHTTP(ctx, stress.DefaultHTTPConfig())
 //	rep := linearizability.CheckHTTP(res.History, linearizability.CheckConfig{MaxQueue: res.Config.MaxQueue, KnowsTTL: true})

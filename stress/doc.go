@@ -26,7 +26,11 @@
 // RunHTTP starts a server (jobapi, echo model) on 127.0.0.1 and records what
 // real HTTP clients see through its API (Recorder.HTTPClient, which sends
 // each request through package client); linearizability.CheckHTTP checks
-// that history.
+// that history. One submit in HTTPConfig.KeyedEvery sends an
+// Idempotency-Key, under a small set of keys that the run's keyed submits
+// take in turn (keyed.go), so that replays, several submits on one fresh
+// key at once, and 422s for another body happen; the crash and replicas
+// tests send them too, across their restarts and replicas.
 //
 //	res, err := stress.RunHTTP(ctx, stress.DefaultHTTPConfig())
 //	rep := linearizability.CheckHTTP(res.History, linearizability.CheckConfig{MaxQueue: res.Config.MaxQueue, KnowsTTL: true})
