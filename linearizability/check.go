@@ -118,8 +118,8 @@ func Check(history []porcupine.Operation, cfg CheckConfig) Report {
 
 // CheckHTTP checks a history recorded through the HTTP API against
 // HTTPJobModel (partitioned by job) and HTTPAdmissionModel (global), the
-// same way as Check, and then its keyed submits against HTTPKeyModel
-// (partitioned by key), as httpkeys.go derives them.
+// same way as Check, and its keyed submits against HTTPKeyModel
+// (partitioned by key), as httpkeys.go derives them, between the two.
 func CheckHTTP(history []porcupine.Operation, cfg CheckConfig) Report {
 	return check(history, cfg, httpModels(cfg, HTTPJobModel(cfg), HTTPAdmissionModel(cfg.MaxQueue), HTTPKeyModel(cfg)))
 }
@@ -150,7 +150,7 @@ func check(history []porcupine.Operation, cfg CheckConfig, m models) Report {
 	jobHistory := history
 	var admits []porcupine.Operation
 	if http {
-		admits = keyedAdmits(history)
+		admits = keyedAdmits(history, m.retained)
 		rep.KeyedJobs = len(admits)
 		jobHistory, rep.UnknownLeftOut = withoutUnknownOps(history)
 		jobHistory = withKeyedAdmits(withSubmitWaitReads(jobHistory), admits)
@@ -165,14 +165,18 @@ func check(history []porcupine.Operation, cfg CheckConfig, m models) Report {
 		return rep
 	}
 
-	if rep, done = checkAdmission(rep, cfg, adm, project(withKeyedAdmits(history, admits)), http); done || !http {
-		return rep
+	if http {
+		// The key model before the admission model: it is cheap, and names
+		// a key's second job as such where the admission model may only see
+		// its consequences.
+		keyHistory, left := httpKeyProjection(history, admits, m.retained)
+		parts = partitionByKey(keyHistory)
+		rep.KeyOps, rep.KeyPartitions, rep.KeyLeftOut = len(keyHistory), len(parts), left
+		if rep, rep.KeyCheck, done = checkModel(rep, cfg, m.key, "key", keyHistory, parts); done {
+			return rep
+		}
 	}
-
-	keyHistory, left := httpKeyProjection(history, admits, m.retained)
-	parts = partitionByKey(keyHistory)
-	rep.KeyOps, rep.KeyPartitions, rep.KeyLeftOut = len(keyHistory), len(parts), left
-	rep, rep.KeyCheck, _ = checkModel(rep, cfg, m.key, "key", keyHistory, parts)
+	rep, _ = checkAdmission(rep, cfg, adm, project(withKeyedAdmits(history, admits)), http)
 	return rep
 }
 

@@ -1,15 +1,20 @@
 package linearizability
 
+import "github.com/anishathalye/porcupine"
+
 // The admission decision's internals, for the external tests and the
 // benchmark that run it on histories recorded by package stress: stress
 // imports this package, so only the external test package can import it.
 var (
 	DecideAdmission         = decideAdmission
 	AdmissionProjection     = admissionProjection
-	HTTPAdmissionProjection = httpAdmissionProjection
-	SortByCall              = sortByCall
-	Differential            = differential
-	Prefixes                = prefixes
+	HTTPAdmissionProjection = func(history []porcupine.Operation, retained bool) []porcupine.Operation {
+		// As CheckHTTP projects it: with the KeyedAdmit of each keyed job.
+		return httpAdmissionProjection(withKeyedAdmits(history, keyedAdmits(history, retained)), retained)
+	}
+	SortByCall   = sortByCall
+	Differential = differential
+	Prefixes     = prefixes
 )
 
 // WindowOps is windowOps.

@@ -54,7 +54,9 @@ import (
 // called after an operation on its key returned a 202 or a 422 found the
 // key held for good: it created nothing, and so changes nothing in any
 // model; it is left out of the key history, where each one left in costs
-// the search (it may be placed anywhere after its call). A lost keyed
+// the search (it may be placed anywhere after its call), and widens no
+// KeyedAdmit (a job's admission widened back across the run leaves the
+// admission sweep a window that long to search). A lost keyed
 // submit is kept in the admission projection as every lost POST is (the
 // 429s called after it are left out), and names no job.
 
@@ -73,8 +75,9 @@ type keyedJob struct{ id, key string }
 // history name, per key, in the order of their first 202: the body of the
 // 202 called first, from the earliest call to the earliest return of
 // those 202s, the call widened back to the earliest lost keyed submit
-// with the same key and body called before it.
-func keyedAdmits(history []porcupine.Operation) []porcupine.Operation {
+// with the same key and body called before it (where retained, before the
+// key was held for good: keysHeldFrom).
+func keyedAdmits(history []porcupine.Operation, retained bool) []porcupine.Operation {
 	index := make(map[keyedJob]int)
 	lost := make(map[string][]porcupine.Operation) // by key
 	var admits []porcupine.Operation
@@ -111,15 +114,40 @@ func keyedAdmits(history []porcupine.Operation) []porcupine.Operation {
 		}
 		a.Return = min(a.Return, op.Return)
 	}
+	held := keysHeldFrom(history, retained)
 	for i := range admits {
 		a := &admits[i]
-		for _, l := range lost[a.Input.(Input).Key] {
+		key := a.Input.(Input).Key
+		for _, l := range lost[key] {
+			if r, ok := held[key]; ok && l.Call > r {
+				break // the key was held for good: l created nothing
+			}
 			if l.Call < a.Call && l.Input.(Input).Digest == a.Input.(Input).Digest {
 				a.Call = l.Call
 			}
 		}
 	}
 	return admits
+}
+
+// keysHeldFrom returns, where retained, for each key some keyed submit of
+// history found held (a 202 or a 422), the earliest return of such a
+// submit: the key is held for good from then on, since retention evicts
+// nothing. It returns nil where retention evicts.
+func keysHeldFrom(history []porcupine.Operation, retained bool) map[string]int64 {
+	if !retained {
+		return nil
+	}
+	held := make(map[string]int64)
+	for _, op := range history {
+		in, out := op.Input.(Input), op.Output.(Output)
+		if in.Kind == SubmitKeyed && (out.Outcome == OK || out.Outcome == KeyConflict) {
+			if r, ok := held[in.Key]; !ok || op.Return < r {
+				held[in.Key] = op.Return
+			}
+		}
+	}
+	return held
 }
 
 // withKeyedAdmits returns history with admits added, ordered by call.
@@ -141,17 +169,7 @@ func withKeyedAdmits(history, admits []porcupine.Operation) []porcupine.Operatio
 // after a 202 or a 422 on their key returned are left out; the second
 // result counts them.
 func httpKeyProjection(history, admits []porcupine.Operation, retained bool) ([]porcupine.Operation, int) {
-	heldFrom := make(map[string]int64) // retained: the key is held for good from then on
-	if retained {
-		for _, op := range history {
-			in, out := op.Input.(Input), op.Output.(Output)
-			if in.Kind == SubmitKeyed && (out.Outcome == OK || out.Outcome == KeyConflict) {
-				if r, ok := heldFrom[in.Key]; !ok || op.Return < r {
-					heldFrom[in.Key] = op.Return
-				}
-			}
-		}
-	}
+	heldFrom := keysHeldFrom(history, retained)
 	var p []porcupine.Operation
 	left := 0
 	for _, op := range history {
