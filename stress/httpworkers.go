@@ -24,11 +24,12 @@ type httpWorkload struct {
 	walks atomic.Int64 // walks of the listing begun, at most maxWalks
 }
 
-// A poller walks the whole listing (GET /jobs, every page) in one poll of
-// walkEvery, at most maxWalks times a workload (one server's life in the
-// crash test, one replica's in the replicas test): a walk of thousands of
-// retained jobs is tens of pages, and checking one is quadratic in the
-// jobs it lists.
+// A poller walks the whole listing (GET /jobs, every page) in its first
+// poll of a workload (one server's life in the crash test, one replica's in
+// the replicas test), so that even a short or starved run walks it, and
+// then in one poll of walkEvery, at most maxWalks times a workload: a walk
+// of thousands of retained jobs is tens of pages, and checking one is
+// quadratic in the jobs it lists.
 const (
 	walkEvery = 200
 	maxWalks  = 20
@@ -105,6 +106,7 @@ func (w *httpWorkload) submitter(ctx context.Context, c *HTTPClient, r *rand.Ran
 // server's own terminal transition.
 func (w *httpWorkload) poller(ctx context.Context, c *HTTPClient, r *rand.Rand) {
 	bg := context.Background()
+	first := true
 	for w.more(ctx) {
 		id := w.pick(r, r.IntN(2) == 0)
 		if id == "" {
@@ -112,7 +114,8 @@ func (w *httpWorkload) poller(ctx context.Context, c *HTTPClient, r *rand.Rand) 
 			continue
 		}
 		var err error
-		if r.IntN(walkEvery) == 0 && w.walks.Add(1) <= maxWalks {
+		if (first || r.IntN(walkEvery) == 0) && w.walks.Add(1) <= maxWalks {
+			first = false
 			// A walk cut short by a kill or a lost reply is dropped (it
 			// records no operation); one that never ends is a violation,
 			// which Walk records.
