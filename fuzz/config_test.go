@@ -42,6 +42,11 @@ func FuzzParseConfig(f *testing.F) {
 		if err := cfg.Validate(); err != nil {
 			t.Fatalf("ParseConfig(%q) accepted %+v, which Validate refuses: %v", data, cfg, err)
 		}
+		// A durable store would be opened by New: a file created where the
+		// input says, a connection to the host it names. Its form was
+		// checked above; the rest of the configuration starts a server
+		// on the memory store.
+		cfg.Store = jobapi.DefaultStore
 		clock := newStillClock()
 		srv, err := jobapi.New(cfg, jobapi.Options{Clock: clock, Logger: slog.New(slog.DiscardHandler)})
 		if err != nil {
@@ -77,10 +82,19 @@ func configInRange(c jobapi.Config) error {
 		return errors.New("model unknown")
 	case c.Lease < 0:
 		return errors.New("lease negative")
-	case c.Store != "memory":
-		return errors.New("store unknown")
+	case !storeForm(c.Store):
+		return errors.New("store not memory, sqlite:PATH or a postgres URL")
 	}
 	return nil
+}
+
+// storeForm reports whether v is one of the store forms of docs/http.md:
+// memory, sqlite:PATH, postgres://... or postgresql://... (this test
+// binary links both durable stores, through package stress).
+func storeForm(v string) bool {
+	path, sqlite := strings.CutPrefix(v, "sqlite:")
+	return v == "memory" || (sqlite && path != "") ||
+		strings.HasPrefix(v, "postgres://") || strings.HasPrefix(v, "postgresql://")
 }
 
 // Seeds: one per key, valid and out of range, and malformed files.
@@ -109,6 +123,9 @@ var configSeeds = []string{
 	`{"store":"memory:x"}`,
 	`{"store":"sqlite:"}`,
 	`{"store":":"}`,
+	`{"store":"sqlite:0"}`,
+	`{"store":"postgres://127.0.0.1:1/db"}`,
+	`{"store":"postgres:x"}`,
 	`{"async_enabled":"yes"}`,
 	`{"async_timeout":0}`,
 	`{"async_timeout":1e3}`,
