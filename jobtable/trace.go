@@ -115,16 +115,7 @@ func traceLog(jm *jobMutex, e traceEvent, held bool, more ...traceEvent) {
 	if !held {
 		tracer.mu.Lock()
 	}
-	g := goid()
-	if role, ok := tracer.roles.Load(g); ok {
-		e.T = role.(string)
-		e.JS, e.TS = sectionsOf(g, jm)
-		tracer.events = append(tracer.events, e)
-		for _, m := range more {
-			m.T, m.JS, m.TS = e.T, e.JS, e.TS
-			tracer.events = append(tracer.events, m)
-		}
-	}
+	traceAppendLocked(jm, e, more...)
 	tracer.mu.Unlock()
 }
 
@@ -134,11 +125,23 @@ func tracePut(jm *jobMutex, e traceEvent) {
 	if !tracer.on.Load() {
 		return
 	}
+	traceAppendLocked(jm, e)
+}
+
+// traceAppendLocked appends e and then more, each with the calling
+// goroutine's role and sections, if it has a role. tracer.mu must be held.
+func traceAppendLocked(jm *jobMutex, e traceEvent, more ...traceEvent) {
 	g := goid()
-	if role, ok := tracer.roles.Load(g); ok {
-		e.T = role.(string)
-		e.JS, e.TS = sectionsOf(g, jm)
-		tracer.events = append(tracer.events, e)
+	role, ok := tracer.roles.Load(g)
+	if !ok {
+		return
+	}
+	e.T = role.(string)
+	e.JS, e.TS = sectionsOf(g, jm)
+	tracer.events = append(tracer.events, e)
+	for _, m := range more {
+		m.T, m.JS, m.TS = e.T, e.JS, e.TS
+		tracer.events = append(tracer.events, m)
 	}
 }
 
