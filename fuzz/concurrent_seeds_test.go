@@ -25,14 +25,7 @@ func (s concSpec) encode() []byte {
 		b = append(b, byte(slot))
 	}
 	for _, r := range s.schedule {
-		j := byte(0)
-		if r.join {
-			j = 0x80
-		}
-		if r.together {
-			j |= 0x20
-		}
-		b = append(b, byte(r.who)|byte(r.yields)<<3|j)
+		b = append(b, r.byte())
 	}
 	return b
 }

@@ -91,8 +91,7 @@ func decodeConc(data []byte) concSpec {
 		total += len(sc)
 	}
 	for in.more() && len(s.schedule) < total {
-		b := in.byte()
-		s.schedule = append(s.schedule, release{who: int(b & 7), yields: int(b >> 3 & 3), together: b&0x20 != 0, join: b&0x80 != 0})
+		s.schedule = append(s.schedule, decodeRelease(in.byte()))
 	}
 	return s
 }

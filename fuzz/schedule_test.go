@@ -14,6 +14,25 @@ type release struct {
 	join, together bool
 }
 
+// decodeRelease reads one schedule byte: who (bits 0-2), yields (bits
+// 3-4), together (bit 5), join (bit 7).
+func decodeRelease(b byte) release {
+	return release{who: int(b & 7), yields: int(b >> 3 & 3), together: b&0x20 != 0, join: b&0x80 != 0}
+}
+
+// byte returns the schedule byte that decodeRelease reads as r (r's
+// fields must be within its ranges).
+func (r release) byte() byte {
+	c := byte(r.who) | byte(r.yields)<<3
+	if r.together {
+		c |= 0x20
+	}
+	if r.join {
+		c |= 0x80
+	}
+	return c
+}
+
 // scheduler releases the steps of a fixed set of goroutines, one step per
 // release, in the order a schedule gives: FuzzConcurrent and FuzzTrace
 // share it, so that a schedule byte means the same to both. Each goroutine

@@ -23,9 +23,9 @@ var roleLetters = [roleKinds]string{"s", "r", "t", "p", "w", "m"}
 
 // Bounds of one FuzzTrace input.
 const (
-	traceSlots      = 8 // jobs a slot can name: the first eight admitted
+	traceSlots      = 8 // jobs a slot can name: the first eight admitted (3 bits)
 	traceMaxThreads = 8 // so that a release's who (3 bits) names any
-	traceMaxCalls   = 4 // a submitter's submits, a runner's jobs
+	traceMaxCalls   = 4 // a submitter's submits, a runner's jobs (2 bits)
 )
 
 // traceThread is one thread of a FuzzTrace input.
@@ -92,19 +92,18 @@ func decodeTrace(data []byte) traceSpec {
 		th := traceThread{role: int(b&7) % roleKinds}
 		switch th.role {
 		case roleSubmitter, roleRunner:
-			th.n = 1 + int(b>>3&3)
+			th.n = 1 + int(b>>3)&(traceMaxCalls-1)
 			if th.role == roleRunner {
 				th.outcome = int(b>>5&3) % 3
 			}
 		default:
-			th.slot, th.flag = int(b>>3&7), b&0x40 != 0
+			th.slot, th.flag = int(b>>3)&(traceSlots-1), b&0x40 != 0
 		}
 		s.threads = append(s.threads, th)
 		total += th.steps()
 	}
 	for in.more() && len(s.schedule) < total {
-		b := in.byte()
-		s.schedule = append(s.schedule, release{who: int(b & 7), yields: int(b >> 3 & 3), together: b&0x20 != 0, join: b&0x80 != 0})
+		s.schedule = append(s.schedule, decodeRelease(in.byte()))
 	}
 	return s
 }
@@ -127,14 +126,7 @@ func (s traceSpec) encode() []byte {
 		b = append(b, c)
 	}
 	for _, r := range s.schedule {
-		c := byte(r.who) | byte(r.yields)<<3
-		if r.together {
-			c |= 0x20
-		}
-		if r.join {
-			c |= 0x80
-		}
-		b = append(b, c)
+		b = append(b, r.byte())
 	}
 	return b
 }
