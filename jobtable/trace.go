@@ -207,8 +207,15 @@ func traceSubmitCAS(ok bool, d1 int32) bool {
 // job inserted is the newest of the admission order: its ordinal is the
 // order's last.
 func traceSubmitInsert[Req, Res any](t *Table[Req, Res], id string) {
-	traceLog(nil, traceEvent{A: "SubmitInsert", J: id, N: ptr(t.jobs.live), L: ptr(t.retained.len()),
-		O: ptr(t.order.at(t.order.len() - 1).ord)}, true)
+	traceLog(nil, insertEventLocked(t, id, ""), true)
+}
+
+// insertEventLocked is the SubmitInsert of job id, under key ("" for
+// none), with the map's and the retention list's lengths and the job's
+// ordinal, the newest of the admission order. t.mu must be held.
+func insertEventLocked[Req, Res any](t *Table[Req, Res], id, key string) traceEvent {
+	return traceEvent{A: "SubmitInsert", J: id, K: key, N: ptr(t.jobs.live), L: ptr(t.retained.len()),
+		O: ptr(t.order.at(t.order.len() - 1).ord)}
 }
 
 // After traceAtomic, t.mu held: retention evicts j, in the step of the
@@ -226,9 +233,9 @@ func ordinalLocked[Req, Res any](t *Table[Req, Res], j *job[Req, Res]) uint64 {
 
 // t.mu is held: List read the page jobs for q (normalized) and answers
 // next. Each job listed is looked up by its id, in the map and then in
-// the admission order, for its ordinal. No trace lock: a page is one
-// critical section of the table mutex, ordered against every other step
-// that logs under it.
+// the admission order, for its ordinal. No traceAtomic (the trace lock is
+// taken for the append only): the page is read in a critical section of
+// the table mutex, ordered against every other step that logs under it.
 func traceList[Req, Res any](t *Table[Req, Res], q ListQuery, jobs []Snapshot, next uint64) {
 	if !tracer.on.Load() {
 		return
@@ -261,8 +268,7 @@ func traceKeyed(key, id string, err error) {
 
 // After traceAtomic, t.mu held: SubmitKeyed inserted the job id under key.
 func traceKeyedInsert[Req, Res any](t *Table[Req, Res], id, key string) {
-	traceLog(nil, traceEvent{A: "SubmitInsert", J: id, K: key, N: ptr(t.jobs.live), L: ptr(t.retained.len()),
-		O: ptr(t.order.at(t.order.len() - 1).ord)}, true)
+	traceLog(nil, insertEventLocked(t, id, key), true)
 }
 
 // After traceAtomic: the lookup that found no job.
