@@ -10,7 +10,7 @@
 #   scripts/mutants.sh -full      every gate on every mutant (the package
 #                                 tests, lincheck at both levels, the trace
 #                                 driver's runs and FuzzTrace's seeds
-#                                 checked against the spec, and the
+#                                 and corpus checked against the spec, and the
 #                                 mutant's own gates), listing each one
 #                                 that catches it (make mutants-full)
 #   scripts/mutants.sh [-full] MUTANT...   only these mutants
