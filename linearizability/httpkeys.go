@@ -120,7 +120,7 @@ func keyedAdmits(history []porcupine.Operation, retained bool) []porcupine.Opera
 		key := a.Input.(Input).Key
 		for _, l := range lost[key] {
 			if r, ok := held[key]; ok && l.Call > r {
-				break // the key was held for good: l created nothing
+				continue // the key was held for good: l created nothing
 			}
 			if l.Call < a.Call && l.Input.(Input).Digest == a.Input.(Input).Digest {
 				a.Call = l.Call
