@@ -113,7 +113,7 @@ type Report struct {
 // in time linear in the history; a violation is drawn on a small window
 // around the place where it fails.
 func Check(history []porcupine.Operation, cfg CheckConfig) Report {
-	return check(history, cfg, models{job: JobModel, adm: AdmissionModel(cfg.MaxQueue), project: admissionProjection})
+	return check(history, cfg, models{job: JobModel, adm: AdmissionModel(cfg.MaxQueue)})
 }
 
 // CheckHTTP checks a history recorded through the HTTP API against
@@ -121,23 +121,19 @@ func Check(history []porcupine.Operation, cfg CheckConfig) Report {
 // same way as Check, and its keyed submits against HTTPKeyModel
 // (partitioned by key), as httpkeys.go derives them, between the two.
 func CheckHTTP(history []porcupine.Operation, cfg CheckConfig) Report {
-	return check(history, cfg, httpModels(cfg, HTTPJobModel(cfg), HTTPAdmissionModel(cfg.MaxQueue), HTTPKeyModel(cfg)))
+	return check(history, cfg, httpModels(HTTPJobModel(cfg), HTTPAdmissionModel(cfg.MaxQueue), HTTPKeyModel(cfg)))
 }
 
 // models is what check checks a history against: the job model, the
-// admission model and its projection, and, at the HTTP level (http), the
-// key model.
+// admission model, and, at the HTTP level only, the key model.
 type models struct {
-	job, adm, key porcupine.Model
-	project       func([]porcupine.Operation) []porcupine.Operation
-	http          bool
-	retained      bool // CheckConfig.Retained, for the key projection
+	job, adm porcupine.Model
+	key      *porcupine.Model // nil at the table level
 }
 
 // httpModels is the HTTP level's models.
-func httpModels(cfg CheckConfig, job, adm, key porcupine.Model) models {
-	project := func(h []porcupine.Operation) []porcupine.Operation { return httpAdmissionProjection(h, cfg.Retained) }
-	return models{job: job, adm: adm, key: key, project: project, http: true, retained: cfg.Retained}
+func httpModels(job, adm, key porcupine.Model) models {
+	return models{job: job, adm: adm, key: &key}
 }
 
 func check(history []porcupine.Operation, cfg CheckConfig, m models) Report {
@@ -145,15 +141,15 @@ func check(history []porcupine.Operation, cfg CheckConfig, m models) Report {
 		cfg.Timeout = 60 * time.Second
 	}
 	rep := Report{Ops: len(history)}
-	job, adm, project, http := m.job, m.adm, m.project, m.http
+	http := m.key != nil
 
 	jobHistory := history
-	var admits []porcupine.Operation
+	var keyed keyedHistory
 	if http {
-		admits = keyedAdmits(history, m.retained)
-		rep.KeyedJobs = len(admits)
+		keyed = deriveKeyed(history, cfg.Retained)
+		rep.KeyedJobs = len(keyed.admits)
 		jobHistory, rep.UnknownLeftOut = withoutUnknownOps(history)
-		jobHistory = withKeyedAdmits(withSubmitWaitReads(jobHistory), admits)
+		jobHistory = withKeyedAdmits(withSubmitWaitReads(jobHistory), keyed.admits)
 	}
 	parts := jobPartitions(jobHistory)
 	rep.JobPartitions = len(parts)
@@ -161,44 +157,44 @@ func check(history []porcupine.Operation, cfg CheckConfig, m models) Report {
 		rep.LargestPartition = max(rep.LargestPartition, len(p.Ops))
 	}
 	var done bool
-	if rep, rep.JobCheck, done = checkModel(rep, cfg, job, "job", jobHistory, parts); done {
+	if rep, rep.JobCheck, done = checkModel(rep, cfg, m.job, "job", jobHistory, parts); done {
 		return rep
 	}
 
-	if http {
-		// The key model before the admission model: it is cheap, and names
-		// a key's second job as such where the admission model may only see
-		// its consequences.
-		keyHistory, left := httpKeyProjection(history, admits, m.retained)
-		parts = partitionByKey(keyHistory)
-		rep.KeyOps, rep.KeyPartitions, rep.KeyLeftOut = len(keyHistory), len(parts), left
-		if rep, rep.KeyCheck, done = checkModel(rep, cfg, m.key, "key", keyHistory, parts); done {
-			return rep
-		}
+	if !http {
+		return checkAdmission(rep, cfg, m.adm, admissionProjection(history), false)
 	}
-	rep, _ = checkAdmission(rep, cfg, adm, project(withKeyedAdmits(history, admits)), http)
-	return rep
+	// The key model before the admission model: it is cheap, and names a
+	// key's second job as such where the admission model may only see its
+	// consequences.
+	seen := endsSeenBy(history)
+	keyHistory, left := httpKeyProjection(keyed, seen)
+	parts = partitionByKey(keyHistory)
+	rep.KeyOps, rep.KeyPartitions, rep.KeyLeftOut = len(keyHistory), len(parts), left
+	if rep, rep.KeyCheck, done = checkModel(rep, cfg, *m.key, "key", keyHistory, parts); done {
+		return rep
+	}
+	return checkAdmission(rep, cfg, m.adm, httpAdmissionProjection(keyed, seen), true)
 }
 
 // checkAdmission checks the admission projection proj, by the sweep unless
-// cfg says porcupine, and reports whether the check failed.
-func checkAdmission(rep Report, cfg CheckConfig, adm porcupine.Model, proj []porcupine.Operation, http bool) (Report, bool) {
+// cfg says porcupine.
+func checkAdmission(rep Report, cfg CheckConfig, adm porcupine.Model, proj []porcupine.Operation, http bool) Report {
 	rep.AdmissionOps, rep.AdmissionMethod = len(proj), "porcupine"
 	if !cfg.AdmissionPorcupine {
 		var decided bool
 		if rep, decided = sweepAdmission(rep, cfg, adm, proj, http); decided {
-			return rep, rep.Verdict != Linearizable
+			return rep
 		}
 	}
-	var done bool
 	segs := adm.Partition(proj)
 	rep.AdmissionOps, rep.AdmissionSegments = len(proj), len(segs)
 	named := make([]jobPartition, len(segs))
 	for i, s := range segs {
 		named[i] = jobPartition{ID: fmt.Sprintf("segment %d", i), Ops: s}
 	}
-	rep, rep.AdmissionCheck, done = checkModel(rep, cfg, adm, "admission", proj, named)
-	return rep, done
+	rep, rep.AdmissionCheck, _ = checkModel(rep, cfg, adm, "admission", proj, named)
+	return rep
 }
 
 // checkModel checks history against model with the plain check, which stops

@@ -33,23 +33,23 @@ func modelsUnderTest() []modelUnderTest {
 	}
 	return []modelUnderTest{
 		{"JobModel", false, jobClauses[:], func(hf HistoryFile, r rules) Report {
-			return check(hf.Ops, cfg(hf), models{job: jobModel(r), adm: AdmissionModel(hf.MaxQueue), project: admissionProjection})
+			return check(hf.Ops, cfg(hf), models{job: jobModel(r), adm: AdmissionModel(hf.MaxQueue)})
 		}},
 		{"AdmissionModel", false, admissionClauses[:], func(hf HistoryFile, r rules) Report {
-			return check(hf.Ops, cfg(hf), models{job: JobModel, adm: admissionModel(hf.MaxQueue, r), project: admissionProjection})
+			return check(hf.Ops, cfg(hf), models{job: JobModel, adm: admissionModel(hf.MaxQueue, r)})
 		}},
 		{"HTTPJobModel", true, httpJobClauses[:], func(hf HistoryFile, r rules) Report {
 			r.retained, r.knowsTTL = hf.Retained, hf.KnowsTTL
-			return check(hf.Ops, cfg(hf), httpModels(cfg(hf), httpJobModel(r), HTTPAdmissionModel(hf.MaxQueue), HTTPKeyModel(cfg(hf))))
+			return check(hf.Ops, cfg(hf), httpModels(httpJobModel(r), HTTPAdmissionModel(hf.MaxQueue), HTTPKeyModel(cfg(hf))))
 		}},
 		{"HTTPAdmissionModel", true, httpAdmissionClauses[:], func(hf HistoryFile, r rules) Report {
-			return check(hf.Ops, cfg(hf), httpModels(cfg(hf), HTTPJobModel(cfg(hf)), httpAdmissionModel(hf.MaxQueue, r), HTTPKeyModel(cfg(hf))))
+			return check(hf.Ops, cfg(hf), httpModels(HTTPJobModel(cfg(hf)), httpAdmissionModel(hf.MaxQueue, r), HTTPKeyModel(cfg(hf))))
 		}},
 		// ReplayNamesHolder, last of keyClauses, is no clause of the HTTP
 		// variant: a replay is the 202 that names the holder there.
 		{"HTTPKeyModel", true, keyClauses[:keyReplayNamesHolder], func(hf HistoryFile, r rules) Report {
 			r.retained = hf.Retained
-			return check(hf.Ops, cfg(hf), httpModels(cfg(hf), HTTPJobModel(cfg(hf)), HTTPAdmissionModel(hf.MaxQueue), httpKeyModel(r)))
+			return check(hf.Ops, cfg(hf), httpModels(HTTPJobModel(cfg(hf)), HTTPAdmissionModel(hf.MaxQueue), httpKeyModel(r)))
 		}},
 	}
 }

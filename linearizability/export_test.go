@@ -10,7 +10,7 @@ var (
 	AdmissionProjection     = admissionProjection
 	HTTPAdmissionProjection = func(history []porcupine.Operation, retained bool) []porcupine.Operation {
 		// As CheckHTTP projects it: with the KeyedAdmit of each keyed job.
-		return httpAdmissionProjection(withKeyedAdmits(history, keyedAdmits(history, retained)), retained)
+		return httpAdmissionProjection(deriveKeyed(history, retained), endsSeenBy(history))
 	}
 	SortByCall   = sortByCall
 	Differential = differential

@@ -140,9 +140,10 @@ func sawLive(in Input, out Output) bool {
 	return false
 }
 
-// httpAdmissionProjection keeps every POST whose outcome is known, and adds
-// one End per admitted job, from its POST's call to the earliest return of
-// an operation that saw it terminal or gone (pending forever if none did).
+// httpAdmissionProjection keeps every POST of k.ops whose outcome is known,
+// and adds one End per admitted job, from its POST's call to the earliest
+// return of an operation that saw it terminal or gone (seen, endsSeenBy;
+// pending forever if none did).
 // Of each job's reads that saw it live it keeps the one called last.
 //
 // A POST whose reply was lost may have admitted a job nobody can name, which
@@ -152,17 +153,17 @@ func sawLive(in Input, out Output) bool {
 //
 // A keyed POST (SubmitKeyed) counts as a POST for its 429 and a lost
 // reply; its 202s and 422s are left out, and each job that keyed 202s name
-// is admitted once, by its KeyedAdmit, which history holds beside them
+// is admitted once, by its KeyedAdmit, which k.ops holds beside them
 // (httpkeys.go).
 //
 // A POST with Prefer: wait=N (SubmitWait) counts as a POST: its 200 and its
 // 202 admitted the job, its 429 is a 429. Its 200 saw the job terminal. Its
 // 202 after the wait saw the job live when the wait ran out, unless the job
-// was evicted before the wait began (submitwait.go): with retained (no
+// was evicted before the wait began (submitwait.go): with k.retained (no
 // eviction), its SubmitWaitRead is kept as a read that saw the job live;
 // otherwise it says nothing of the job's end.
-func httpAdmissionProjection(history []porcupine.Operation, retained bool) []porcupine.Operation {
-	seen := endsSeenBy(history)
+func httpAdmissionProjection(k keyedHistory, seen map[string]int64) []porcupine.Operation {
+	history, retained := k.ops, k.retained
 	lastLive := make(map[string]porcupine.Operation)
 	unknownFrom := int64(Pending)
 	for _, op := range history {

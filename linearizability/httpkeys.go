@@ -71,13 +71,34 @@ const unseenHolder = "?"
 // keyedJob is a job that keyed 202s name, with the key they name it under.
 type keyedJob struct{ id, key string }
 
+// keyedHistory is what a check derives once from a history's keyed
+// submits: the key model's projection, the admission projection and the
+// walk check all start from it.
+type keyedHistory struct {
+	// ops is the history with admits added, ordered by call (unless
+	// admits is empty: then the history as given).
+	ops []porcupine.Operation
+	// admits holds the KeyedAdmit of each keyed job (keyedAdmits).
+	admits []porcupine.Operation
+	// held is keysHeldFrom's: nil unless retained.
+	held     map[string]int64
+	retained bool // CheckConfig.Retained
+}
+
+// deriveKeyed returns the keyedHistory of history.
+func deriveKeyed(history []porcupine.Operation, retained bool) keyedHistory {
+	held := keysHeldFrom(history, retained)
+	admits := keyedAdmits(history, held)
+	return keyedHistory{ops: withKeyedAdmits(history, admits), admits: admits, held: held, retained: retained}
+}
+
 // keyedAdmits returns the KeyedAdmit of each job that keyed 202s of
 // history name, per key, in the order of their first 202: the body of the
 // 202 called first, from the earliest call to the earliest return of
 // those 202s, the call widened back to the earliest lost keyed submit
-// with the same key and body called before it (where retained, before the
-// key was held for good: keysHeldFrom).
-func keyedAdmits(history []porcupine.Operation, retained bool) []porcupine.Operation {
+// with the same key and body called before it, but for those called after
+// their key was held for good (held, keysHeldFrom).
+func keyedAdmits(history []porcupine.Operation, held map[string]int64) []porcupine.Operation {
 	index := make(map[keyedJob]int)
 	lost := make(map[string][]porcupine.Operation) // by key
 	var admits []porcupine.Operation
@@ -88,7 +109,9 @@ func keyedAdmits(history []porcupine.Operation, retained bool) []porcupine.Opera
 		}
 		switch out.Outcome {
 		case Unknown:
-			lost[in.Key] = append(lost[in.Key], op)
+			if !lostOnHeldKey(held, op) {
+				lost[in.Key] = append(lost[in.Key], op)
+			}
 			continue
 		case OK:
 		default:
@@ -114,14 +137,9 @@ func keyedAdmits(history []porcupine.Operation, retained bool) []porcupine.Opera
 		}
 		a.Return = min(a.Return, op.Return)
 	}
-	held := keysHeldFrom(history, retained)
 	for i := range admits {
 		a := &admits[i]
-		key := a.Input.(Input).Key
-		for _, l := range lost[key] {
-			if r, ok := held[key]; ok && l.Call > r {
-				continue // the key was held for good: l created nothing
-			}
+		for _, l := range lost[a.Input.(Input).Key] {
 			if l.Call < a.Call && l.Input.(Input).Digest == a.Input.(Input).Digest {
 				a.Call = l.Call
 			}
@@ -150,6 +168,15 @@ func keysHeldFrom(history []porcupine.Operation, retained bool) map[string]int64
 	return held
 }
 
+// lostOnHeldKey reports whether op is a keyed submit of unknown outcome
+// called after its key was held for good (held, keysHeldFrom): it created
+// nothing.
+func lostOnHeldKey(held map[string]int64, op porcupine.Operation) bool {
+	in, out := op.Input.(Input), op.Output.(Output)
+	r, ok := held[in.Key]
+	return ok && in.Kind == SubmitKeyed && out.Outcome == Unknown && op.Call > r
+}
+
 // withKeyedAdmits returns history with admits added, ordered by call.
 func withKeyedAdmits(history, admits []porcupine.Operation) []porcupine.Operation {
 	if len(admits) == 0 {
@@ -160,24 +187,23 @@ func withKeyedAdmits(history, admits []porcupine.Operation) []porcupine.Operatio
 	return h
 }
 
-// httpKeyProjection returns the key history of history, whose keyed 202s
-// have the KeyedAdmits admits: each SubmitKeyed as a KeySubmit with its
-// outcome, and, unless retained, a KeyEnd per KeyedAdmit from its call, or
-// the later call of the last read that saw the job PENDING or RUNNING (the
-// end came after that read), to the earliest return of an operation that
-// saw the job terminal or gone (pending forever if none did). Where retained, the lost submits called
-// after a 202 or a 422 on their key returned are left out; the second
-// result counts them.
-func httpKeyProjection(history, admits []porcupine.Operation, retained bool) ([]porcupine.Operation, int) {
-	heldFrom := keysHeldFrom(history, retained)
+// httpKeyProjection returns the key history of k: each SubmitKeyed as a
+// KeySubmit with its outcome, and, unless retained, a KeyEnd per
+// KeyedAdmit from its call, or the later call of the last read that saw
+// the job PENDING or RUNNING (the end came after that read), to the
+// earliest return of an operation that saw the job terminal or gone (seen,
+// endsSeenBy; pending forever if none did). Where retained, the lost
+// submits called after their key was held for good (lostOnHeldKey) are
+// left out; the second result counts them.
+func httpKeyProjection(k keyedHistory, seen map[string]int64) ([]porcupine.Operation, int) {
 	var p []porcupine.Operation
 	left := 0
-	for _, op := range history {
+	for _, op := range k.ops {
 		in, out := op.Input.(Input), op.Output.(Output)
 		if in.Kind != SubmitKeyed {
 			continue
 		}
-		if r, ok := heldFrom[in.Key]; ok && out.Outcome == Unknown && op.Call > r {
+		if lostOnHeldKey(k.held, op) {
 			left++
 			continue
 		}
@@ -189,17 +215,16 @@ func httpKeyProjection(history, admits []porcupine.Operation, retained bool) ([]
 			Return:   op.Return,
 		})
 	}
-	if retained || len(admits) == 0 {
+	if k.retained || len(k.admits) == 0 {
 		return p, left
 	}
-	seen := endsSeenBy(history)
 	liveAt := make(map[string]int64) // the last call of a read that saw the job live
-	for _, op := range history {
+	for _, op := range k.ops {
 		if in, out := op.Input.(Input), op.Output.(Output); sawLive(in, out) {
 			liveAt[in.ID] = max(liveAt[in.ID], op.Call)
 		}
 	}
-	for _, a := range admits {
+	for _, a := range k.admits {
 		in, out := a.Input.(Input), a.Output.(Output)
 		call := max(a.Call, liveAt[out.ID])
 		p = append(p, porcupine.Operation{

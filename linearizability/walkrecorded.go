@@ -22,7 +22,7 @@ func CheckRecordedWalks(history []porcupine.Operation, walks []Walk, retained bo
 	jobs := map[string]WalkJob{}
 	lastFound := map[string]int64{}
 	var lost []int64 // calls of POSTs of unknown outcome, in order
-	for _, op := range withKeyedAdmits(history, keyedAdmits(history, retained)) {
+	for _, op := range deriveKeyed(history, retained).ops {
 		in, out := op.Input.(Input), op.Output.(Output)
 		switch {
 		case admitted(in, out):
