@@ -152,9 +152,10 @@ func sawLive(in Input, out Output) bool {
 // the 202s stay.
 //
 // A keyed POST (SubmitKeyed) counts as a POST for its 429 and a lost
-// reply; its 202s and 422s are left out, and each job that keyed 202s name
-// is admitted once, by its KeyedAdmit, which k.ops holds beside them
-// (httpkeys.go).
+// reply, but for a lost one called after its key was held for good, which
+// created nothing (lostOnHeldKey); its 202s and 422s are left out, and
+// each job that keyed 202s name is admitted once, by its KeyedAdmit, which
+// k.ops holds beside them (httpkeys.go).
 //
 // A POST with Prefer: wait=N (SubmitWait) counts as a POST: its 200 and its
 // 202 admitted the job, its 429 is a 429. Its 200 saw the job terminal. Its
@@ -177,7 +178,7 @@ func httpAdmissionProjection(k keyedHistory, seen map[string]int64) []porcupine.
 				lastLive[rin.ID] = read
 			}
 		}
-		if in.Kind.posts() && out.Outcome == Unknown {
+		if in.Kind.posts() && out.Outcome == Unknown && !lostOnHeldKey(k.held, op) {
 			unknownFrom = min(unknownFrom, op.Call)
 		}
 	}

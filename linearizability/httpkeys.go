@@ -52,13 +52,15 @@ import (
 // earliest call of a lost submit on its key with its body (an earlier call
 // only ever allows more). Where retention evicts nothing, a lost submit
 // called after an operation on its key returned a 202 or a 422 found the
-// key held for good: it created nothing, and so changes nothing in any
-// model; it is left out of the key history, where each one left in costs
-// the search (it may be placed anywhere after its call), and widens no
-// KeyedAdmit (a job's admission widened back across the run leaves the
-// admission sweep a window that long to search). A lost keyed
-// submit is kept in the admission projection as every lost POST is (the
-// 429s called after it are left out), and names no job.
+// key held for good: it created nothing (lostOnHeldKey), and so changes
+// nothing in any model. It is left out of the key history, where each one
+// left in costs the search (it may be placed anywhere after its call); it
+// widens no KeyedAdmit (a job's admission widened back across the run
+// leaves the admission sweep a window that long to search); it leaves the
+// 429s called after it in the admission projection; and it explains no
+// unnamed job in a walk (walkrecorded.go). Any other lost keyed submit is
+// kept in the admission projection as every lost POST is (the 429s called
+// after it are left out), and names no job.
 
 // keyedClientBase is the client id of the first row of KeyedAdmit
 // operations in a visualization: beside the End rows.

@@ -2,6 +2,7 @@ package linearizability
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/anishathalye/porcupine"
 )
@@ -10,19 +11,23 @@ import (
 // history, the HTTP history of the same run, with CheckWalk: the jobs of
 // each walk are those the history admitted (a 202, a waiting submit's
 // 200 or 202, or a job's first keyed 202s, from the earliest call to the
-// earliest return among them: its KeyedAdmit, httpkeys.go), each held after the walk when a read called after its last
-// page returned found it, or, where retention evicts nothing (retained, as
-// in the crash and replicas tests), every one of them. A POST whose reply was lost may have admitted a
-// job nobody can name: a walk may list as many such jobs as there were
-// POSTs of unknown outcome called before it ended, each taken as admitted
-// at the start of the run and not known to be held (so it is never owed
-// to a walk, and never breaks the order). It returns the first walk's
-// violations, with the walk's number, or nil.
+// earliest return among them: its KeyedAdmit, httpkeys.go), each held
+// after the walk when a read or a keyed 202 called after its last page
+// returned found it, or, where retention evicts nothing (retained, as in
+// the crash and replicas tests), every one of them. A POST whose reply was
+// lost may have admitted a job nobody can name: a walk may list as many
+// such jobs as there were POSTs of unknown outcome called before it ended
+// (but for keyed ones called after their key was held for good, which
+// created nothing: lostOnHeldKey), each taken as admitted at the start of
+// the run and not known to be held (so it is never owed to a walk, and
+// never breaks the order). It returns the first walk's violations, with
+// the walk's number, or nil.
 func CheckRecordedWalks(history []porcupine.Operation, walks []Walk, retained bool) error {
 	jobs := map[string]WalkJob{}
 	lastFound := map[string]int64{}
 	var lost []int64 // calls of POSTs of unknown outcome, in order
-	for _, op := range deriveKeyed(history, retained).ops {
+	keyed := deriveKeyed(history, retained)
+	for _, op := range keyed.ops {
 		in, out := op.Input.(Input), op.Output.(Output)
 		switch {
 		case admitted(in, out):
@@ -30,11 +35,16 @@ func CheckRecordedWalks(history []porcupine.Operation, walks []Walk, retained bo
 				jobs[out.ID] = WalkJob{ID: out.ID, SubmitCall: op.Call, SubmitReturn: op.Return}
 			}
 		case in.Kind.posts() && out.Outcome == Unknown:
-			lost = append(lost, op.Call)
+			if !lostOnHeldKey(keyed.held, op) {
+				lost = append(lost, op.Call)
+			}
+		case in.Kind == SubmitKeyed && out.Outcome == OK: // the job exists and is retained
+			lastFound[out.ID] = max(lastFound[out.ID], op.Call)
 		case !in.Kind.posts() && in.ID != "" && out.Outcome != Unknown && out.Outcome != NotFound:
 			lastFound[in.ID] = max(lastFound[in.ID], op.Call)
 		}
 	}
+	slices.Sort(lost) // history need not be in call order
 	for i, w := range walks {
 		listed := map[string]bool{}
 		var unknown []string

@@ -11,8 +11,9 @@ import (
 
 // TestCheckRecordedWalks: the jobs of a recorded walk come from the HTTP
 // history beside it: admitted by a 202 or a waiting submit, held after the
-// walk when a later read found them; a job no reply named is allowed once
-// per POST of unknown outcome called before the walk ended.
+// walk when a later read or keyed 202 found them; a job no reply named is
+// allowed once per POST of unknown outcome called before the walk ended,
+// but for a keyed one called after its key was held for good.
 func TestCheckRecordedWalks(t *testing.T) {
 	post := func(call, ret int64, id string) porcupine.Operation {
 		return porcupine.Operation{Call: call, Return: ret, Input: lin.Input{Kind: lin.Submit, TaskID: "t", Value: "{}"},
@@ -32,6 +33,14 @@ func TestCheckRecordedWalks(t *testing.T) {
 			out = lin.Output{Outcome: lin.NotFound}
 		}
 		return porcupine.Operation{Call: call, Return: ret, Input: lin.Input{Kind: lin.Snapshot, ID: id}, Output: out}
+	}
+	keyedPost := func(call, ret int64, id string) porcupine.Operation {
+		out := lin.Output{Outcome: lin.OK, ID: id}
+		if id == "" {
+			ret, out = lin.Pending, lin.Output{Outcome: lin.Unknown}
+		}
+		return porcupine.Operation{Call: call, Return: ret, Input: lin.Input{Kind: lin.SubmitKeyed, Key: "k", Digest: "d", TaskID: "t", Value: "{}"},
+			Output: out}
 	}
 	base := []porcupine.Operation{post(1, 2, "a"), waitPost(3, 4, "b")}
 	walk := func(call, ret int64, pages ...[]string) lin.Walk {
@@ -55,6 +64,11 @@ func TestCheckRecordedWalks(t *testing.T) {
 		{"a job a lost POST may have admitted", append(base, lostPost(8)), []lin.Walk{walk(10, 12, []string{"x", "b", "a"})}, false, nil},
 		{"a lost POST after the walk explains nothing", append(base, lostPost(30)), []lin.Walk{walk(10, 12, []string{"x", "b", "a"})}, false, lin.ErrWalkUnknownItem},
 		{"one lost POST, two unnamed jobs", append(base, lostPost(8)), []lin.Walk{walk(10, 12, []string{"x", "y", "b", "a"})}, false, lin.ErrWalkUnknownItem},
+		{"lost POSTs out of call order", append(base, lostPost(30), lostPost(8)), []lin.Walk{walk(10, 12, []string{"x", "b", "a"})}, false, nil},
+		{"a keyed 202 after the walk finds its job", []porcupine.Operation{keyedPost(1, 2, "c"), keyedPost(20, 21, "c")}, []lin.Walk{walk(10, 12, []string{})}, false, lin.ErrWalkSkipped},
+		{"a keyed 202 before the walk: c may have gone", []porcupine.Operation{keyedPost(1, 2, "c"), keyedPost(5, 6, "c")}, []lin.Walk{walk(10, 12, []string{})}, false, nil},
+		{"a keyed POST lost before its key was held may have admitted", []porcupine.Operation{keyedPost(1, lin.Pending, ""), keyedPost(3, 4, "c")}, []lin.Walk{walk(10, 12, []string{"x", "c"})}, true, nil},
+		{"nothing evicted: a keyed POST lost on a held key admitted nothing", []porcupine.Operation{keyedPost(1, 2, "c"), keyedPost(5, lin.Pending, "")}, []lin.Walk{walk(10, 12, []string{"x", "c"})}, true, lin.ErrWalkUnknownItem},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := lin.CheckRecordedWalks(c.history, c.walks, c.retained)
