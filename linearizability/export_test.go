@@ -17,6 +17,26 @@ var (
 	Prefixes     = prefixes
 )
 
+// KeyClauses names KeyModel's clauses (keyClauses), in order.
+var KeyClauses = func() []string {
+	names := make([]string, len(keyClauses))
+	for i, c := range keyClauses {
+		names[i] = c.Name
+	}
+	return names
+}()
+
+// KeyModelWithout is KeyModel with its clause c (an index of KeyClauses)
+// removed.
+func KeyModelWithout(c int) porcupine.Model {
+	m := KeyModel
+	r := rules{}.without(clauseID(c))
+	m.Step = func(state, input, output any) (bool, any) {
+		return stepKeyRules(r, state.(keyState), input.(KeyInput), output.(KeyOutput))
+	}
+	return m
+}
+
 // WindowOps is windowOps.
 const WindowOps = windowOps
 
