@@ -89,16 +89,23 @@ func (w *httpWorkload) submitter(ctx context.Context, c *HTTPClient, r *rand.Ran
 			continue
 		}
 		id, outcome, err := w.submit(bg, c, r, n)
-		switch {
-		case err != nil:
-			w.lost.Add(1)
-		case outcome == linearizability.OK:
-			w.accepted.Add(1)
-			w.remember(id)
-		default:
-			w.rejected.Add(1)
-			time.Sleep(100 * time.Microsecond) // leave the cores to the jobs
-		}
+		w.countSubmit(id, outcome, err)
+	}
+}
+
+// countSubmit counts what a submit got back: a lost reply, a job accepted
+// (and remembered, for the readers and the drain), or a refusal, after
+// which the submitter leaves the cores to the jobs a moment.
+func (w *httpWorkload) countSubmit(id string, outcome linearizability.Outcome, err error) {
+	switch {
+	case err != nil:
+		w.lost.Add(1)
+	case outcome == linearizability.OK:
+		w.accepted.Add(1)
+		w.remember(id)
+	default:
+		w.rejected.Add(1)
+		time.Sleep(100 * time.Microsecond) // leave the cores to the jobs
 	}
 }
 

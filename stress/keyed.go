@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/jobledger/jobledger/linearizability"
 )
@@ -103,23 +102,17 @@ func (w *httpWorkload) submitKeyed(ctx context.Context, c *HTTPClient, racers *[
 	wg.Wait()
 }
 
-// sendKeyed sends one keyed submit, and counts what came back: a job is
-// accepted (and remembered, for the readers and the drain) by the first
-// keyed 202 that names it; the later ones are replays.
+// sendKeyed sends one keyed submit, and counts what came back as a plain
+// submit's (countSubmit), but for a 422 and a replay: a job is accepted by
+// the first keyed 202 that names it; the later ones are replays.
 func (w *httpWorkload) sendKeyed(ctx context.Context, c *HTTPClient, key, task, params string) {
 	id, outcome, err := c.SubmitKeyed(ctx, key, task, params)
 	switch {
-	case err != nil:
-		w.lost.Add(1)
-	case outcome == linearizability.OK && w.keyed.named(id):
-		w.accepted.Add(1)
-		w.remember(id)
-	case outcome == linearizability.OK:
-		w.keyed.replays.Add(1)
-	case outcome == linearizability.KeyConflict:
+	case err == nil && outcome == linearizability.KeyConflict:
 		w.keyed.conflicts.Add(1)
+	case err == nil && outcome == linearizability.OK && !w.keyed.named(id):
+		w.keyed.replays.Add(1)
 	default:
-		w.rejected.Add(1)
-		time.Sleep(100 * time.Microsecond) // leave the cores to the jobs
+		w.countSubmit(id, outcome, err)
 	}
 }
