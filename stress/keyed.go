@@ -15,18 +15,18 @@ import (
 // model. The run's keyed submits take Keys keys in turn, keyRun submits
 // each: the keyRun submits of a turn come from whichever submitters draw
 // a keyed submit then, so a fresh key often meets two or more at once.
-// A key comes back Keys turns later, keyLaps times, to replay its job if
-// the job is still retained (always, where retention evicts nothing:
-// across the restarts of the crash test and the replicas of the replicas
-// test, so that a store that loses a key, or two replicas that each
-// create a job for one, create a second job) or to create a new one once
-// retention freed it; then the keys are replaced by fresh ones. The first
-// submit of a fresh key's first turn is keyRace submits at once, from the
-// submitter and its racing clients, released together: the race that a
-// key checked apart from the admission loses. A key's
-// body is fixed (its task id and params name the key), so that a repeat
-// is a replay; one keyed submit in conflictEvery sends another body,
-// which a retained job of the key refuses with 422.
+// A key comes back Keys turns (a lap) later, keyLaps-1 times (keyLaps
+// turns in all), to replay its job if the job is still retained (always,
+// where retention evicts nothing: across the restarts of the crash test
+// and the replicas of the replicas test, so that a store that loses a
+// key, or two replicas that each create a job for one, create a second
+// job) or to create a new one once retention freed it; then the keys are
+// replaced by fresh ones. The first submit of a fresh key's first turn is
+// keyRace submits at once, from the submitter and its racing clients,
+// released together: the race that a key checked apart from the admission
+// loses. A key's body is fixed (its task id and params name the key), so
+// that a repeat is a replay; one keyed submit in conflictEvery sends
+// another body, which a retained job of the key refuses with 422.
 
 const (
 	keyRun        = 4
