@@ -121,8 +121,9 @@ func (w *httpWorkload) poller(ctx context.Context, c *HTTPClient, r *rand.Rand) 
 			continue
 		}
 		var err error
-		if (first || r.IntN(walkEvery) == 0) && w.walks.Add(1) <= maxWalks {
-			first = false
+		walk := first || r.IntN(walkEvery) == 0
+		first = false
+		if walk && w.walks.Add(1) <= maxWalks {
 			// A walk cut short by a kill or a lost reply is dropped (it
 			// records no operation); one that never ends is a violation,
 			// which Walk records.
