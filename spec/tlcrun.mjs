@@ -57,9 +57,12 @@ function distinctOf(out) {
   return all.length ? Number(all[all.length - 1][1].replaceAll(',', '')) : undefined;
 }
 
-// runTlc writes files ({ name: text }, the modules and configurations) to a
-// scratch directory, runs TLC there on module spec with configuration cfg,
-// removes the directory and returns { outcome, distinct, out, secs }.
+// runTlc writes files ({ name: text }, the modules, configurations and
+// any file they read) to a scratch directory, runs TLC there on module spec
+// with configuration cfg, removes the directory and returns { outcome,
+// distinct, out, secs, status }: status is TLC's exit status (null when
+// java did not exit by itself). jar is the class path: tla2tools.jar, or
+// it and the jars of modules TLC loads from there (path.delimiter apart).
 export function runTlc(jar, files, spec, cfg, workers = '1') {
   const java = process.env.JAVA ?? 'java';
   const javaOpts = (process.env.JAVA_OPTS ?? '-XX:+UseParallelGC').split(/\s+/).filter(Boolean);
@@ -75,5 +78,6 @@ export function runTlc(jar, files, spec, cfg, workers = '1') {
   const secs = (Date.now() - t0) / 1000;
   rmSync(work, { recursive: true, force: true });
   const out = `${run.stdout ?? ''}${run.stderr ?? ''}`;
-  return { outcome: outcomeOf(out, files[cfg]), distinct: distinctOf(out), out, secs };
+  if (run.error) return { outcome: 'error', out: `${out}${run.error.message}\n`, secs, status: null };
+  return { outcome: outcomeOf(out, files[cfg]), distinct: distinctOf(out), out, secs, status: run.status };
 }

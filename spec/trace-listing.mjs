@@ -44,10 +44,9 @@
 
 // trace.mjs imports this module: what it takes from there is read only
 // when a function here runs, after both modules are evaluated.
-import { TraceError, UNKNOWN, NO_SECTION } from './trace.mjs';
+import { TraceError, UNKNOWN, NO_SECTION, tlaValue } from './trace.mjs';
 
 const str = (s) => JSON.stringify(s);
-const seq = (xs) => `<<${xs.join(', ')}>>`;
 
 // listingRecords returns the records of the parsed trace t that
 // Listing.tla follows, each with at, the 0-based index of its event, and
@@ -174,18 +173,21 @@ export function listingModule(spec) {
   return out;
 }
 
+// The record of one of listingRecords' records, every field present.
+export function listingRecord(r) {
+  const int = (v) => (Number.isInteger(v) ? v : UNKNOWN);
+  return { a: r.a, o: int(r.o), b: int(r.b), os: r.os ?? [], io: r.io ?? [], nx: int(r.nx), s: int(r.s) };
+}
+
 // listingCfg: the constants from the trace, the records as Trace.
 export function listingCfg(recs, limit, upTo = recs.length) {
-  const int = (v) => (Number.isInteger(v) ? v : UNKNOWN);
-  const rec = (r) => `[a |-> ${str(r.a)}, o |-> ${int(r.o)}, b |-> ${int(r.b)}, os |-> ${seq(r.os ?? [])}, ` +
-    `io |-> ${seq(r.io ?? [])}, nx |-> ${int(r.nx)}, s |-> ${int(r.s)}]`;
   return [
     'CONSTANTS',
     `    N = ${recs.filter((r) => r.a === 'Submit').length}`,
     `    Limit = ${limit}`,
     '    Defect = "none"',
     '    Filter = "any"',
-    `    Trace = <<${recs.slice(0, upTo).map(rec).join(',\n        ')}>>`,
+    `    Trace = <<${recs.slice(0, upTo).map((r) => tlaValue(listingRecord(r))).join(',\n        ')}>>`,
     'INIT TraceInit',
     'NEXT TraceNext',
     'INVARIANT TraceNotConsumed',

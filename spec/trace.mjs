@@ -142,14 +142,23 @@ export function parseTrace(text) {
 const str = (s) => JSON.stringify(s);
 const set = (xs) => `{${xs.map(str).join(', ')}}`;
 
+const int = (v) => (Number.isInteger(v) ? v : UNKNOWN);
+
+// tlaValue writes a record of Trace (an object), a sequence (an array), a
+// string or an integer as a TLA+ expression.
+export function tlaValue(v) {
+  if (Array.isArray(v)) return `<<${v.map(tlaValue).join(', ')}>>`;
+  if (typeof v === 'object') return `[${Object.entries(v).map(([k, x]) => `${k} |-> ${tlaValue(x)}`).join(', ')}]`;
+  if (typeof v === 'string') return str(v);
+  if (Number.isInteger(v)) return String(v);
+  throw new TraceError(`no TLA+ value for ${str(v)}`);
+}
+
 // The record of one event: every field present, so that every record of
 // Trace has the same domain.
-function record(e) {
-  const int = (v) => (Number.isInteger(v) ? v : UNKNOWN);
-  return `[a |-> ${str(e.a)}, t |-> ${str(e.t)}, j |-> ${str(e.j ?? 'nojob')}, ` +
-    `r |-> ${str(e.r ?? '')}, st |-> ${str(e.st ?? '')}, d |-> ${int(e.d)}, ` +
-    `n |-> ${int(e.n)}, l |-> ${int(e.l)}, e |-> ${str(e.e ?? '')}, c |-> ${str(e.c ?? '')}, ` +
-    `js |-> ${int(e.js)}, ts |-> ${int(e.ts)}]`;
+export function traceRecord(e) {
+  return { a: e.a, t: e.t, j: e.j ?? 'nojob', r: e.r ?? '', st: e.st ?? '', d: int(e.d), n: int(e.n),
+    l: int(e.l), e: e.e ?? '', c: e.c ?? '', js: int(e.js), ts: int(e.ts) };
 }
 
 // What the trace module adds to JobTable.tla.
@@ -428,7 +437,7 @@ export function traceCfg(t, upTo = t.events.length) {
     '    RunnerOutcomes = {"DONE", "FAILED", "TIMEOUT"}',
     '    WaitDeadline = TRUE',
     '    Defect = "none"',
-    `    Trace = <<${t.events.slice(0, upTo).map(record).join(',\n        ')}>>`,
+    `    Trace = <<${t.events.slice(0, upTo).map((e) => tlaValue(traceRecord(e))).join(',\n        ')}>>`,
     'INIT TraceInit',
     'NEXT TraceNext',
     'INVARIANT TraceNotConsumed',
@@ -552,11 +561,13 @@ export function ikModule(spec) {
   return out;
 }
 
+// The record of one of ikRecords' records, every field present.
+export function ikRecord(r) {
+  return { a: r.a, t: r.t, j: r.j ?? 'nojob', k: r.k ?? 'nokey', r: r.r ?? '', d: int(r.d), s: int(r.s) };
+}
+
 export function ikCfg(t, recs, upTo = recs.length) {
   const field = (name) => [...new Set(recs.filter((r) => r[name] !== undefined).map((r) => r[name]))];
-  const rec = (r) => `[a |-> ${str(r.a)}, t |-> ${str(r.t)}, j |-> ${str(r.j ?? 'nojob')}, ` +
-    `k |-> ${str(r.k ?? 'nokey')}, r |-> ${str(r.r ?? '')}, d |-> ${Number.isInteger(r.d) ? r.d : UNKNOWN}, ` +
-    `s |-> ${Number.isInteger(r.s) ? r.s : UNKNOWN}]`;
   return [
     'CONSTANTS',
     `    Submitters = ${set(field('t').filter((x) => x[0] === 'k'))}`,
@@ -564,7 +575,7 @@ export function ikCfg(t, recs, upTo = recs.length) {
     `    Ids = ${set(recs.filter((r) => r.a === 'Insert').map((r) => r.j))}`,
     `    MaxQueue = ${t.config.MaxQueue}`,
     '    Defect = "none"',
-    `    Trace = <<${recs.slice(0, upTo).map(rec).join(',\n        ')}>>`,
+    `    Trace = <<${recs.slice(0, upTo).map((r) => tlaValue(ikRecord(r))).join(',\n        ')}>>`,
     'INIT TraceInit',
     'NEXT TraceNext',
     'INVARIANT TraceNotConsumed',
@@ -729,7 +740,9 @@ async function bite(files) {
   return status;
 }
 
-function traceFiles(args) {
+// traceFiles: the files named, and the .ndjson files of the folders named,
+// in name order.
+export function traceFiles(args) {
   const files = [];
   for (const a of args) {
     if (statSync(a).isDirectory()) {
