@@ -83,8 +83,11 @@ trace-check: $(TLA_CHECKER)
 
 # The same check with TLC, for maintainers (TLC is not a dependency of the
 # build or of CI): TRACE_TLC_N runs from TRACE_SEED (a seed that is a
-# multiple of 4 is a keyed run),
-# each checked by spec/trace-tlc.mjs. TLA2TOOLS names tla2tools.jar.
+# multiple of 4 is a keyed run), each checked by spec/trace-tlc.mjs: TLC
+# reads each module's records from an ndjson file (the Json module) and
+# accepts when a POSTCONDITION holds, that every record was followed.
+# TLA2TOOLS names tla2tools.jar; TLA_COMMUNITY names CommunityModules.jar
+# (default: ../lib/CommunityModules.jar beside the tools jar's folder).
 TRACE_TLC_N ?= 4
 trace-tlc:
 	@dir=$$(mktemp -d) && trap 'rm -rf "$$dir"' EXIT && \
