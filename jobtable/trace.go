@@ -59,9 +59,13 @@ type traceEvent struct {
 }
 
 var tracer struct {
-	on     atomic.Bool
-	mu     sync.Mutex // the trace lock: orders the log
-	roles  sync.Map   // goroutine id -> role
+	on atomic.Bool
+	mu sync.Mutex // the trace lock: orders the log
+	// holder is the goroutine that took mu with traceAtomic and holds it
+	// (0: none), so that one that panics before its hook released it can
+	// still note the panic (traceNote) and release it.
+	holder atomic.Uint64
+	roles  sync.Map // goroutine id -> role
 	events []traceEvent
 }
 
@@ -91,9 +95,14 @@ func traceAs(role string) {
 }
 
 // traceNote logs an event the harness itself observes (a waiter that gave
-// up); the checker has no action for it.
+// up, a call that panicked); the checker has no action for it. A call that
+// panicked between traceAtomic and its hook still holds the trace lock:
+// the note is logged under it, and releases it.
 func traceNote(action, id string) {
-	traceLog(nil, traceEvent{A: action, J: id}, false)
+	if !tracer.on.Load() {
+		return
+	}
+	traceLog(nil, traceEvent{A: action, J: id}, tracer.holder.Load() == goid())
 }
 
 func goid() uint64 {
@@ -116,6 +125,7 @@ func traceLog(jm *jobMutex, e traceEvent, held bool, more ...traceEvent) {
 		tracer.mu.Lock()
 	}
 	traceAppendLocked(jm, e, more...)
+	tracer.holder.Store(0)
 	tracer.mu.Unlock()
 }
 
@@ -158,6 +168,7 @@ func sectionsOf(g uint64, jm *jobMutex) (js, ts *int64) {
 func traceAtomic() {
 	if tracer.on.Load() {
 		tracer.mu.Lock()
+		tracer.holder.Store(goid())
 	}
 }
 
