@@ -198,9 +198,9 @@ gate() {
       # A rejected trace is a catch; so is a driver that fails after
       # writing traces none of which is rejected
       # (the mutant crashed the run, or hung it: the driver's -timeout,
-      # far above a normal build's time, ends a run the mutant stopped,
-      # as start-terminal's restarted jobs do). A checker error is no
-      # verdict.
+      # far above a normal build's time, ends a run the mutant stopped;
+      # a call that panics is noted in the trace and does not stop the
+      # others). A checker error is no verdict.
       local n=${pkg:-$TRACE_N} dir=$work/traces-${tag//\//-}
       rm -rf "$dir" && mkdir -p "$dir"
       "$GO" test "${ov[@]}" -count=1 -timeout "$((120 + 5 * n))s" -tags jobtable_trace -run '^TestTraceRuns$' ./jobtable/ \
