@@ -113,7 +113,7 @@ type Report struct {
 // in time linear in the history; a violation is drawn on a small window
 // around the place where it fails.
 func Check(history []porcupine.Operation, cfg CheckConfig) Report {
-	return check(history, cfg, models{job: JobModel, adm: AdmissionModel(cfg.MaxQueue)})
+	return check(history, cfg, models{job: JobModel, adm: AdmissionModel(cfg.MaxQueue), key: KeyModel})
 }
 
 // CheckHTTP checks a history recorded through the HTTP API against
@@ -125,15 +125,16 @@ func CheckHTTP(history []porcupine.Operation, cfg CheckConfig) Report {
 }
 
 // models is what check checks a history against: the job model, the
-// admission model, and, at the HTTP level only, the key model.
+// admission model and the key model, and whether the history was recorded
+// through the HTTP API.
 type models struct {
-	job, adm porcupine.Model
-	key      *porcupine.Model // nil at the table level
+	job, adm, key porcupine.Model
+	http          bool
 }
 
 // httpModels is the HTTP level's models.
 func httpModels(job, adm, key porcupine.Model) models {
-	return models{job: job, adm: adm, key: &key}
+	return models{job: job, adm: adm, key: key, http: true}
 }
 
 func check(history []porcupine.Operation, cfg CheckConfig, m models) Report {
@@ -141,11 +142,14 @@ func check(history []porcupine.Operation, cfg CheckConfig, m models) Report {
 		cfg.Timeout = 60 * time.Second
 	}
 	rep := Report{Ops: len(history)}
-	http := m.key != nil
+	http := m.http
 
 	jobHistory := history
 	var keyed keyedHistory
-	if http {
+	var tableKeys []porcupine.Operation
+	if !http {
+		jobHistory, tableKeys, rep.KeyedJobs = tableKeyed(history)
+	} else {
 		keyed = deriveKeyed(history, cfg.Retained)
 		rep.KeyedJobs = len(keyed.admits)
 		jobHistory, rep.UnknownLeftOut = withoutUnknownOps(history)
@@ -162,19 +166,34 @@ func check(history []porcupine.Operation, cfg CheckConfig, m models) Report {
 	}
 
 	if !http {
-		return checkAdmission(rep, cfg, m.adm, admissionProjection(history), false)
+		if rep, done = checkKeys(rep, cfg, m.key, tableKeys); done {
+			return rep
+		}
+		return checkAdmission(rep, cfg, m.adm, admissionProjection(jobHistory), false)
 	}
 	// The key model before the admission model: it is cheap, and names a
 	// key's second job as such where the admission model may only see its
 	// consequences.
 	seen := endsSeenBy(history)
 	keyHistory, left := httpKeyProjection(keyed, seen)
-	parts = partitionByKey(keyHistory)
-	rep.KeyOps, rep.KeyPartitions, rep.KeyLeftOut = len(keyHistory), len(parts), left
-	if rep, rep.KeyCheck, done = checkModel(rep, cfg, *m.key, "key", keyHistory, parts); done {
+	rep.KeyLeftOut = left
+	if rep, done = checkKeys(rep, cfg, m.key, keyHistory); done {
 		return rep
 	}
 	return checkAdmission(rep, cfg, m.adm, httpAdmissionProjection(keyed, seen), true)
+}
+
+// checkKeys checks the key history keyHistory against key, when it holds
+// any operation, and reports whether the check failed.
+func checkKeys(rep Report, cfg CheckConfig, key porcupine.Model, keyHistory []porcupine.Operation) (Report, bool) {
+	if len(keyHistory) == 0 {
+		return rep, false
+	}
+	parts := partitionByKey(keyHistory)
+	rep.KeyOps, rep.KeyPartitions = len(keyHistory), len(parts)
+	var done bool
+	rep, rep.KeyCheck, done = checkModel(rep, cfg, key, "key", keyHistory, parts)
+	return rep, done
 }
 
 // checkAdmission checks the admission projection proj, by the sweep unless

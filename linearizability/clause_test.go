@@ -33,10 +33,17 @@ func modelsUnderTest() []modelUnderTest {
 	}
 	return []modelUnderTest{
 		{"JobModel", false, jobClauses[:], func(hf HistoryFile, r rules) Report {
-			return check(hf.Ops, cfg(hf), models{job: jobModel(r), adm: AdmissionModel(hf.MaxQueue)})
+			return check(hf.Ops, cfg(hf), models{job: jobModel(r), adm: AdmissionModel(hf.MaxQueue), key: KeyModel})
 		}},
 		{"AdmissionModel", false, admissionClauses[:], func(hf HistoryFile, r rules) Report {
-			return check(hf.Ops, cfg(hf), models{job: JobModel, adm: admissionModel(hf.MaxQueue, r)})
+			return check(hf.Ops, cfg(hf), models{job: JobModel, adm: admissionModel(hf.MaxQueue, r), key: KeyModel})
+		}},
+		{"KeyModel", false, keyClauses[:], func(hf HistoryFile, r rules) Report {
+			key := KeyModel
+			key.Step = func(state, input, output any) (bool, any) {
+				return stepKeyRules(r, state.(keyState), input.(KeyInput), output.(KeyOutput))
+			}
+			return check(hf.Ops, cfg(hf), models{job: JobModel, adm: AdmissionModel(hf.MaxQueue), key: key})
 		}},
 		{"HTTPJobModel", true, httpJobClauses[:], func(hf HistoryFile, r rules) Report {
 			r.retained, r.knowsTTL = hf.Retained, hf.KnowsTTL

@@ -29,7 +29,8 @@ import (
 // "call" and "return"; "expires" says that a view carried expires_at. A
 // submit-keyed (POST /jobs with an Idempotency-Key) has its "key" and the
 // "digest" of its body, its outcome "ok" (a 202, with the "id"),
-// "queue-full" (429), "key-conflict" (422) or "unknown":
+// "queue-full" (429), "key-conflict" (422) or "unknown"; at the table
+// level an "ok" that replayed its key's job has "replayed": true:
 //
 //	{"client":2,"call":6,"return":8,"in":{"kind":"submit-keyed","task":"t2","value":"r2","key":"k1","digest":"d2"},"out":{"outcome":"ok","id":"j2"}}
 
@@ -78,6 +79,7 @@ type fileOut struct {
 	Completed bool   `json:"completed,omitempty"`
 	Expires   bool   `json:"expires,omitempty"`
 	Waited    int64  `json:"waited,omitempty"`
+	Replayed  bool   `json:"replayed,omitempty"`
 }
 
 // ReadHistory parses a history file.
@@ -150,7 +152,7 @@ func (fo fileOp) operation() (porcupine.Operation, error) {
 	out := Output{
 		Outcome: Outcome(outcome), ID: fo.Out.ID, Value: fo.Out.Value,
 		TaskID: fo.Out.Task, Err: fo.Out.Err, Started: fo.Out.Started, Completed: fo.Out.Completed,
-		Expires: fo.Out.Expires, Waited: fo.Out.Waited,
+		Expires: fo.Out.Expires, Waited: fo.Out.Waited, Replayed: fo.Out.Replayed,
 	}
 	if fo.Out.State != "" {
 		s, ok := ParseState(fo.Out.State)
@@ -209,7 +211,7 @@ func WriteHistory(w io.Writer, hf HistoryFile) error {
 			Out: fileOut{
 				Outcome: out.Outcome.String(), ID: out.ID, Value: out.Value, Task: out.TaskID,
 				Err: out.Err, Started: out.Started, Completed: out.Completed,
-				Expires: out.Expires, Waited: out.Waited,
+				Expires: out.Expires, Waited: out.Waited, Replayed: out.Replayed,
 			},
 		}
 		if op.Return != Pending {

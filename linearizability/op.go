@@ -26,8 +26,8 @@ type Kind uint8
 // HTTPAdmissionModel). SubmitWait is POST /jobs with Prefer: wait=N, at the
 // HTTP level only; SubmitWaitRead is not a call: CheckHTTP derives one per
 // admitted SubmitWait, what the server's wait saw (see submitwait.go).
-// SubmitKeyed is POST /jobs with an Idempotency-Key, at the HTTP level
-// only; KeyedAdmit is not a call: CheckHTTP derives one per job that keyed
+// SubmitKeyed is POST /jobs with an Idempotency-Key at the HTTP level, and
+// the table's SubmitKeyed at the table level; KeyedAdmit is not a call: CheckHTTP derives one per job that keyed
 // 202s name, its creation (see httpkeys.go).
 const (
 	Submit Kind = iota + 1
@@ -183,6 +183,11 @@ type Output struct {
 	Expires   bool   // the snapshot's expires_at is set (HTTP level)
 
 	Waited int64 // SubmitWait: the wait the server applied
+	// Replayed is set on a SubmitKeyed recorded at the table level whose
+	// table said it replayed the job that holds its key (ID) rather than
+	// created one. Over HTTP a replay looks like a creation: it is never
+	// set there.
+	Replayed bool
 }
 
 // HasView reports whether an operation of kind k that returned o carries a
@@ -228,6 +233,9 @@ func Describe(in Input, out Output) string {
 	switch {
 	case (in.Kind == Submit || in.Kind == SubmitKeyed || in.Kind == KeyedAdmit) && out.Outcome == OK:
 		fmt.Fprintf(&b, " %s", short(out.ID))
+		if out.Replayed {
+			b.WriteString(" replayed")
+		}
 	case in.Kind == SubmitWait && (out.Outcome == OK || out.Outcome == Deadline):
 		fmt.Fprintf(&b, " %s after waiting %v", short(out.ID), time.Duration(out.Waited))
 	case in.Kind == TakeRequest && out.Outcome == OK:
