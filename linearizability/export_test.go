@@ -6,8 +6,12 @@ import "github.com/anishathalye/porcupine"
 // benchmark that run it on histories recorded by package stress: stress
 // imports this package, so only the external test package can import it.
 var (
-	DecideAdmission         = decideAdmission
-	AdmissionProjection     = admissionProjection
+	DecideAdmission     = decideAdmission
+	AdmissionProjection = func(history []porcupine.Operation) []porcupine.Operation {
+		// As Check projects it: keyed creations and refusals as submits.
+		jobs, _, _ := tableKeyed(history)
+		return admissionProjection(jobs)
+	}
 	HTTPAdmissionProjection = func(history []porcupine.Operation, retained bool) []porcupine.Operation {
 		// As CheckHTTP projects it: with the KeyedAdmit of each keyed job.
 		return httpAdmissionProjection(deriveKeyed(history, retained), endsSeenBy(history))

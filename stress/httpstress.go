@@ -43,16 +43,6 @@ type HTTPConfig struct {
 	SubmitWaitEvery int
 	SubmitWait      time.Duration
 	LongWaitEvery   int
-	// One submit in KeyedEvery is a POST /jobs with an Idempotency-Key
-	// (zero: none is), under one of Keys keys at a time (keyed.go): the
-	// run's keyed submits take the keys in turn, a few submits each, so
-	// that a fresh key meets several submitters at once and a key comes
-	// back (replayed while its job is retained, a new job once retention
-	// freed it) a few times before fresh keys replace them. One keyed
-	// submit in 8 sends another body than its key's, which a retained job
-	// of the key refuses with 422.
-	KeyedEvery int
-	Keys       int
 
 	_ struct{}
 }
@@ -61,7 +51,7 @@ type HTTPConfig struct {
 // 2 server workers, 3 pollers and 2 waiters for 3 s, echo jobs sleeping up
 // to 3 ms, MaxQueue 4, MaxCompleted 16, JobTTL 5 ms; one submit in 8 waits
 // up to 1 s for its job (Prefer: wait=1), none past it; one in 4 is keyed,
-// under 16 keys.
+// under 16 keys (DefaultConfig's).
 func DefaultHTTPConfig() HTTPConfig {
 	sc := DefaultConfig()
 	sc.MaxOps = 200_000
@@ -75,8 +65,6 @@ func DefaultHTTPConfig() HTTPConfig {
 		RequestTimeout:  10 * time.Second,
 		SubmitWaitEvery: 8,
 		SubmitWait:      time.Second,
-		KeyedEvery:      4,
-		Keys:            16,
 	}
 }
 
@@ -91,8 +79,6 @@ func (c HTTPConfig) validate() error {
 		return errors.New("stress: MaxSleep, JobTimeout, SlowEvery or RequestTimeout out of range")
 	case c.SubmitWaitEvery < 0 || c.LongWaitEvery < 0 || c.SubmitWaitEvery > 0 && (c.SubmitWait < time.Second || c.Grace < time.Second):
 		return errors.New("stress: SubmitWaitEvery, SubmitWait or LongWaitEvery out of range (a Prefer: wait is whole seconds, and the server's max_wait, Grace, caps it)")
-	case c.KeyedEvery < 0 || c.KeyedEvery > 0 && c.Keys < 1:
-		return errors.New("stress: KeyedEvery must be at least 0, and keyed submits need at least one key")
 	}
 	return nil
 }

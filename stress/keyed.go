@@ -10,23 +10,24 @@ import (
 	"github.com/jobledger/jobledger/linearizability"
 )
 
-// Keyed submits of the HTTP levels (HTTPConfig.KeyedEvery): POST /jobs
-// with an Idempotency-Key, recorded for linearizability.CheckHTTP's key
-// model. The run's keyed submits take Keys keys in turn, keyRun submits
-// each: the keyRun submits of a turn come from whichever submitters draw
-// a keyed submit then, so a fresh key often meets two or more at once.
-// A key comes back Keys turns (a lap) later, keyLaps-1 times (keyLaps
-// turns in all), to replay its job if the job is still retained (always,
-// where retention evicts nothing: across the restarts of the crash test
-// and the replicas of the replicas test, so that a store that loses a
-// key, or two replicas that each create a job for one, create a second
-// job) or to create a new one once retention freed it; then the keys are
-// replaced by fresh ones. The first submit of a fresh key's first turn is
-// keyRace submits at once, from the submitter and its racing clients,
-// released together: the race that a key checked apart from the admission
-// loses. A key's body is fixed (its task id and params name the key), so
-// that a repeat is a replay; one keyed submit in conflictEvery sends
-// another body, which a retained job of the key refuses with 422.
+// Keyed submits (Config.KeyedEvery): SubmitKeyed at the table level, POST
+// /jobs with an Idempotency-Key at the HTTP levels, recorded for the key
+// model (linearizability's KeyModel, HTTPKeyModel over HTTP). The run's
+// keyed submits take Keys keys in turn, keyRun submits each: the keyRun
+// submits of a turn come from whichever submitters draw a keyed submit
+// then, so a fresh key often meets two or more at once. A key comes back
+// Keys turns (a lap) later, keyLaps-1 times (keyLaps turns in all), to
+// replay its job if the job is still retained (always, where retention
+// evicts nothing: across the restarts of the crash test and the replicas
+// of the replicas test, so that a store that loses a key, or two replicas
+// that each create a job for one, create a second job) or to create a new
+// one once retention freed it; then the keys are replaced by fresh ones.
+// The first submit of a fresh key's first turn is keyRace submits at
+// once, from the submitter and its racing clients, released together: the
+// race that a key checked apart from the admission loses. A key's request
+// is fixed (its task id and request name the key), so that a repeat is a
+// replay; one keyed submit in conflictEvery sends another, which a
+// retained job of the key refuses (ErrKeyConflict, 422).
 
 const (
 	keyRun        = 4
@@ -39,10 +40,53 @@ const (
 // life and replica of the run. Safe for concurrent use.
 type keyedRun struct {
 	n                  atomic.Int64 // keyed submits begun
-	replays, conflicts atomic.Int64 // 202s naming a job a keyed 202 named before; 422s
+	replays, conflicts atomic.Int64 // replays of a key's job; refusals for another request
 
 	mu  sync.Mutex      // guards ids
-	ids map[string]bool // the jobs keyed 202s named
+	ids map[string]bool // the jobs keyed 202s named (HTTP levels)
+}
+
+// keyTurn is one keyed submit to send: its key's name, the key's place k
+// among the keys, whether it sends another request than the key's, and
+// whether it opens a fresh key (then it is keyRace submits at once).
+type keyTurn struct {
+	name        string
+	k           int
+	other, race bool
+}
+
+// next returns the run's next keyed submit, under one of keys keys.
+func (k *keyedRun) next(keys int, r *rand.Rand) keyTurn {
+	n := int(k.n.Add(1) - 1)
+	turn := n / keyRun
+	i, gen := turn%keys, turn/(keys*keyLaps)
+	t := keyTurn{name: fmt.Sprintf("key-%d-%d", gen, i), k: i}
+	if turn%(keys*keyLaps) < keys && n%keyRun == 0 {
+		t.race = true
+		return t
+	}
+	t.other = r.IntN(conflictEvery) == 0
+	return t
+}
+
+// race sends one keyed submit through c and through each of racers at
+// once, released together, and returns when all have returned. It first
+// adds racing clients made by newClient, as needed, to racers (each used
+// by one goroutine at a time).
+func race[C any](c C, racers *[]C, newClient func() C, send func(C)) {
+	for len(*racers) < keyRace-1 {
+		*racers = append(*racers, newClient())
+	}
+	release := make(chan struct{})
+	var wg sync.WaitGroup
+	for _, rc := range append([]C{c}, *racers...) {
+		wg.Go(func() {
+			<-release
+			send(rc)
+		})
+	}
+	close(release)
+	wg.Wait()
 }
 
 // named records that a keyed 202 named id, and reports whether it was the
@@ -74,32 +118,16 @@ func (w *httpWorkload) keyedBody(name string, k int, other bool) (string, string
 
 // submitKeyed sends the run's next keyed submit through c, or, the first
 // of a fresh key, keyRace of them at once through c and the racing
-// clients (made as needed and kept in racers, each used by one goroutine
-// at a time).
+// clients.
 func (w *httpWorkload) submitKeyed(ctx context.Context, c *HTTPClient, racers *[]*HTTPClient, r *rand.Rand) {
-	n := int(w.keyed.n.Add(1) - 1)
-	turn := n / keyRun
-	k, gen := turn%w.cfg.Keys, turn/(w.cfg.Keys*keyLaps)
-	name := fmt.Sprintf("key-%d-%d", gen, k)
-	if turn%(w.cfg.Keys*keyLaps) >= w.cfg.Keys || n%keyRun != 0 {
-		task, params := w.keyedBody(name, k, r.IntN(conflictEvery) == 0)
-		w.sendKeyed(ctx, c, name, task, params)
+	t := w.keyed.next(w.cfg.Keys, r)
+	task, params := w.keyedBody(t.name, t.k, t.other)
+	send := func(c *HTTPClient) { w.sendKeyed(ctx, c, t.name, task, params) }
+	if !t.race {
+		send(c)
 		return
 	}
-	for len(*racers) < keyRace-1 {
-		*racers = append(*racers, w.rec.HTTPClient(w.api))
-	}
-	task, params := w.keyedBody(name, k, false)
-	release := make(chan struct{})
-	var wg sync.WaitGroup
-	for _, rc := range append([]*HTTPClient{c}, *racers...) {
-		wg.Go(func() {
-			<-release
-			w.sendKeyed(ctx, rc, name, task, params)
-		})
-	}
-	close(release)
-	wg.Wait()
+	race(c, racers, func() *HTTPClient { return w.rec.HTTPClient(w.api) }, send)
 }
 
 // sendKeyed sends one keyed submit, and counts what came back as a plain

@@ -11,11 +11,15 @@ import (
 // string requests and results, each taking a context first. An
 // implementation reports the ledger's outcomes with jobtable's sentinel
 // errors (an HTTP client maps 429 to ErrQueueFull, 404 to ErrNotFound, 409 to
-// ErrNotDone) and the context's error when the caller's deadline ended a
+// ErrNotDone, 422 to ErrKeyConflict) and the context's error when the caller's deadline ended a
 // Wait; any other error means the outcome is unknown, and the recorder keeps
 // the operation pending forever.
 type Ledger interface {
 	Submit(ctx context.Context, taskID, req string) (string, error)
+	// SubmitKeyed is Submit under the idempotency key key for a request of
+	// digest digest: the id of the job it created, or of the job holding
+	// the key that it replayed (replayed true), or ErrKeyConflict.
+	SubmitKeyed(ctx context.Context, key, digest, taskID, req string) (id string, replayed bool, err error)
 	TakeRequest(ctx context.Context, id string) (string, error)
 	Start(ctx context.Context, id string) error
 	Finish(ctx context.Context, id, res string) error
@@ -38,6 +42,10 @@ var _ Ledger = TableLedger{}
 
 func (l TableLedger) Submit(_ context.Context, taskID, req string) (string, error) {
 	return l.T.Submit(taskID, req)
+}
+
+func (l TableLedger) SubmitKeyed(_ context.Context, key, digest, taskID, req string) (string, bool, error) {
+	return l.T.SubmitKeyed(key, digest, taskID, req)
 }
 
 func (l TableLedger) TakeRequest(_ context.Context, id string) (string, error) {

@@ -76,6 +76,8 @@ func classify(err error) linearizability.Outcome {
 		return linearizability.NotDone
 	case errors.Is(err, jobtable.ErrRequestTaken):
 		return linearizability.RequestTaken
+	case errors.Is(err, jobtable.ErrKeyConflict):
+		return linearizability.KeyConflict
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		return linearizability.Deadline
 	}

@@ -137,6 +137,20 @@ func (c *Client) Submit(ctx context.Context, taskID, req string) (string, error)
 	return id, err
 }
 
+// SubmitKeyed records l.SubmitKeyed as a SubmitKeyed operation with its
+// key and digest: OK with the job's id, Replayed when the ledger said it
+// replayed the job that holds the key; QueueFull; KeyConflict.
+func (c *Client) SubmitKeyed(ctx context.Context, key, digest, taskID, req string) (string, bool, error) {
+	i := c.begin(linearizability.Input{Kind: linearizability.SubmitKeyed, TaskID: taskID, Value: req, Key: key, Digest: digest})
+	id, replayed, err := c.ledger.SubmitKeyed(ctx, key, digest, taskID, req)
+	out := linearizability.Output{Outcome: outcomeOf(linearizability.SubmitKeyed, err)}
+	if err == nil {
+		out.ID, out.Replayed = id, replayed
+	}
+	c.end(i, out)
+	return id, replayed, err
+}
+
 // TakeRequest records l.TakeRequest.
 func (c *Client) TakeRequest(ctx context.Context, id string) (string, error) {
 	i := c.begin(linearizability.Input{Kind: linearizability.TakeRequest, ID: id})

@@ -59,6 +59,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 func runWorkload(ctx context.Context, cfg Config, rec *Recorder, l Ledger) *Result {
 	w := &workload{
 		stressRun: newStressRun(cfg, rec),
+		ledger:    l,
 		jobs:      make(chan string, 1024),
 	}
 	runCtx, stopRun := context.WithTimeout(ctx, cfg.Duration)
@@ -70,9 +71,9 @@ func runWorkload(ctx context.Context, cfg Config, rec *Recorder, l Ledger) *Resu
 	rng := func(i int) *rand.Rand { return rand.New(rand.NewPCG(cfg.Seed, uint64(i))) }
 	n := 0
 	for range cfg.Submitters {
-		c := rec.Client(l)
+		c, r := rec.Client(l), rng(n)
 		n++
-		submitters.Go(func() { w.submitter(runCtx, c) })
+		submitters.Go(func() { w.submitter(runCtx, c, r) })
 	}
 	for range cfg.Runners {
 		c, r := rec.Client(l), rng(n)
@@ -123,7 +124,9 @@ func runWorkload(ctx context.Context, cfg Config, rec *Recorder, l Ledger) *Resu
 }
 
 // historyInvariants checks, from the history, that ids are unique and that
-// every accepted job had exactly one winning terminal call.
+// every accepted job had exactly one winning terminal call. A job is
+// accepted by the Submit, or the SubmitKeyed that is no replay, that
+// returned its id.
 func historyInvariants(h []porcupine.Operation) []string {
 	var v []string
 	accepted := make(map[string]int)
@@ -131,7 +134,8 @@ func historyInvariants(h []porcupine.Operation) []string {
 	for _, op := range h {
 		in, out := op.Input.(linearizability.Input), op.Output.(linearizability.Output)
 		switch {
-		case in.Kind == linearizability.Submit && out.Outcome == linearizability.OK:
+		case in.Kind == linearizability.Submit && out.Outcome == linearizability.OK,
+			in.Kind == linearizability.SubmitKeyed && out.Outcome == linearizability.OK && !out.Replayed:
 			accepted[out.ID]++
 		case in.Kind.Terminal() && out.Outcome == linearizability.OK:
 			wins[in.ID]++

@@ -34,9 +34,17 @@ func TestStressLinearizable(t *testing.T) {
 
 	rep := linearizability.Check(res.History, linearizability.CheckConfig{MaxQueue: cfg.MaxQueue, VisualizeDir: t.TempDir()})
 	require.Equal(t, linearizability.Linearizable, rep.Verdict, "%s; visualization: %s", rep.Message, rep.Visualization)
-	t.Logf("%d ops, %d accepted, %d rejected, evicted %d+%d; %d job partitions in %v, admission %d ops in %d segments in %v",
+	// Keyed submits were recorded and checked by the key model: some
+	// created jobs, some replayed them, some were refused for another
+	// request.
+	require.Positive(t, rep.KeyedJobs, "no keyed submit created a job")
+	require.Positive(t, rep.KeyOps)
+	require.Positive(t, res.Replays, "no keyed submit replayed")
+	require.Positive(t, res.Conflicts, "no keyed submit was refused for another request")
+	t.Logf("%d ops, %d accepted, %d rejected, evicted %d+%d; %d job partitions in %v, admission %d ops in %d segments in %v; keyed: %d jobs under %d keys, %d replays, %d conflicts",
 		len(res.History), res.Accepted, res.Rejected, res.Stats.EvictedTTL, res.Stats.EvictedLRU,
-		rep.JobPartitions, rep.JobCheck, rep.AdmissionOps, rep.AdmissionSegments, rep.AdmissionCheck)
+		rep.JobPartitions, rep.JobCheck, rep.AdmissionOps, rep.AdmissionSegments, rep.AdmissionCheck,
+		rep.KeyedJobs, rep.KeyPartitions, res.Replays, res.Conflicts)
 }
 
 func TestStressRejectsBadConfig(t *testing.T) {
@@ -78,6 +86,14 @@ func (l deafWaiter) Wait(ctx context.Context, id string) (jobtable.Snapshot, err
 	return snap, ctx.Err()
 }
 
+// keyForgotten never finds a key held: each keyed submit creates a job.
+type keyForgotten struct{ stress.Ledger }
+
+func (l keyForgotten) SubmitKeyed(ctx context.Context, _, _, taskID, req string) (string, bool, error) {
+	id, err := l.Ledger.Submit(ctx, taskID, req)
+	return id, false, err
+}
+
 func TestStressCatchesFaults(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
@@ -87,6 +103,7 @@ func TestStressCatchesFaults(t *testing.T) {
 	}{
 		{"start after end", func(l stress.Ledger) stress.Ledger { return startAnyway{l} }, "job", false},
 		{"rejected below the bound", func(l stress.Ledger) stress.Ledger { return spuriousFull{l} }, "admission", false},
+		{"key forgotten", func(l stress.Ledger) stress.Ledger { return keyForgotten{l} }, "key", false},
 		// A waiter stuck in an unbounded Wait is caught by the stress
 		// invariants every time; a bounded Wait that reports stale state
 		// is caught by the job model when the run has one.

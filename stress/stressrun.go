@@ -44,6 +44,18 @@ type Config struct {
 	// blocked then has lost its wakeup.
 	Grace time.Duration
 
+	// One submit in KeyedEvery is keyed (zero: none is): SubmitKeyed at
+	// the table level, a POST /jobs with an Idempotency-Key at the HTTP
+	// levels, under one of Keys keys at a time (keyed.go): the run's keyed
+	// submits take the keys in turn, a few submits each, so that a fresh
+	// key meets several submitters at once and a key comes back (replayed
+	// while its job is retained, a new job once retention freed it) a few
+	// times before fresh keys replace them. One keyed submit in 8 sends
+	// another request than its key's, which a retained job of the key
+	// refuses (ErrKeyConflict, 422).
+	KeyedEvery int
+	Keys       int
+
 	// Seed seeds each worker's random choices.
 	Seed uint64
 
@@ -73,6 +85,7 @@ func DefaultConfig() Config {
 		Duration: 3 * time.Second, MaxOps: 400_000,
 		MaxQueue: 4, MaxCompleted: 16, JobTTL: time.Millisecond,
 		WaitTimeout: 2 * time.Millisecond, Grace: 5 * time.Second,
+		KeyedEvery: 4, Keys: 16,
 		Seed: 1, ProgressEvery: 500 * time.Millisecond,
 	}
 }
@@ -85,6 +98,8 @@ func (c Config) validate() error {
 		return errors.New("stress: Duration and MaxOps must be positive")
 	case c.WaitTimeout <= 0 || c.Grace <= 0:
 		return errors.New("stress: WaitTimeout and Grace must be positive")
+	case c.KeyedEvery < 0 || c.KeyedEvery > 0 && c.Keys < 1:
+		return errors.New("stress: KeyedEvery must be at least 0, and keyed submits need at least one key")
 	}
 	return nil
 }
@@ -100,9 +115,11 @@ type Record struct {
 	Elapsed time.Duration
 
 	Accepted, Rejected int64
-	// Replays and Conflicts count the keyed submits (HTTP levels) answered
-	// 202 with a job an earlier keyed 202 named, and 422. Accepted counts a
-	// job a keyed 202 named once, Rejected its 429s.
+	// Replays and Conflicts count the keyed submits that replayed their
+	// key's job (over HTTP: answered 202 with a job an earlier keyed 202
+	// named), and that were refused for another request (422). Accepted
+	// counts a job a keyed submit created once, Rejected the keyed
+	// submits refused at the bound.
 	Replays, Conflicts int64
 	// Violations lists the end-of-run checks that failed.
 	Violations []string
@@ -121,7 +138,7 @@ type stressRun struct {
 	accepted, rejected atomic.Int64
 
 	recentIDs          // the admitted ids
-	keyed     keyedRun // the HTTP levels' keyed submits
+	keyed     keyedRun // the run's keyed submits
 }
 
 func newStressRun(cfg Config, rec *Recorder) *stressRun {

@@ -2,10 +2,13 @@ package stress
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
 	"sync/atomic"
+
+	"github.com/jobledger/jobledger/jobtable"
 )
 
 // The workers of a table-level stress (Run): what each kind of client does
@@ -14,23 +17,65 @@ import (
 // workload is the shared state of one stress run's workers.
 type workload struct {
 	*stressRun
+	ledger Ledger       // what the workers drive, for the keyed races' clients
 	jobs   chan string  // accepted ids, for the runners
 	inWait atomic.Int64 // waiters inside an unbounded Wait
 }
 
-func (w *workload) submitter(ctx context.Context, c *Client) {
+// submitter submits until the run ends: one submit in KeyedEvery keyed
+// (keyed.go), the others plainly.
+func (w *workload) submitter(ctx context.Context, c *Client, r *rand.Rand) {
 	bg := context.Background()
+	var racers []*Client // of its keyed races
 	for n := 0; w.more(ctx); n++ {
-		id, err := c.Submit(bg, fmt.Sprintf("task-%d-%d", c.ID(), n), fmt.Sprintf("req-%d-%d", c.ID(), n))
-		if err != nil {
-			w.rejected.Add(1)
-			runtime.Gosched()
+		if w.cfg.KeyedEvery > 0 && r.IntN(w.cfg.KeyedEvery) == 0 {
+			w.submitKeyed(bg, c, &racers, r)
 			continue
 		}
-		w.accepted.Add(1)
-		w.remember(id)
-		w.jobs <- id
+		id, err := c.Submit(bg, fmt.Sprintf("task-%d-%d", c.ID(), n), fmt.Sprintf("req-%d-%d", c.ID(), n))
+		w.countSubmit(id, err)
 	}
+}
+
+// countSubmit counts what a submit got back: a job accepted (remembered,
+// for the readers, and queued for the runners) or a refusal.
+func (w *workload) countSubmit(id string, err error) {
+	if err != nil {
+		w.rejected.Add(1)
+		runtime.Gosched()
+		return
+	}
+	w.accepted.Add(1)
+	w.remember(id)
+	w.jobs <- id
+}
+
+// submitKeyed sends the run's next keyed submit through c, or, the first
+// of a fresh key, keyRace of them at once through c and the racing
+// clients. A key's request is "req-" and its name, its digest the
+// request itself: equal requests, equal digests.
+func (w *workload) submitKeyed(ctx context.Context, c *Client, racers *[]*Client, r *rand.Rand) {
+	t := w.keyed.next(w.cfg.Keys, r)
+	req := "req-" + t.name
+	if t.other {
+		req += "-other"
+	}
+	send := func(c *Client) {
+		id, replayed, err := c.SubmitKeyed(ctx, t.name, req, "task-"+t.name, req)
+		switch {
+		case errors.Is(err, jobtable.ErrKeyConflict):
+			w.keyed.conflicts.Add(1)
+		case err == nil && replayed:
+			w.keyed.replays.Add(1)
+		default:
+			w.countSubmit(id, err)
+		}
+	}
+	if !t.race {
+		send(c)
+		return
+	}
+	race(c, racers, func() *Client { return w.rec.Client(w.ledger) }, send)
 }
 
 // runner plays the worker pool: it takes each accepted job's request,

@@ -75,7 +75,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	hdef := stress.DefaultHTTPConfig()
 	maxSleep := fs.Duration("max-sleep", hdef.MaxSleep, "http: longest echo sleep of a job")
 	jobTimeout := fs.Duration("job-timeout", hdef.JobTimeout, "http: the server's async_timeout")
-	keyedEvery := fs.Int("keyed-every", hdef.KeyedEvery, "http, crash, replicas: one submit in N sends an Idempotency-Key (0: none does)")
+	keyedEvery := fs.Int("keyed-every", def.KeyedEvery, "one submit in N is keyed: SubmitKeyed (table), an Idempotency-Key (http, crash, replicas) (0: none is)")
 	cdef := stress.DefaultCrashConfig()
 	server := fs.String("server", "bin/jobserver", "crash: the jobserver binary")
 	store := fs.String("store", "", "crash: the server's -store (default sqlite:DIR/jobs.db); replicas: every server's -store, required")
@@ -119,6 +119,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	cfg.Duration, cfg.MaxOps = *duration, *maxOps
 	cfg.MaxQueue, cfg.MaxCompleted, cfg.JobTTL = *maxQueue, *maxCompleted, *ttl
 	cfg.WaitTimeout, cfg.Grace = *waitTimeout, *grace
+	cfg.KeyedEvery = *keyedEvery
 	if !*quiet {
 		cfg.Progress = func(p stress.Progress) {
 			fmt.Fprintf(stdout, "  %6v  ops %7d  accepted %6d  rejected %7d\n", p.Elapsed, p.Ops, p.Accepted, p.Rejected)
@@ -181,7 +182,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if *level == "http" {
 			hcfg := hdef
 			hcfg.Config = cfg
-			hcfg.MaxSleep, hcfg.JobTimeout, hcfg.KeyedEvery = *maxSleep, *jobTimeout, *keyedEvery
+			hcfg.MaxSleep, hcfg.JobTimeout = *maxSleep, *jobTimeout
 			c = runHTTP(ctx, hcfg, *checkTimeout, *out, *historyPath, stdout, stderr)
 		} else {
 			c = runOnce(ctx, cfg, *level, *checkTimeout, *out, *historyPath, stdout, stderr)
@@ -220,8 +221,8 @@ func runOnce(ctx context.Context, cfg stress.Config, level string, checkTimeout 
 	rep := linearizability.Check(res.History, linearizability.CheckConfig{
 		MaxQueue: cfg.MaxQueue, Timeout: checkTimeout, VisualizeDir: outDir, AdmissionPorcupine: admissionPorcupine,
 	})
-	fmt.Fprintf(stdout, "  stress: %v, %d operations, %d accepted, %d rejected, evicted %d by ttl and %d beyond max-completed\n",
-		res.Elapsed.Round(time.Millisecond), len(res.History), res.Accepted, res.Rejected, res.Stats.EvictedTTL, res.Stats.EvictedLRU)
+	fmt.Fprintf(stdout, "  stress: %v, %d operations, %d accepted, %d rejected, evicted %d by ttl and %d beyond max-completed; keyed: %d replays, %d key conflicts\n",
+		res.Elapsed.Round(time.Millisecond), len(res.History), res.Accepted, res.Rejected, res.Stats.EvictedTTL, res.Stats.EvictedLRU, res.Replays, res.Conflicts)
 	printCheck(stdout, rep)
 
 	return verdict(rep, res.Violations, nil, stdout)
