@@ -12,7 +12,7 @@ import (
 type Verdict int
 
 const (
-	// Linearizable: both models accept the history.
+	// Linearizable: every model accepts the history.
 	Linearizable Verdict = iota
 	// Violation: a model rejects the history; Report says which partition.
 	Violation
@@ -95,16 +95,20 @@ type Report struct {
 	JobCheck       time.Duration
 	AdmissionCheck time.Duration
 
-	// The key model (CheckHTTP only): the operations of the key history
-	// (keyed submits, and the derived ends), its keys, the keyed jobs
-	// (one KeyedAdmit each), the lost keyed submits left out of it because
-	// their key was held for good (httpkeys.go), and the time of its check.
+	// The key model: the operations of the key history (keyed submits,
+	// and the derived ends), its keys, the jobs keyed submits created (at
+	// the HTTP level one KeyedAdmit each), the lost keyed submits left out
+	// of it because their key was held for good (CheckHTTP only,
+	// httpkeys.go), and the time of its check. All zero when the history
+	// holds no keyed submit.
 	KeyOps, KeyPartitions, KeyedJobs, KeyLeftOut int
 	KeyCheck                                     time.Duration
 }
 
 // Check checks history against JobModel (partitioned by job) and
-// AdmissionModel (global). The job model is checked by porcupine plainly
+// AdmissionModel (global), and its keyed submits against KeyModel
+// (partitioned by key), as tablekeys.go derives them, between the two.
+// The job model is checked by porcupine plainly
 // first, which stops at the first illegal partition; only then is the
 // failing partition found and checked again verbosely, alone, to write its
 // visualization. The verbose check of a whole history can take far more

@@ -6,7 +6,7 @@
 //
 // A history is a list of porcupine operations, each with a call and a return
 // time, the client that issued it, its Input and its Output; an operation
-// that never returned is pending forever (Return = Pending). Two models
+// that never returned is pending forever (Return = Pending). Three models
 // judge it:
 //
 //   - JobModel, partitioned by job id: the state machine of one job
@@ -25,10 +25,14 @@
 //     a submit under a key returns the job that holds it (a replay, with
 //     its digest; ErrKeyConflict with another) while that job is retained,
 //     and a new job only once the key is free, which the end of its holder
-//     allows (eviction is unseen). CheckKeys checks a key history of the
-//     ledger's calls: hand-written, and recorded by its own tests on both
-//     stores; the table-level stress sends no keyed submit. At the HTTP
-//     level, HTTPKeyModel checks the keyed POSTs the stress records.
+//     allows (eviction is unseen). Check derives the key history from the
+//     SubmitKeyed operations the table-level stress records (a keyed
+//     creation is an admission and creates its job for the other two
+//     models; a replay is neither), and each winning terminal call on a
+//     keyed job (tablekeys.go); CheckKeys checks a key history of the
+//     ledger's calls, hand-written or recorded by this package's own tests
+//     on both stores. At the HTTP level, HTTPKeyModel checks the keyed
+//     POSTs the stress records.
 //
 // Walks of the listing (ledger.Ledger.List) fit no model partitioned by job
 // or key: a page reads every retained job at once. CheckWalk is a validator

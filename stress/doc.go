@@ -17,7 +17,9 @@
 // Run drives a fresh in-process table with submitters, runners, pollers and
 // waiters, and checks the stress invariants at the end (depth back to zero,
 // each accepted job ended exactly once, no waiter left blocked, the table's
-// own invariants). The recorder is written against the Ledger interface;
+// own invariants). One submit in Config.KeyedEvery is the table's
+// SubmitKeyed, recorded with whether the table replayed, for Check's key
+// model. The recorder is written against the Ledger interface;
 // TableLedger is the in-process adapter, and a test wraps it (Config.Wrap)
 // to inject a fault.
 //
@@ -26,11 +28,12 @@
 // RunHTTP starts a server (jobapi, echo model) on 127.0.0.1 and records what
 // real HTTP clients see through its API (Recorder.HTTPClient, which sends
 // each request through package client); linearizability.CheckHTTP checks
-// that history. One submit in HTTPConfig.KeyedEvery sends an
+// that history. One submit in Config.KeyedEvery sends an
 // Idempotency-Key, under a small set of keys that the run's keyed submits
-// take in turn (keyed.go), so that replays, several submits on one fresh
-// key at once, and 422s for another body happen; the crash and replicas
-// tests send them too, across their restarts and replicas.
+// take in turn (keyed.go, shared with the table level), so that replays,
+// several submits on one fresh key at once, and 422s for another body
+// happen; the crash and replicas tests send them too, across their
+// restarts and replicas.
 //
 //	res, err := stress.RunHTTP(ctx, stress.DefaultHTTPConfig())
 //	rep := linearizability.CheckHTTP(res.History, linearizability.CheckConfig{MaxQueue: res.Config.MaxQueue, KnowsTTL: true})
