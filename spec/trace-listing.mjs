@@ -44,7 +44,7 @@
 
 // trace.mjs imports this module: what it takes from there is read only
 // when a function here runs, after both modules are evaluated.
-import { TraceError, UNKNOWN, NO_SECTION, tlaValue } from './trace.mjs';
+import { TraceError, UNKNOWN, NO_SECTION, tlaValue, applyEdits } from './trace.mjs';
 
 const str = (s) => JSON.stringify(s);
 
@@ -165,12 +165,7 @@ export function listingModule(spec) {
         '    /\\ cursor\' = 0\n    /\\ listed\' = <<>>\n    /\\ UNCHANGED <<nextOrd, st, js>>'],
     [/\n=+\s*$/, () => `\n${lsDefs()}\n${'='.repeat(77)}\n`],
   ];
-  let out = spec;
-  for (const [re, fn] of edits) {
-    if (!re.test(out)) throw new TraceError(`Listing.tla no longer matches ${re}`);
-    out = out.replace(re, fn);
-  }
-  return out;
+  return applyEdits(spec, 'Listing.tla', edits);
 }
 
 // The record of one of listingRecords' records, every field present.

@@ -24,7 +24,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, dirname, basename, delimiter } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseTrace, traceFiles, traceModule, traceCfg, traceRecord, ikRecords, ikRecord, ikModule, ikCfg }
+import { parseTrace, traceFiles, traceModule, traceCfg, traceRecord, ikRecords, ikRecord, ikModule, ikCfg, applyEdits }
   from './trace.mjs';
 import { listingRecords, listingRecord, listingModule, listingCfg } from './trace-listing.mjs';
 import { runTlc, tlcJar } from './tlcrun.mjs';
@@ -76,12 +76,7 @@ function jsonCfg(cfg) {
     [/^ {4}Trace = <<>>$/m, '    Trace <- JsonTrace'],
     [/^INVARIANT TraceNotConsumed$/m, 'POSTCONDITION TraceAccepted\nCHECK_DEADLOCK FALSE'],
   ];
-  let out = cfg;
-  for (const [re, text] of edits) {
-    if (!re.test(out)) throw new Error(`the generated cfg no longer matches ${re}`);
-    out = out.replace(re, text);
-  }
-  return out;
+  return applyEdits(cfg, 'the generated cfg', edits);
 }
 
 // tlc checks the records recs (objects) with the generated module of that

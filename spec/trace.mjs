@@ -413,9 +413,16 @@ export function traceModule(spec) {
     [/THEN Jobs ELSE \{tjob\[t\]\}/, () => 'THEN Jobs \\cap TraceJob ELSE {tjob[t]}'],
     [/\n=+\s*$/, () => `\n${TRACE_DEFS}\n${'='.repeat(77)}\n`],
   ];
-  let out = spec;
+  return applyEdits(spec, 'JobTable.tla', edits);
+}
+
+// applyEdits applies edits, [pattern, replacement] pairs, to text in
+// order; a pattern that no longer matches (what names the text) is an
+// error, never a silent skip.
+export function applyEdits(text, what, edits) {
+  let out = text;
   for (const [re, fn] of edits) {
-    if (!re.test(out)) throw new TraceError(`JobTable.tla no longer matches ${re}`);
+    if (!re.test(out)) throw new TraceError(`${what} no longer matches ${re}`);
     out = out.replace(re, fn);
   }
   return out;
@@ -553,12 +560,7 @@ export function ikModule(spec) {
     [/^(\s*)answer(\s*\\\*[^\n]*)?$/m, (_m, ws) => `${ws}answer,${ws}ti,${ws}osec`],
     [/\n=+\s*$/, () => `\n${IK_DEFS}\n${'='.repeat(77)}\n`],
   ];
-  let out = spec;
-  for (const [re, fn] of edits) {
-    if (!re.test(out)) throw new TraceError(`IdempotencyKeys.tla no longer matches ${re}`);
-    out = out.replace(re, fn);
-  }
-  return out;
+  return applyEdits(spec, 'IdempotencyKeys.tla', edits);
 }
 
 // The record of one of ikRecords' records, every field present.
