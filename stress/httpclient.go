@@ -43,16 +43,26 @@ func (h *HTTPClient) Submit(ctx context.Context, taskID, params string) (string,
 		return "", linearizability.Unknown, err
 	}
 	i := h.c.begin(linearizability.Input{Kind: linearizability.Submit, TaskID: taskID, Value: params})
-	acc, err := h.api.SubmitJSON(ctx, body)
+	out, err := submitOutput(h.api.SubmitJSON(ctx, body))
+	h.c.end(i, out)
+	return out.ID, out.Outcome, err
+}
+
+// submitOutput is the recorded output of a POST /jobs that answered acc,
+// err: OK with the job's id for a 202, QueueFull for a 429, KeyConflict
+// for a 422 of a keyed submit (the last two are answers, not errors), and
+// Unknown with err for anything else.
+func submitOutput(acc client.Accepted, err error) (linearizability.Output, error) {
 	var out linearizability.Output
 	switch {
 	case err == nil:
 		out = linearizability.Output{Outcome: linearizability.OK, ID: acc.JobID}
 	case errors.Is(err, client.ErrQueueFull):
 		out.Outcome, err = linearizability.QueueFull, nil
+	case errors.Is(err, client.ErrKeyConflict):
+		out.Outcome, err = linearizability.KeyConflict, nil
 	}
-	h.c.end(i, out)
-	return out.ID, out.Outcome, err
+	return out, err
 }
 
 // SubmitKeyed records POST /jobs with the Idempotency-Key key, as a
@@ -71,16 +81,7 @@ func (h *HTTPClient) SubmitKeyed(ctx context.Context, key, taskID, params string
 	i := h.c.begin(linearizability.Input{
 		Kind: linearizability.SubmitKeyed, TaskID: taskID, Value: params, Key: key, Digest: hex.EncodeToString(sum[:8]),
 	})
-	acc, err := h.api.SubmitKeyed(ctx, key, req)
-	var out linearizability.Output
-	switch {
-	case err == nil:
-		out = linearizability.Output{Outcome: linearizability.OK, ID: acc.JobID}
-	case errors.Is(err, client.ErrQueueFull):
-		out.Outcome, err = linearizability.QueueFull, nil
-	case errors.Is(err, client.ErrKeyConflict):
-		out.Outcome, err = linearizability.KeyConflict, nil
-	}
+	out, err := submitOutput(h.api.SubmitKeyed(ctx, key, req))
 	h.c.end(i, out)
 	return out.ID, out.Outcome, err
 }
