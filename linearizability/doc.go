@@ -40,7 +40,9 @@
 // lists every job admitted before it and held after it, and lists newer
 // jobs first, checked against the admissions and reads recorded around
 // it. Its histories are hand-written and recorded by its own tests on both
-// stores; the stress runs do not record walks.
+// stores; the HTTP stress runs (the http, crash and replicas levels) record
+// walks of GET /jobs beside their histories, and CheckRecordedWalks
+// (walkrecorded.go) checks each against the history.
 //
 // # Usage
 //
