@@ -107,7 +107,9 @@ type Report struct {
 
 // Check checks history against JobModel (partitioned by job) and
 // AdmissionModel (global), and its keyed submits against KeyModel
-// (partitioned by key), as tablekeys.go derives them, between the two.
+// (partitioned by key), as tablekeys.go derives them, between the two: to
+// the job and admission models a keyed creation or refusal is a Submit,
+// and to JobModel a replay is a read of the job it names.
 // The job model is checked by porcupine plainly
 // first, which stops at the first illegal partition; only then is the
 // failing partition found and checked again verbosely, alone, to write its

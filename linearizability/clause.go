@@ -70,6 +70,7 @@ const (
 	jobNotDoneOnlyIfNotDone
 	jobWaitTerminal
 	jobWaitDeadlineOnlyLive
+	jobReplayMatchesCreation
 	jobOutcomeKnown
 )
 
@@ -98,6 +99,7 @@ var jobClauses = [...]clause{
 	jobNotDoneOnlyIfNotDone:       {"NotDoneOnlyIfNotDone", "", "Result answers ErrNotDone only on a job not DONE"},
 	jobWaitTerminal:               {"WaitTerminal", "WaitTerminalInv", "Wait returns nil only with a terminal state"},
 	jobWaitDeadlineOnlyLive:       {"WaitDeadlineOnlyLive", "NoLostWakeupInv", "Wait returns its deadline only with a non-terminal state"},
+	jobReplayMatchesCreation:      {"ReplayMatchesCreation", "", "a keyed replay names a job created with the replay's task id and request"},
 	jobOutcomeKnown:               {"OutcomeKnown", "", "a call answers only with an outcome it can return"},
 }
 

@@ -42,6 +42,10 @@ type jobState struct {
 //   - TakeRequest returns the submitted request once, while the job is not
 //     terminal; then ErrRequestTaken. On a terminal job it returns
 //     ErrTerminal, taken or not: the terminal transition drops the request.
+//   - A keyed replay (SubmitKeyed, OK, Replayed; tableKeyed) reads the job
+//     it names: legal only once the job was submitted, while it is not
+//     gone, and only if the job was created with the replay's task id and
+//     request.
 //   - Snapshot, Wait and Result see the current state, task id, error
 //     message, and started/completed marks; Result returns the result of
 //     the winning Finish when DONE, ErrNotDone with the view otherwise. Wait
@@ -146,6 +150,13 @@ func stepJob(r rules, s jobState, in Input, out Output) (bool, jobState) {
 		case Deadline:
 			return r.holds(jobWaitDeadlineOnlyLive, !s.State.Terminal()) && viewMatches(r, s, out), s
 		}
+	case SubmitKeyed:
+		// A replay (tableKeyed keeps no other keyed submit as one) reads
+		// the job it names: submitted, not gone, and created with the
+		// replay's body.
+		if out.Outcome == OK && out.Replayed {
+			return r.holds(jobReplayMatchesCreation, in.TaskID == s.TaskID && in.Value == s.Req), s
+		}
 	case Result:
 		switch out.Outcome {
 		case OK:
@@ -245,7 +256,9 @@ func jobKey(op porcupine.Operation) string {
 		return ""
 	case SubmitKeyed:
 		// A keyed 202 reads the job it names (the job's creation is its
-		// KeyedAdmit); a 422, a 429 or a lost reply names none.
+		// KeyedAdmit), as a table-level replay does (a table-level keyed
+		// creation is a Submit by then: tableKeyed); a 422, a 429 or a
+		// lost reply names none.
 		if out := op.Output.(Output); out.Outcome == OK {
 			return out.ID
 		}

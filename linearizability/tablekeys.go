@@ -11,8 +11,13 @@ import "github.com/anishathalye/porcupine"
 //   - for JobModel and AdmissionModel, each keyed creation, and each keyed
 //     QueueFull or submit of unknown outcome, as the Submit it is: a
 //     keyed creation admits and creates its job, a keyed QueueFull is a
-//     refusal at the bound. A replay and a KeyConflict take no slot and
-//     create nothing: neither model is given them;
+//     refusal at the bound;
+//   - for JobModel alone, each replay as it is, a SubmitKeyed that reads
+//     the job it names (jobKey): legal only on a job submitted and not
+//     found gone, created with the replay's task id and request. A replay
+//     takes no slot, and AdmissionModel's projection leaves it out; a
+//     KeyConflict names no job and changes none: neither model is given
+//     it;
 //   - for KeyModel, partitioned by key, the key history: each SubmitKeyed
 //     as a KeySubmit, with its id, Replayed and outcome, and, for each job
 //     a keyed submit created, each terminal call on it that may have won
@@ -20,8 +25,9 @@ import "github.com/anishathalye/porcupine"
 //     job's end, after which retention may evict it and free its key.
 
 // tableKeyed returns the history the job and admission models check (the
-// keyed submits made Submits, or left out), the key history, and the
-// number of jobs a keyed submit created.
+// keyed creations and refusals made Submits, the replays kept, the
+// conflicts left out), the key history, and the number of jobs a keyed
+// submit created.
 func tableKeyed(history []porcupine.Operation) (jobs, keys []porcupine.Operation, created int) {
 	if !hasKind(history, SubmitKeyed) {
 		return history, nil, 0
@@ -39,11 +45,15 @@ func tableKeyed(history []porcupine.Operation) (jobs, keys []porcupine.Operation
 		switch {
 		case in.Kind == SubmitKeyed:
 			keys = append(keys, keySubmitOf(op))
-			if out.Outcome == KeyConflict || out.Outcome == OK && out.Replayed {
+			switch {
+			case out.Outcome == KeyConflict:
 				continue
+			case out.Outcome == OK && out.Replayed:
+				// A read of the job it names, as it is.
+			default:
+				in.Kind = Submit
+				op.Input = in
 			}
-			in.Kind = Submit
-			op.Input = in
 		case in.Kind.Terminal() && (out.Outcome == OK || out.Outcome == Unknown) && keyOf[in.ID] != "":
 			end := op
 			end.Input = KeyInput{Op: KeyEnd, Key: keyOf[in.ID], ID: in.ID}
