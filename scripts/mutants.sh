@@ -182,7 +182,7 @@ gate() {
         verdict="does not build"
         return 2
       fi
-      if grep -q 'Failing input written to\|^panic: \|--- FAIL: .*seed#' "$log"; then
+      if grep -q 'Failing input written to\|^panic: \|^failure while testing seed corpus entry' "$log"; then
         verdict="$(sed -n "s/^--- FAIL: ${target} (\([0-9.]*s\)).*/input found in \1/p" "$log" | head -1)"
         verdict=${verdict:-failed}
         return 1
