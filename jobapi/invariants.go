@@ -21,8 +21,9 @@ func (s *Server) CheckInvariants() error { return s.checkInvariants() }
 //   - TimersInv: timers >= 0, and once drained timers == 0: no deadline
 //     timer is left armed after its work.
 //   - DrainInv: once drained, the store holds no PENDING or RUNNING job
-//     (its Stats().Depth is zero); every runner ends its job before it
-//     returns. A store that refused a runner's end breaks it: the job is
+//     but the ones Shutdown left PENDING for the next process (a durable
+//     store's; left counts them): its Stats().Depth is left, zero on the
+//     memory store; every runner ends its job before it returns. A store that refused a runner's end breaks it: the job is
 //     left live, and logged (see record). In shared mode the depth is every
 //     replica's, so the clause is not checked there.
 //   - AdmitTimersInv: once drained no admission deadline (shared mode) is

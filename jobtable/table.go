@@ -27,8 +27,7 @@ import (
 //     see trace_section.go.)
 //   - evictedTTL, evictedLRU: atomic counters for Stats.
 //
-// Lock order: mu, then a job's mu (terminate, the TTL check of
-// evictLocked, checkInvariants); never the reverse, so no deadlock is
+// Lock order: mu, then a job's mu (terminate, List, checkInvariants); never the reverse, so no deadlock is
 // possible [5]. A lookup holds no lock, so it takes part in no order.
 //
 // A lookup can return a job that a Submit evicts a moment later: the

@@ -8,7 +8,8 @@ import (
 )
 
 // Ledger is the job ledger's contract (see the package doc). Every method
-// is safe for concurrent use and takes a context first; only Wait blocks
+// is safe for concurrent use, and every one but Stats, CheckInvariants and
+// Close takes a context first; only Wait blocks
 // for other callers, but a durable store's calls wait for their commit and
 // return the context's error if it ends first, with the outcome unknown.
 //
