@@ -172,20 +172,37 @@ func testKeyRace(t *testing.T, s Store) {
 }
 
 // testKeySurvivesRestart: a durable store keeps a retained job's key
-// across a restart.
+// across a restart, whether the job is still pending or ended before the
+// restart (a key is held while its job is retained, not while it may
+// still run).
 func testKeySurvivesRestart(t *testing.T, s Store) {
 	if s.Restart == nil {
 		t.Skip("the store does not survive a restart")
 	}
 	f := open(t, s, ledger.Config{MaxQueue: 4})
 	id, _ := f.submitKeyed("k", "d1", "first")
+	ended, _ := f.submitKeyed("ended", "d1", "ended")
+	_, err := f.l.TakeRequest(f.ctx, ended)
+	require.NoError(t, err)
+	f.must(f.l.Start(f.ctx, ended))
+	f.must(f.l.Finish(f.ctx, ended, "result"))
 	f.restart()
 	got, digest := f.lookupKey("k")
 	require.Equal(t, id, got)
 	require.Equal(t, "d1", digest)
+	jobs := f.l.Stats().Jobs
 	again, replayed := f.submitKeyed("k", "d1", "x")
 	require.True(t, replayed)
 	require.Equal(t, id, again)
-	_, _, err := f.l.SubmitKeyed(f.ctx, "k", "d2", "x", "x")
+	_, _, err = f.l.SubmitKeyed(f.ctx, "k", "d2", "x", "x")
 	require.ErrorIs(t, err, ledger.ErrKeyConflict)
+
+	again, replayed = f.submitKeyed("ended", "d1", "x")
+	require.True(t, replayed, "a job that ended before the restart still holds its key")
+	require.Equal(t, ended, again)
+	require.Equal(t, jobs, f.l.Stats().Jobs, "a replay creates nothing")
+	got, digest = f.lookupKey("ended")
+	require.Equal(t, ended, got)
+	require.Equal(t, "d1", digest)
+	require.Equal(t, ledger.Done, f.snapshot(ended).State)
 }
