@@ -38,3 +38,7 @@ func (c *Clock) Now() int64 {
 // At converts t, a time read from the monotonic clock (a context deadline,
 // say), to the Clock's scale. It hands out no stamp.
 func (c *Clock) At(t time.Time) int64 { return int64(t.Sub(c.base)) }
+
+// Time converts t, a timestamp of the Clock, back to the monotonic clock:
+// the inverse of At.
+func (c *Clock) Time(t int64) time.Time { return c.base.Add(time.Duration(t)) }

@@ -74,6 +74,8 @@ func (c CrashConfig) validate() error {
 		return errors.New("stress: a crash test needs Server, Store and Dir")
 	case c.Cycles < 1 || c.MinLife <= 0 || c.MaxLife < c.MinLife || c.StartTimeout <= 0:
 		return errors.New("stress: Cycles, MinLife, MaxLife or StartTimeout out of range")
+	case c.Grace <= c.RequestTimeout:
+		return errors.New("stress: a crash test's Grace must exceed its RequestTimeout (see crashdeadline.go)")
 	}
 	return nil
 }
@@ -95,7 +97,8 @@ type CrashResult struct {
 // first reads every job acknowledged so far (each must exist, and each seen
 // terminal must still show that state and error), then puts the load on it
 // for a random time and kills it. The last life drains: every acknowledged
-// job must end within the job deadline, after which the server is stopped
+// job must end within the job deadline counted from its admission
+// (crashdeadline.go), after which the server is stopped
 // with SIGTERM. The history, restarts and all, is for
 // linearizability.CheckHTTP with Retained set. It returns an error only for
 // a bad configuration or a server that cannot start.
@@ -119,6 +122,8 @@ func RunCrash(ctx context.Context, cfg CrashConfig) (*CrashResult, error) {
 	tr := &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}
 	defer tr.CloseIdleConnections()
 
+	var down []downtime // the server's down times, for the job deadlines
+	killed := int64(-1)
 	for life := 0; life <= cfg.Cycles; life++ {
 		if ctx.Err() != nil {
 			res.Violations = append(res.Violations, "interrupted: "+ctx.Err().Error())
@@ -129,6 +134,9 @@ func RunCrash(ctx context.Context, cfg CrashConfig) (*CrashResult, error) {
 			return nil, fmt.Errorf("life %d: %w", life, err)
 		}
 		res.Lives++
+		if killed >= 0 {
+			down = append(down, downtime{from: killed, to: run.rec.Clock().At(time.Now())})
+		}
 		api, err := client.New("http://"+srv.addr, client.Options{
 			HTTPClient: &http.Client{Transport: tr, Timeout: cfg.RequestTimeout},
 		})
@@ -140,12 +148,12 @@ func RunCrash(ctx context.Context, cfg CrashConfig) (*CrashResult, error) {
 		res.Checked += w.checkSurvivors(life, &res.Record)
 
 		if life == cfg.Cycles {
-			w.finalLife(ctx, srv, res)
+			w.finalLife(ctx, srv, res, down)
 			res.Lost += w.lost.Load()
 			break
 		}
 		up := cfg.MinLife + time.Duration(rng.Int64N(int64(cfg.MaxLife-cfg.MinLife)+1))
-		w.loadUntilKill(ctx, srv, up)
+		killed = w.loadUntilKill(ctx, srv, up)
 		res.Lost += w.lost.Load()
 		tr.CloseIdleConnections()
 	}
@@ -159,8 +167,8 @@ func RunCrash(ctx context.Context, cfg CrashConfig) (*CrashResult, error) {
 
 // loadUntilKill runs the HTTP stress's clients against srv for up, then
 // kills srv while their requests are in flight, and waits for the clients
-// to see it.
-func (w *httpWorkload) loadUntilKill(ctx context.Context, srv *server, up time.Duration) {
+// to see it. It returns the time of the kill, in the history's clock.
+func (w *httpWorkload) loadUntilKill(ctx context.Context, srv *server, up time.Duration) int64 {
 	lifeCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	var clients sync.WaitGroup
@@ -184,7 +192,9 @@ func (w *httpWorkload) loadUntilKill(ctx context.Context, srv *server, up time.D
 	case <-ctx.Done():
 		t.Stop()
 	}
+	killed := w.rec.Clock().At(time.Now())
 	srv.kill() // first, so that requests are in flight when it dies
 	stop()
 	clients.Wait()
+	return killed
 }

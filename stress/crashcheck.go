@@ -105,20 +105,37 @@ func (w *httpWorkload) eachJob(ids []string, f func(c *HTTPClient, id string)) {
 }
 
 // finalLife drains the last life: every acknowledged job must end within
-// the job deadline (counted from its admission, restarts or not) plus
-// Grace, the queue depth must come back to zero, and the server must stop
-// cleanly on SIGTERM.
-func (w *httpWorkload) finalLife(ctx context.Context, srv *server, res *CrashResult) {
-	deadline := time.Now().Add(w.cfg.JobTimeout + w.cfg.Grace)
+// the job deadline counted from its admission, restarts or not, plus the
+// time the server was down (down) and Grace (crashdeadline.go); no view of
+// a job in any life may show it live after that; the queue depth must come
+// back to zero, and the server must stop cleanly on SIGTERM.
+func (w *httpWorkload) finalLife(ctx context.Context, srv *server, res *CrashResult, down []downtime) {
+	start := time.Now()
+	deadline := start.Add(w.cfg.JobTimeout + w.cfg.Grace)
+	history := w.rec.History()
+	admitted := admittedAt(history)
 	ids := w.ids()
+	due := make(map[string]int64, len(ids))
+	for _, id := range ids {
+		if at, ok := admitted[id]; ok {
+			due[id] = dueBy(at, w.cfg.JobTimeout, w.cfg.Grace, down)
+		} else { // not reached: every remembered id was named by a recorded 202
+			due[id] = w.rec.Clock().At(deadline)
+		}
+	}
+	bound := fmt.Sprintf("the job deadline (%v) from its admission plus the time the server was down plus %v", w.cfg.JobTimeout, w.cfg.Grace)
+	if n, late := lateViews(history, due); n > 0 {
+		res.Violations = append(res.Violations, fmt.Sprintf("%d view(s) of an acknowledged job still live after %s", n, bound))
+		res.Violations = append(res.Violations, late...)
+	}
 	var unended atomic.Int64
 	w.eachJob(ids, func(c *HTTPClient, id string) {
-		if !w.drainOne(ctx, c, id, deadline) {
+		if !w.drainOne(ctx, c, id, w.rec.Clock().Time(due[id])) {
 			unended.Add(1)
 		}
 	})
 	if u := unended.Load(); u > 0 {
-		res.Violations = append(res.Violations, fmt.Sprintf("%d acknowledged job(s) not ended within the job deadline (%v) plus %v after the last restart", u, w.cfg.JobTimeout, w.cfg.Grace))
+		res.Violations = append(res.Violations, fmt.Sprintf("%d acknowledged job(s) not seen ended within %s", u, bound))
 	}
 	// Jobs whose 202 was lost in a kill are unknown to the clients; they
 	// too must end by their deadline, which the depth shows.

@@ -36,10 +36,11 @@ const (
 )
 
 // drainOne waits on id until it is seen terminal or gone, or deadline
-// passes; it reports whether the job was seen ended.
+// passes; it reports whether the job was seen ended. It looks at least
+// once, so a job that ended before a deadline already past is seen ended.
 func (w *httpWorkload) drainOne(ctx context.Context, c *HTTPClient, id string, deadline time.Time) bool {
-	for time.Now().Before(deadline) {
-		out, err := c.Wait(ctx, id, min(time.Until(deadline), time.Second).Truncate(time.Millisecond)+time.Millisecond)
+	for first := true; first || time.Now().Before(deadline); first = false {
+		out, err := c.Wait(ctx, id, min(max(time.Until(deadline), 0), time.Second).Truncate(time.Millisecond)+time.Millisecond)
 		if err != nil {
 			w.lost.Add(1)
 			continue
