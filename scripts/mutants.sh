@@ -131,7 +131,7 @@ gate() {
         code=$?
         case $code in
           0) ;;
-          2) verdict="crash, seed $i"; return 1 ;;
+          2) verdict="panic, seed $i: no verdict"; return 2 ;;
           3) verdict="linearizability, seed $i"; return 1 ;;
           4) verdict="invariants, seed $i"; return 1 ;;
           5) verdict="inconclusive, seed $i"; return 1 ;;
