@@ -15,7 +15,7 @@
 //	if len(res.Violations) > 0 || rep.Verdict != linearizability.Linearizable { ... }
 //
 // Run drives a fresh in-process table with submitters, runners, pollers and
-// waiters, and checks the stress invariants at the end (depth back to zero,
+// waiters, and checks the stress invariants at the end (no call panicked, depth back to zero,
 // each accepted job ended exactly once, no waiter left blocked, the table's
 // own invariants). One submit in Config.KeyedEvery is the table's
 // SubmitKeyed, recorded with whether the table replayed, for Check's key

@@ -23,9 +23,10 @@ type Result struct {
 }
 
 // Run drives a fresh table with the configured workers, records every
-// operation, and checks the stress invariants at the end: depth back to
-// zero, every accepted job terminated exactly once, ids unique, no waiter
-// left blocked, and the table's own invariant checker clean. It returns an
+// operation, and checks the stress invariants at the end: no call
+// panicked, depth back to zero, every accepted job terminated exactly once,
+// ids unique, no waiter left blocked, and the table's own invariant
+// checker clean. It returns an
 // error only for a bad configuration; violations are in the result.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := cfg.validate(); err != nil {
@@ -41,9 +42,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Wrap != nil {
 		l = cfg.Wrap(l)
 	}
+	panics := new(panicLog)
 	rec := NewRecorder()
-	res := runWorkload(ctx, cfg, rec, l)
+	res := runWorkload(ctx, cfg, rec, guarded{l: l, log: panics})
 	res.Stats = t.Stats()
+	if v := panics.violation(); v != "" {
+		res.Violations = append(res.Violations, v)
+	}
 	if d := t.Depth(); d != 0 {
 		res.Violations = append(res.Violations, fmt.Sprintf("depth is %d after every job ended, want 0", d))
 	}

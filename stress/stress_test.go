@@ -3,6 +3,8 @@ package stress_test
 import (
 	"context"
 	"errors"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -92,6 +94,34 @@ type keyForgotten struct{ stress.Ledger }
 func (l keyForgotten) SubmitKeyed(ctx context.Context, _, _, taskID, req string) (string, bool, error) {
 	id, err := l.Ledger.Submit(ctx, taskID, req)
 	return id, false, err
+}
+
+// panicsOnEnd panics in one Finish in ten, after the table ended the job,
+// as a ledger whose end closes a wakeup channel twice does.
+type panicsOnEnd struct {
+	stress.Ledger
+	n *atomic.Int64
+}
+
+func (l panicsOnEnd) Finish(ctx context.Context, id, res string) error {
+	err := l.Ledger.Finish(ctx, id, res)
+	if l.n.Add(1)%10 == 0 {
+		panic("close of closed channel")
+	}
+	return err
+}
+
+// TestStressReportsPanics: a ledger call that panics is a violation of the
+// run, which goes on and ends: the driver neither crashes nor hangs.
+func TestStressReportsPanics(t *testing.T) {
+	cfg := shortStress()
+	cfg.MaxOps = 10_000
+	var n atomic.Int64
+	cfg.Wrap = func(l stress.Ledger) stress.Ledger { return panicsOnEnd{l, &n} }
+	res, err := stress.Run(context.Background(), cfg)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, n.Load(), int64(10), "no Finish panicked")
+	require.Contains(t, strings.Join(res.Violations, "\n"), "ledger call(s) panicked, the first in Finish: close of closed channel")
 }
 
 func TestStressCatchesFaults(t *testing.T) {
