@@ -13,6 +13,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -51,13 +52,9 @@ func run(args []string, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	srv, err := jobapi.New(opts.cfg, jobapi.Options{Logger: log})
-	if err != nil {
-		return err
-	}
-	// The store closes last, after the jobs have ended and the HTTP server
-	// has stopped answering reads of them (below); on an early return, here.
-	defer srv.Close() //nolint:errcheck // an earlier error is the one to report
+	// Bind, and say where, before New: on a durable store New starts the
+	// jobs it recovers, and a failure after it would close the store under
+	// them, ending acknowledged jobs FAILED (TestBusyPortKeepsRecoveredJobs).
 	ln, err := net.Listen("tcp", opts.cfg.Listen)
 	if err != nil {
 		return err
@@ -69,6 +66,17 @@ func run(args []string, log *slog.Logger) error {
 			return err
 		}
 	}
+	srv, err := jobapi.New(opts.cfg, jobapi.Options{Logger: log})
+	if err != nil {
+		ln.Close()
+		if opts.addrFile != "" {
+			os.Remove(opts.addrFile) // no server will answer at addr
+		}
+		return err
+	}
+	// The store closes last, after the jobs have ended and the HTTP server
+	// has stopped answering reads of them (below); on an early return, here.
+	defer srv.Close() //nolint:errcheck // an earlier error is the one to report
 	httpSrv := newHTTPServer(opts.cfg, srv)
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
@@ -80,6 +88,10 @@ func run(args []string, log *slog.Logger) error {
 
 	select {
 	case err := <-served:
+		// Serve failed (its listener broke): stop the jobs as a shutdown
+		// with no grace does, which leaves a durable store's PENDING jobs
+		// for the next start, before the deferred Close closes the store.
+		stopNow(srv)
 		return err
 	case <-sigs:
 	}
@@ -92,6 +104,13 @@ func run(args []string, log *slog.Logger) error {
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// stopNow shuts srv down with no grace period.
+func stopNow(srv *jobapi.Server) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_ = srv.Shutdown(ctx) // the grace is over before it began: ctx's error
 }
 
 // maxReadHeaderTimeout bounds the reading of a request header, so that a

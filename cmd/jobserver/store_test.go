@@ -40,8 +40,11 @@ func TestStoreRefusedAtStart(t *testing.T) {
 		{"no server", "postgres://postgres@127.0.0.1:1/jobs?connect_timeout=2", "cannot connect to the database"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := run([]string{"-listen", "127.0.0.1:0", "-store", tc.store}, log)
+			addrFile := filepath.Join(t.TempDir(), "addr")
+			err := run([]string{"-listen", "127.0.0.1:0", "-store", tc.store, "-addr-file", addrFile}, log)
 			require.ErrorContains(t, err, tc.want)
+			_, statErr := os.Stat(addrFile)
+			require.ErrorIs(t, statErr, os.ErrNotExist, "no address left for a server that never served")
 			if strings.HasPrefix(tc.store, "sqlite:") && tc.name != "no path" {
 				require.ErrorContains(t, err, tc.store[len("sqlite:"):], "the message names the file")
 			}
