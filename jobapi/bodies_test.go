@@ -1,6 +1,7 @@
 package jobapi_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -92,4 +93,41 @@ func TestSubmitUnboundedConcurrentBodies(t *testing.T) {
 	require.Equal(t, http.StatusAccepted, r.Status, "%s", r.Raw)
 	require.Equal(t, "next", <-g.started)
 	g.release <- struct{}{}
+}
+
+// panickyValidator is a model whose ValidateRequest panics on the task id
+// "panic", as a RequestValidator with a bug might.
+type panickyValidator struct{}
+
+func (panickyValidator) Run(context.Context, jobapi.Request) (any, error) { return "ok", nil }
+
+func (panickyValidator) ValidateRequest(req jobapi.Request) error {
+	if req.TaskID == "panic" {
+		panic("validator bug")
+	}
+	return nil
+}
+
+// TestSubmitBudgetLeaksOnPanic pins the bug where POST /jobs gave its share
+// of the byte budget back only on its normal returns: a panic in the
+// parse, a RequestValidator or the admission kept it for ever, and once
+// the panics had taken the whole budget every submission answered 503. A
+// body of unknown length takes the whole budget of async_max_queue 1, so
+// one panic was enough.
+func TestSubmitBudgetLeaksOnPanic(t *testing.T) {
+	h := newHarness(t, panickyValidator{}, func(c *jobapi.Config) {
+		c.MaxBodyBytes = 1024
+		c.AsyncMaxQueue = 1
+	})
+	post := func(body string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodPost, "/jobs", strings.NewReader(body))
+		req.ContentLength = -1 // unknown: the whole budget
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		h.srv.ServeHTTP(rec, req)
+		return rec
+	}
+	require.PanicsWithValue(t, "validator bug", func() { post(`{"task_id":"panic"}`) })
+	rec := post(`{"task_id":"after"}`)
+	require.Equal(t, http.StatusAccepted, rec.Code, "the share of the request that panicked is free: %s", rec.Body)
 }

@@ -28,21 +28,34 @@ func (s *Server) postJob(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, http.StatusServiceUnavailable, detailSubmitBusy, nil)
 		return
 	}
+	// The share is given back exactly once: as soon as the request is
+	// admitted or refused (a replay's or a Prefer: wait's wait holds none),
+	// or by the defer on any other way out, a panic in the parse, a
+	// RequestValidator or the admission included
+	// (TestSubmitBudgetLeaksOnPanic), which would otherwise keep it for ever.
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			s.submitBytes.Release(charge)
+		}
+	}
+	defer release()
 	var digest string
 	if key != "" {
 		var done bool
-		if digest, done = s.replay(w, r, key, func() { s.submitBytes.Release(charge) }); done {
+		if digest, done = s.replay(w, r, key, release); done {
 			return
 		}
 	}
 	req, perr := parseRequest(w, r, s.cfg.MaxBodyBytes, s.model)
 	if perr != nil {
-		s.submitBytes.Release(charge)
+		release()
 		writeProblem(w, perr.status, perr.detail, nil)
 		return
 	}
 	id, err := s.admit(req, key, digest)
-	s.submitBytes.Release(charge) // admitted, the request is bounded by the queue
+	release() // admitted, the request is bounded by the queue
 	switch {
 	case errors.Is(err, ledger.ErrQueueFull):
 		w.Header().Set("Retry-After", "1")
