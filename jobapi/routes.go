@@ -1,6 +1,7 @@
 package jobapi
 
 import (
+	"math"
 	"net/http"
 	"sort"
 	"strings"
@@ -124,7 +125,21 @@ func holdWriteDeadline(w http.ResponseWriter, r *http.Request, hold time.Duratio
 	if hs == nil || hs.WriteTimeout <= 0 {
 		return
 	}
-	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(hs.WriteTimeout + hold))
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(addSaturating(hs.WriteTimeout, hold)))
+}
+
+// addSaturating is a + b for non-negative a and b, or the largest Duration
+// where the sum would overflow. max_wait and async_timeout accept up to
+// the largest Duration, and a sum that wrapped round put the write
+// deadline in the past, cutting off every reply it covered
+// (TestWriteDeadlineOverflows). Saturating keeps those values meaning what
+// they say, a hold that never runs out in practice, where capping them in
+// Validate would refuse configurations that are sound.
+func addSaturating(a, b time.Duration) time.Duration {
+	if b > math.MaxInt64-a {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 // counted counts each reply of h in the requests metric under route.
