@@ -89,20 +89,22 @@ func (s *Server) routes() *http.ServeMux {
 func (s *Server) dispatch(rt route) http.Handler {
 	allow := joinMethods(rt.methods)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if rt.async {
+			// A job's state changes under the client: a cached snapshot,
+			// 202 or result would be stale or, once evicted, wrong. Set
+			// first, so that every reply of the route carries it, a 405
+			// included.
+			w.Header().Set("Cache-Control", "no-store")
+		}
 		h, ok := rt.methods[r.Method]
 		if !ok {
 			w.Header().Set("Allow", allow)
 			writeProblem(w, http.StatusMethodNotAllowed, detailMethod, nil)
 			return
 		}
-		if rt.async {
-			// A job's state changes under the client: a cached snapshot,
-			// 202 or result would be stale or, once evicted, wrong.
-			w.Header().Set("Cache-Control", "no-store")
-			if !s.cfg.AsyncEnabled {
-				writeProblem(w, http.StatusServiceUnavailable, detailAsyncDisabled, nil)
-				return
-			}
+		if rt.async && !s.cfg.AsyncEnabled {
+			writeProblem(w, http.StatusServiceUnavailable, detailAsyncDisabled, nil)
+			return
 		}
 		if rt.hold > 0 {
 			holdWriteDeadline(w, r, rt.hold)

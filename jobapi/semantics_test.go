@@ -177,7 +177,9 @@ func TestLocationWrongUnderPrefix(t *testing.T) {
 
 // TestCacheControlMissingOnJobState pins Cache-Control: no-store on every
 // reply that tells a job's state; a cache could have served a stale
-// snapshot, or a result after its job was evicted.
+// snapshot, or a result after its job was evicted. It is on every reply of
+// the /jobs routes, as docs/http.md says: the listing, and the 405 of a
+// method a route lacks, which was once answered before the header was set.
 func TestCacheControlMissingOnJobState(t *testing.T) {
 	h := newHarness(t, nil, func(c *jobapi.Config) { c.Model = "echo"; c.Workers = 2 })
 	accepted := h.postJSON("/jobs", map[string]any{"task_id": "c", "params": map[string]any{"sleep_ms": 600000}})
@@ -193,6 +195,9 @@ func TestCacheControlMissingOnJobState(t *testing.T) {
 		"cancel":   h.do(http.MethodPost, "/jobs/"+id+"/cancel", "", nil),
 		"409":      h.get("/jobs/" + id + "/result"),
 		"404":      h.get("/jobs/nope"),
+		"list":     h.get("/jobs"),
+		"405 job":  h.do(http.MethodDelete, "/jobs/"+done, "", nil),
+		"405 jobs": h.do(http.MethodPut, "/jobs", "", nil),
 	} {
 		require.Less(t, r.Status, 500, "%s: %s", name, r.Raw)
 		require.Equal(t, "no-store", r.Header.Get("Cache-Control"), name)
