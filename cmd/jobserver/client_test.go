@@ -36,10 +36,19 @@ type answer struct {
 // do sends one request; a body is sent as application/json.
 func (c *freshClient) do(t *testing.T, method, path, body string) answer {
 	t.Helper()
+	return c.doWith(t, method, path, body, nil)
+}
+
+// doWith is do with the fields of header added to the request.
+func (c *freshClient) doWith(t *testing.T, method, path, body string, header http.Header) answer {
+	t.Helper()
 	req, err := http.NewRequest(method, c.base+path, strings.NewReader(body))
 	require.NoError(t, err)
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, vs := range header {
+		req.Header[k] = vs
 	}
 	resp, err := c.http.Do(req)
 	require.NoError(t, err, "%s %s", method, path)

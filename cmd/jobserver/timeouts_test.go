@@ -18,12 +18,13 @@ const guard = 30 * time.Second
 // TestNoReadOrIdleTimeout pins the bug where jobserver's http.Server had
 // only a ReadHeaderTimeout: 2000 slow-body and 2000 idle keep-alive
 // connections were all still held after 25 s. With the timeouts shortened
-// by flags, the server closes both kinds, while a wait longer than the
-// write timeout is still answered.
+// by flags, the server closes both kinds, while the replies that are held
+// longer than the write timeout (a wait, a Prefer: wait submit, /infer) are
+// still answered whole.
 func TestNoReadOrIdleTimeout(t *testing.T) {
 	bin := build(t, "github.com/jobledger/jobledger/cmd/jobserver")
 	s := start(t, bin, "-model", "echo", "-grace", "0s", "-read-timeout", "300", "-idle-timeout", "300",
-		"-write-timeout", "1000", "-max-wait", "1500")
+		"-write-timeout", "500", "-max-wait", "1500")
 
 	dial := func(t *testing.T) net.Conn {
 		conn, err := net.Dial("tcp", s.addr)
@@ -67,6 +68,23 @@ func TestNoReadOrIdleTimeout(t *testing.T) {
 		require.Equal(t, http.StatusOK, a.status, "%s", a.raw)
 		require.Equal(t, "RUNNING", a.body["state"])
 		require.Equal(t, http.StatusOK, c.do(t, http.MethodPost, "/jobs/"+id+"/cancel", "").status)
+	})
+
+	t.Run("Prefer wait outlives write timeout", func(t *testing.T) {
+		c := newFreshClient(t, s.addr)
+		a := c.doWith(t, http.MethodPost, "/jobs", `{"params":{"sleep_ms":600000}}`,
+			http.Header{"Prefer": {"wait=1"}}) // the wait runs out past -write-timeout
+		require.Equal(t, http.StatusAccepted, a.status, "%s", a.raw)
+		require.Equal(t, "wait=1", a.header.Get("Preference-Applied"))
+		id := a.body["job_id"].(string)
+		require.Equal(t, http.StatusOK, c.do(t, http.MethodPost, "/jobs/"+id+"/cancel", "").status)
+	})
+
+	t.Run("infer outlives write timeout", func(t *testing.T) {
+		c := newFreshClient(t, s.addr)
+		a := c.do(t, http.MethodPost, "/infer", `{"task_id":"slow","params":{"sleep_ms":1000}}`) // past -write-timeout
+		require.Equal(t, http.StatusOK, a.status, "%s", a.raw)
+		require.Equal(t, map[string]any{"sleep_ms": float64(1000)}, a.body["result"])
 	})
 
 	code, _ := s.stop(t)
