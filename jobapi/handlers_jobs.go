@@ -167,7 +167,10 @@ func (s *Server) getResult(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		s.storeFailed(w, r, err)
 	default:
-		writeJSON(w, http.StatusOK, resultBody{JobID: snap.ID, TaskID: snap.TaskID, State: snap.State.String(), Result: res})
+		body := resultBody{JobID: snap.ID, TaskID: snap.TaskID, State: snap.State.String(), Result: res}
+		if err := writeResult(w, body); err != nil {
+			s.storeFailed(w, r, err)
+		}
 	}
 }
 

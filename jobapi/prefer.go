@@ -148,17 +148,19 @@ func (s *Server) awaitSubmitted(w http.ResponseWriter, r *http.Request, id strin
 // GET /jobs/{id}/result does. Should the result no longer be readable,
 // because retention evicted the job between its end and this read (which
 // takes async_max_completed jobs ending in between) or the store failed
-// the read, the answer is the DONE snapshot that Wait returned: the
-// outcome is known, the result is not.
+// the read (a stored result that is not JSON included), the answer is the
+// DONE snapshot that Wait returned: the outcome is known, the result is
+// not.
 func (s *Server) writeDone(w http.ResponseWriter, r *http.Request, id string, snap ledger.Snapshot) {
 	w.Header().Set("Location", "jobs/"+id)
 	res, done, err := s.store.Result(r.Context(), id)
-	if err != nil {
-		if !errors.Is(err, ledger.ErrNotFound) && r.Context().Err() == nil {
-			s.log.Error("job store failed a submit's result", "job_id", id, "error", err)
+	if err == nil {
+		if err = writeResult(w, resultBody{JobID: id, TaskID: done.TaskID, State: done.State.String(), Result: res}); err == nil {
+			return
 		}
-		writeSnapshot(w, http.StatusOK, newSnapshotBody(snap, s.jobTTL))
-		return
 	}
-	writeJSON(w, http.StatusOK, resultBody{JobID: id, TaskID: done.TaskID, State: done.State.String(), Result: res})
+	if !errors.Is(err, ledger.ErrNotFound) && r.Context().Err() == nil {
+		s.log.Error("job store failed a submit's result", "job_id", id, "error", err)
+	}
+	writeSnapshot(w, http.StatusOK, newSnapshotBody(snap, s.jobTTL))
 }

@@ -43,7 +43,6 @@ const (
 	detailDeadline      = "deadline exceeded"
 	detailModelFailed   = "model failed"
 	detailModelPanicked = "model panicked"
-	detailResultNotJSON = "result is not JSON"
 	detailTooManyPixels = "image exceeds max_pixels"
 	detailInferBusy     = "too many /infer requests in flight"
 	detailSubmitBusy    = "too many job submissions in flight"

@@ -256,3 +256,43 @@ func TestClose(t *testing.T) {
 		require.NoError(t, err)
 	})
 }
+
+// garbling is a memory store that keeps every result as bytes that are
+// not JSON, as a store whose stored value no longer decodes hands back.
+type garbling struct{ store }
+
+func (g garbling) Finish(ctx context.Context, id string, _ json.RawMessage) (ledger.Snapshot, error) {
+	return g.store.Finish(ctx, id, json.RawMessage("{not json"))
+}
+
+// TestResultNotJSONAnswered500 pins the answer to a stored result that
+// does not marshal (a store given in Options.Ledger can hand one back):
+// GET /jobs/{id}/result answered 500 "result is not JSON", where a stored
+// value that no longer decodes is a store failure, 503 on every route. A
+// Prefer: wait submit whose job ended DONE answers, as for any result it
+// cannot read, the DONE snapshot without result.
+func TestResultNotJSONAnswered500(t *testing.T) {
+	clock := newFakeClock()
+	logs := &logBuffer{}
+	h := newHarnessWith(t, jobapi.Options{Model: jobapi.Echo{}, Ledger: garbling{newMemory(t, clock, 16)},
+		Clock: clock, Logger: slog.New(slog.NewJSONHandler(logs, nil))}, nil)
+
+	id := h.submit("t", nil)
+	require.Equal(t, "DONE", h.waitBounded(id).Body["state"])
+	requireStoreFailed(t, h.get("/jobs/"+id+"/result"))
+	require.Contains(t, logs.String(), `"msg":"job store failed"`)
+
+	req, err := http.NewRequest(http.MethodPost, h.ts.URL+"/jobs", strings.NewReader(`{"task_id":"w"}`))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Prefer", "wait=10")
+	resp, err := h.ts.Client().Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var body map[string]any
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%v", body)
+	require.Equal(t, "DONE", body["state"])
+	require.NotContains(t, body, "result")
+	require.Contains(t, body, "completed_at", "the snapshot, not the result body")
+}

@@ -2,6 +2,7 @@ package jobapi
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -78,13 +79,34 @@ func wireTime(t time.Time) time.Time {
 	return t.UTC()
 }
 
-// writeJSON writes v as the JSON body of a reply with the given status.
+// writeJSON writes v as the JSON body of a reply with the given status. v
+// must marshal: its callers pass values that always do (a map of strings,
+// an /infer result that runModel marshalled). A job's stored result may
+// not, and goes through writeResult.
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	data, err := json.Marshal(v)
 	if err != nil {
-		writeProblem(w, http.StatusInternalServerError, detailResultNotJSON, nil)
-		return
+		panic("jobapi: writeJSON of a value that does not marshal: " + err.Error())
 	}
+	writeBody(w, status, data)
+}
+
+// writeResult answers 200 with b, the result of a DONE job. A stored
+// result that does not marshal (a store given in Options.Ledger can hand
+// one back) is a stored value that no longer decodes, a store failure:
+// writeResult then writes nothing and returns the error, for the caller to
+// answer as such.
+func writeResult(w http.ResponseWriter, b resultBody) error {
+	data, err := json.Marshal(b)
+	if err != nil {
+		return fmt.Errorf("jobapi: the stored result of job %s is not JSON: %w", b.JobID, err)
+	}
+	writeBody(w, http.StatusOK, data)
+	return nil
+}
+
+// writeBody writes data, a JSON value, as the body of a reply.
+func writeBody(w http.ResponseWriter, status int, data []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	w.Write(append(data, '\n')) //nolint:errcheck // the client went away
