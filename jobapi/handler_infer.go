@@ -8,8 +8,10 @@ import (
 
 // infer is POST /infer, the synchronous path: take the body's share of the
 // byte budget, parse, wait for a worker, run the model, serialise. The
-// deadline is Config.AsyncTimeout from receipt, as for a job: 503 when no
-// worker frees up before it, 504 when the model is still running at it.
+// deadline is Config.AsyncTimeout from when the body has been read and
+// parsed, as a job's is from its admission (the reading is bounded by the
+// http.Server's ReadTimeout): 503 when no worker frees up before it, 504
+// when the model is still running at it.
 func (s *Server) infer(w http.ResponseWriter, r *http.Request) {
 	charge := bodyCharge(r.ContentLength, s.cfg.MaxBodyBytes)
 	if !s.inferBytes.TryAcquire(charge) {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -89,4 +90,36 @@ func TestInferUnboundedConcurrentBodies(t *testing.T) {
 	g.release <- struct{}{}
 	require.Equal(t, http.StatusOK, (<-second).Code)
 	require.True(t, <-secondRead)
+}
+
+// TestInferDeadlineFromReceipt pins where /infer's deadline starts, which
+// docs/http.md once placed at the request's receipt: it is armed once the
+// body has been read and parsed, the point that corresponds to a job's
+// admission, so time spent reading a slow body (bounded by read_timeout)
+// does not count against async_timeout.
+func TestInferDeadlineFromReceipt(t *testing.T) {
+	g := newGate()
+	h := newHarness(t, g, func(c *jobapi.Config) { c.AsyncTimeout = time.Second })
+	body := `{"task_id":"slow upload"}`
+	slow := &stalledBody{reading: make(chan struct{}), release: make(chan struct{}), r: strings.NewReader(body)}
+	req := httptest.NewRequest(http.MethodPost, "/infer", nil)
+	req.Body, req.ContentLength = slow, int64(len(body))
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h.srv.ServeHTTP(rec, req)
+	}()
+	<-slow.reading
+	h.clock.Advance(2 * time.Second) // past async_timeout, while the body is being read
+	close(slow.release)
+	select {
+	case task := <-g.started:
+		require.Equal(t, "slow upload", task)
+		g.release <- struct{}{}
+		<-done
+	case <-done: // answered without running the model
+	}
+	require.Equal(t, http.StatusOK, rec.Code, "%s", rec.Body)
 }
