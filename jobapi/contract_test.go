@@ -80,6 +80,34 @@ func TestRequestsNoRouteMatches(t *testing.T) {
 	}
 }
 
+// TestUnroutedRequestsUncounted pins the requests the server answers
+// before its mux (OPTIONS *, another method on "*", CONNECT, a path not in
+// canonical form), which never reached the requests metric, though
+// docs/http.md counts every request no route matches as "unmatched".
+func TestUnroutedRequestsUncounted(t *testing.T) {
+	h := newHarness(t, nil, echoConfig)
+	for _, c := range []struct{ method, target string }{
+		{http.MethodGet, "//jobs/nope"},
+		{http.MethodGet, "/jobs/./nope"},
+		{http.MethodGet, "*"},
+		{http.MethodConnect, "/jobs"},
+		{http.MethodGet, "/nowhere"},
+		{http.MethodOptions, "*"},
+	} {
+		h.srv.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(c.method, c.target, nil))
+	}
+	var unmatched []string
+	for _, line := range strings.Split(string(h.get("/metrics").Raw), "\n") {
+		if strings.Contains(line, `route="unmatched"`) {
+			unmatched = append(unmatched, line)
+		}
+	}
+	require.Equal(t, []string{
+		`jobledger_http_requests_total{code="200",route="unmatched"} 1`,
+		`jobledger_http_requests_total{code="404",route="unmatched"} 5`,
+	}, unmatched)
+}
+
 func TestBadRequests(t *testing.T) {
 	h := newHarness(t, nil, func(c *jobapi.Config) { c.MaxBodyBytes = 256 })
 	long := strings.Repeat("x", 129)

@@ -71,6 +71,9 @@ func joinMethods[V any](set map[string]V) string {
 	return strings.Join(out, ", ")
 }
 
+// routeUnmatched is the "route" label of the requests no route matches.
+const routeUnmatched = "unmatched"
+
 // routes builds the mux. Methods are dispatched here rather than by the
 // mux's "METHOD /path" patterns, so that a wrong method is answered with a
 // problem body like every other error; every reply is counted by route.
@@ -79,7 +82,7 @@ func (s *Server) routes() *http.ServeMux {
 	for _, rt := range s.routeTable() {
 		mux.Handle(rt.pattern, s.counted(rt.pattern, s.dispatch(rt)))
 	}
-	mux.Handle("/", s.counted("unmatched", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	mux.Handle("/", s.counted(routeUnmatched, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		writeProblem(w, http.StatusNotFound, detailNoRoute, nil)
 	})))
 	return mux

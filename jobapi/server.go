@@ -253,7 +253,25 @@ func New(cfg Config, opts Options) (*Server, error) {
 // http.Server answers OPTIONS * itself, without Allow, before any handler
 // runs, unless its DisableGeneralOptionsHandler is set, as cmd/jobserver
 // does.
+//
+// http.ServeMux answers a few requests itself, outside the documented
+// contract: a redirect for a path that is not clean, a bare 400 for the
+// target "*" with any other method, a plain-text 404 for CONNECT. No
+// route of the API matches any of them, so they get the API's own 404.
+// These requests never reach the mux, so they are counted here, under the
+// route "unmatched" as every request no route matches is
+// (TestUnroutedRequestsUncounted).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.RequestURI == "*" || r.Method == http.MethodConnect || r.URL.Path != cleanPath(r.URL.Path) {
+		s.counted(routeUnmatched, http.HandlerFunc(s.unrouted)).ServeHTTP(w, r)
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+// unrouted answers a request that ServeHTTP keeps from the mux: OPTIONS *
+// with the server's Allow, anything else with the API's 404.
+func (s *Server) unrouted(w http.ResponseWriter, r *http.Request) {
 	if r.RequestURI == "*" && r.Method == http.MethodOptions {
 		h := w.Header()
 		h.Set("Allow", s.serverAllow())
@@ -261,15 +279,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusOK)
 		return
 	}
-	// http.ServeMux answers a few requests itself, outside the documented
-	// contract: a redirect for a path that is not clean, a bare 400 for the
-	// target "*" with any other method, a plain-text 404 for CONNECT. No
-	// route of the API matches any of them, so they get the API's own 404.
-	if r.RequestURI == "*" || r.Method == http.MethodConnect || r.URL.Path != cleanPath(r.URL.Path) {
-		writeProblem(w, http.StatusNotFound, detailNoRoute, nil)
-		return
-	}
-	s.mux.ServeHTTP(w, r)
+	writeProblem(w, http.StatusNotFound, detailNoRoute, nil)
 }
 
 // cleanPath is p in the canonical form http.ServeMux would redirect to: rooted,
