@@ -20,10 +20,11 @@ import (
 // bytes, prepared in advance, the other reads the replay's body (its same
 // request line, header fields and bytes) and answers with the replay's 202
 // (its Location and body, prepared in advance). The first side, the bare
-// GET, is the baseline of every ratio, so get-ratio / replay-ratio is
-// BenchmarkKeyedReplay's ratio, and bare-post-ratio is the most it could
-// be: what a POST with a body and two more header fields costs over a GET
-// before any handler runs.
+// GET, is the baseline of every ratio (bare GET time / that side's time),
+// so replay-ratio / get-ratio is BenchmarkKeyedReplay's ratio (GET time /
+// replay time), and bare-post-ratio is the most it could be: what a POST
+// with a body and two more header fields costs over a GET before any
+// handler runs.
 func BenchmarkKeyedReplayWire(b *testing.B) {
 	api, bareGet, barePost, body, target := replayServers(b)
 	benchcmp.AlternateSides(b, 1, compareChunk,
