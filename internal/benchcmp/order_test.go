@@ -40,12 +40,7 @@ func (l *sideLog) op(name string) func() error {
 // all be of that side.
 func runLogged(t *testing.T, procs, chunk int, compare func(b *testing.B, l *sideLog) int) []string {
 	t.Helper()
-	f := flag.Lookup("test.benchtime")
-	require.NotNil(t, f)
-	was := f.Value.String()
-	require.NoError(t, f.Value.Set(strconv.Itoa(ops)+"x"))
-	t.Cleanup(func() { _ = f.Value.Set(was) })
-
+	setBenchtime(t, ops)
 	var l *sideLog
 	testing.Benchmark(func(b *testing.B) {
 		l = &sideLog{n: b.N}
@@ -63,6 +58,17 @@ func runLogged(t *testing.T, procs, chunk int, compare func(b *testing.B, l *sid
 		chunks = append(chunks, each[0])
 	}
 	return chunks
+}
+
+// setBenchtime makes testing.Benchmark run a benchmark with b.N = n (after
+// its first run of 1), until t ends.
+func setBenchtime(t *testing.T, n int) {
+	t.Helper()
+	f := flag.Lookup("test.benchtime")
+	require.NotNil(t, f)
+	was := f.Value.String()
+	require.NoError(t, f.Value.Set(strconv.Itoa(n)+"x"))
+	t.Cleanup(func() { _ = f.Value.Set(was) })
 }
 
 // rounds is the order of len(sides)*n chunks when the sides run in
