@@ -3,6 +3,14 @@
 // machine load and their ratio holds even where absolute figures drift,
 // and their order is reversed every other round, so that neither always
 // pays for what the other leaves behind (order.go).
+//
+// Under -benchmem (or b.ReportAllocs), a comparison's B/op and allocs/op
+// are those of every side together: the testing package divides what was
+// allocated between the timer's reset and its stop by b.N, and each side
+// runs b.N operations, so with two sides they are the sum of both sides'
+// allocations per operation, plus the harness's goroutine per chunk (a few
+// bytes an operation at a chunk of 64). A side's own allocations need a
+// benchmark of that side alone.
 package benchcmp
 
 import (
