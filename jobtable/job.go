@@ -121,8 +121,9 @@ func (j *job[Req, Res]) setStateLocked(s State) {
 // and wakes the waiters in the same critical section (see terminateJob).
 // j.mu must be held.
 func (j *job[Req, Res]) terminateLocked(to State, res Res, err error, now time.Time, depth *atomic.Int32) bool {
-	if !canTransition(j.loadState(), to) {
-		traceRefused(j, to)
+	ok := canTransition(j.loadState(), to)
+	traceEndCheck(j, to, ok)
+	if !ok {
 		return false
 	}
 	j.res = res

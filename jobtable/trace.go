@@ -303,19 +303,26 @@ func traceTake[Req, Res any](j *job[Req, Res], err error) {
 	traceLog(&j.mu, traceEvent{A: "TakeRequest", J: j.view.ID, R: errName(err)}, false)
 }
 
-// j.mu is held: a terminal call refused, the job being terminal already.
-func traceRefused[Req, Res any](j *job[Req, Res], to State) {
-	traceLog(&j.mu, traceEvent{A: endAction(to), J: j.view.ID, R: "ErrTerminal", St: j.loadState().String()}, false)
+// j.mu is held: the terminal call's check, which refused it (ok false:
+// the job is terminal already) or accepted it. An accepted call is the
+// spec's TerminateWrite, logged in the critical section that checks and
+// then writes the payload; its TerminateRelease is logged apart, where
+// the state is stored (traceTerminated), so that the checker compares
+// the two sections.
+func traceEndCheck[Req, Res any](j *job[Req, Res], to State, ok bool) {
+	e := traceEvent{A: endAction(to), J: j.view.ID, R: "ok"}
+	if !ok {
+		e.R, e.St = "ErrTerminal", j.loadState().String()
+	}
+	traceLog(&j.mu, e, false)
 }
 
 // After traceAtomic, j.mu and the table mutex held: the terminal state
-// stored and depth.Add(-1) returned d. Nothing another thread can observe
-// happened between the call's check and these two atomics, so the call
-// and TerminateRelease are logged together.
+// stored and depth.Add(-1) returned d, the spec's TerminateRelease,
+// logged with the sections it ran in: the same as its call's check if Go
+// kept both mutexes from the check to here.
 func traceTerminated[Req, Res any](j *job[Req, Res], d int32) {
-	s := j.loadState()
-	traceLog(&j.mu, traceEvent{A: endAction(s), J: j.view.ID, R: "ok"}, true,
-		traceEvent{A: "TerminateRelease", J: j.view.ID, St: s.String(), D: ptr(d)})
+	traceLog(&j.mu, traceEvent{A: "TerminateRelease", J: j.view.ID, St: j.loadState().String(), D: ptr(d)}, true)
 }
 
 // j.mu is held: done is about to be closed. Logged with the state Go

@@ -23,7 +23,7 @@ func traceSubmitInsert[Req, Res any](*Table[Req, Res], string)                {}
 func traceLookup(string, bool)                                                {}
 func traceStart[Req, Res any](*job[Req, Res], error)                          {}
 func traceTake[Req, Res any](*job[Req, Res], error)                           {}
-func traceRefused[Req, Res any](*job[Req, Res], State)                        {}
+func traceEndCheck[Req, Res any](*job[Req, Res], State, bool)                 {}
 func traceTerminated[Req, Res any](*job[Req, Res], int32)                     {}
 func traceWaitCheck[Req, Res any](*job[Req, Res], State)                      {}
 func traceWaitRegister[Req, Res any](*job[Req, Res])                          {}

@@ -184,6 +184,25 @@ Answer(c, j, r) ==
     \/ Contract(c, j) = r
     \/ (j \in evicted /\ r \in {"ErrNotPending", "ErrTerminal"})
 
+\* A terminal call whose lookup found no job: Go answers ErrNotFound from
+\* its lock-free lookup, where the spec's TerminateWrite looks the id up
+\* holding the table mutex. A lookup that finds nothing changes nothing,
+\* so while another thread holds the mutex (between its TerminateWrite
+\* and its TerminateRelease) the call is followed as TerminateWrite's
+\* refusal, without the mutex.
+EndNotFound(t, j) ==
+    /\ ~TableFree
+    /\ \/ pc[t] = "Terminate" /\ tjob[t] = j
+       \/ pc[t] = "Timeout"
+    /\ callsOK' = (callsOK /\ Contract("End", j) = "ErrNotFound")
+    /\ pc' = [pc EXCEPT ![t] = AfterTerminate(t)]
+    /\ tjob' = [tjob EXCEPT ![t] = NoJob]
+    /\ tnow' = [tnow EXCEPT ![t] = 0]
+    /\ UNCHANGED <<depth, tableOwner, table, lru, queue, jobOwner, state, req,
+                   res, err, createdAt, startedAt, completedAt, done, now,
+                   dval, tfinal, view, claimed, admitted, decs, outcome,
+                   runFrom, takes, refusals, expired, evicted, sweepOK>>
+
 \* Any step of thread t in its role.
 ThreadNext(t) ==
     \/ (t \in Runners /\ Runner(t))
@@ -224,7 +243,7 @@ Step(e) ==
             /\ Len(lru') = e.l
       [] e.a = "Lookup" ->
             /\ e.j \notin table
-            /\ ThreadNext(e.t)
+            /\ ThreadNext(e.t) \/ EndNotFound(e.t, e.j)
             /\ tjob'[e.t] \in {e.j, NoJob}
             /\ queue' \in {queue, queue \ {e.j}}
             /\ pc'[e.t] # "Done" \/ e.t \notin Runners
@@ -349,7 +368,8 @@ Keeps(sec, last) == sec = Unknown \/ sec = last
 After(sec, last) == IF sec = Unknown THEN last ELSE sec
 
 \* Under the job mutex: each its own critical section (a terminal call
-\* that succeeds keeps it, and the table mutex, for TerminateRelease).
+\* that succeeds, logged at its check, keeps it, and the table mutex, for
+\* TerminateRelease, which Go logs apart, at the state store).
 JobSteps == {"Start", "TakeRequest", "Finish", "Fail", "Timeout"}
 \* Reads under the job mutex, but for a terminal state, which the spec and
 \* Go (job.final) read without it.
@@ -696,6 +716,8 @@ async function bite(files) {
     // Critical sections: a step the spec makes atomic split over two of
     // them, a locked step taken outside its mutex.
     ['a WaitRegister in a critical section other than its WaitCheck\'s', (e) => e.a === 'WaitRegister',
+      (e) => { e.js += 1; }],
+    ['a TerminateRelease in a critical section other than its call\'s', (e) => e.a === 'TerminateRelease',
       (e) => { e.js += 1; }],
     ['a live job\'s snapshot read outside its job\'s mutex', (e) => e.a === 'Snapshot' &&
       ['PENDING', 'RUNNING'].includes(e.st), (e) => { delete e.js; }],
