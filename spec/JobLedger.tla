@@ -187,7 +187,7 @@ End(j, final) ==
     /\ j \in table
     /\ st[j] \in Live
     /\ st' = [st EXCEPT ![j] = final]
-    /\ outcome' = [outcome EXCEPT ![j] = final]
+    /\ outcome' = [outcome EXCEPT ![j] = IF @ = Absent THEN final ELSE @]
     /\ \E at \in CompletionTimes :
           completedAt' = [completedAt EXCEPT ![j] = at]
     /\ depth' = depth - 1
