@@ -8,23 +8,29 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// orderModel drives an admissionOrder of ints (each its own ordinal) and
-// remembers where each sits, as the table does in job.pos.
+// elem is an element of the admission order in its tests: it keeps the
+// ordinal push gave it, as a job does.
+type elem struct{ ord int }
+
+func (e *elem) ordinal() uint64 { return uint64(e.ord) }
+
+// orderModel drives an admissionOrder of elems and remembers where each
+// sits, as the table does in job.pos.
 type orderModel struct {
-	o   admissionOrder[*int]
-	pos map[*int]uint32
+	o   admissionOrder[*elem]
+	pos map[*elem]uint32
 }
 
-func (m *orderModel) push() *int {
-	v := new(int)
+func (m *orderModel) push() *elem {
+	v := new(elem)
 	ord, pos := m.o.push(v)
-	*v = int(ord)
+	v.ord = int(ord)
 	m.pos[v] = pos
 	return v
 }
 
-func (m *orderModel) remove(v *int) {
-	m.o.remove(m.pos[v], v, func(v *int, p uint32) { m.pos[v] = p })
+func (m *orderModel) remove(v *elem) {
+	m.o.remove(m.pos[v], v, func(v *elem, p uint32) { m.pos[v] = p })
 	delete(m.pos, v)
 }
 
@@ -32,8 +38,8 @@ func (m *orderModel) remove(v *int) {
 func (m *orderModel) walk(before uint64) []int {
 	var got []int
 	for p := m.o.below(before); p >= 0; p-- {
-		if e := m.o.at(p); e.v != nil {
-			got = append(got, *e.v)
+		if v := m.o.at(p); v != nil {
+			got = append(got, v.ord)
 		}
 	}
 	return got
@@ -52,8 +58,8 @@ func TestAdmissionOrderAgainstASlice(t *testing.T) {
 
 func testOrderAgainstASlice(t *testing.T, off uint32) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	m := &orderModel{o: admissionOrder[*int]{off: off}, pos: map[*int]uint32{}}
-	var held []*int // ascending ordinal
+	m := &orderModel{o: admissionOrder[*elem]{off: off}, pos: map[*elem]uint32{}}
+	var held []*elem // ascending ordinal
 	for step := range 5000 {
 		if len(held) == 0 || rng.IntN(3) > 0 {
 			held = append(held, m.push())
@@ -62,15 +68,15 @@ func testOrderAgainstASlice(t *testing.T, off uint32) {
 			m.remove(held[i])
 			held = append(held[:i], held[i+1:]...)
 		}
-		require.Empty(t, m.o.check(func(v *int) uint32 { return m.pos[v] }), "step %d", step)
+		require.Empty(t, m.o.check(func(v *elem) uint32 { return m.pos[v] }), "step %d", step)
 		if step%97 != 0 {
 			continue
 		}
 		before := uint64(rng.IntN(int(m.o.next) + 1))
 		var want []int
 		for i := len(held) - 1; i >= 0; i-- {
-			if before == 0 || uint64(*held[i]) < before {
-				want = append(want, *held[i])
+			if before == 0 || uint64(held[i].ord) < before {
+				want = append(want, held[i].ord)
 			}
 		}
 		require.Equal(t, want, m.walk(before), "step %d, below %d", step, before)
@@ -80,8 +86,8 @@ func testOrderAgainstASlice(t *testing.T, off uint32) {
 // TestAdmissionOrderCompacts: removals beyond the live count compact the
 // slice and shrink it, so memory follows the jobs held.
 func TestAdmissionOrderCompacts(t *testing.T) {
-	m := &orderModel{pos: map[*int]uint32{}}
-	var vs []*int
+	m := &orderModel{pos: map[*elem]uint32{}}
+	var vs []*elem
 	for range 1000 {
 		vs = append(vs, m.push())
 	}
@@ -94,17 +100,17 @@ func TestAdmissionOrderCompacts(t *testing.T) {
 	require.Equal(t, []int{1000, 999, 998, 997, 996, 995, 994, 993, 992, 991}, m.walk(0))
 	require.Equal(t, []int{992, 991}, m.walk(993))
 	require.Empty(t, m.walk(991))
-	require.Empty(t, m.o.check(func(v *int) uint32 { return m.pos[v] }))
+	require.Empty(t, m.o.check(func(v *elem) uint32 { return m.pos[v] }))
 }
 
 // TestAdmissionOrderRemoveMisuse: removing what is not there panics
 // rather than corrupting the order.
 func TestAdmissionOrderRemoveMisuse(t *testing.T) {
-	m := &orderModel{pos: map[*int]uint32{}}
+	m := &orderModel{pos: map[*elem]uint32{}}
 	v := m.push()
-	other := new(int)
-	require.Panics(t, func() { m.o.remove(0, other, func(*int, uint32) {}) })
-	require.Panics(t, func() { m.o.remove(5, v, func(*int, uint32) {}) })
+	other := new(elem)
+	require.Panics(t, func() { m.o.remove(0, other, func(*elem, uint32) {}) })
+	require.Panics(t, func() { m.o.remove(5, v, func(*elem, uint32) {}) })
 }
 
 // TestAdmissionOrderFIFONeverMoves: jobs that leave in the order they came
@@ -112,16 +118,16 @@ func TestAdmissionOrderRemoveMisuse(t *testing.T) {
 // front: no job's position is ever rewritten, and the ring, once grown, is
 // not reallocated.
 func TestAdmissionOrderFIFONeverMoves(t *testing.T) {
-	m := &orderModel{pos: map[*int]uint32{}}
-	var vs []*int
-	var ring *admitted[*int]
+	m := &orderModel{pos: map[*elem]uint32{}}
+	var vs []*elem
+	var ring **elem
 	for i := range 5000 {
 		vs = append(vs, m.push())
 		if i == 200 {
 			ring = &m.o.buf[0]
 		}
 		if i >= 100 {
-			m.o.remove(m.pos[vs[0]], vs[0], func(*int, uint32) { t.Fatal("a job was moved") })
+			m.o.remove(m.pos[vs[0]], vs[0], func(*elem, uint32) { t.Fatal("a job was moved") })
 			vs = vs[1:]
 		}
 	}
@@ -129,5 +135,5 @@ func TestAdmissionOrderFIFONeverMoves(t *testing.T) {
 	require.Zero(t, m.o.dead)
 	require.Same(t, ring, &m.o.buf[0], "the ring was reallocated")
 	require.LessOrEqual(t, len(m.o.buf), 4*100)
-	require.Empty(t, m.o.check(func(v *int) uint32 { return m.pos[v] }))
+	require.Empty(t, m.o.check(func(v *elem) uint32 { return m.pos[v] }))
 }

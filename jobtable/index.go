@@ -93,7 +93,7 @@ func (x *jobIndex[Req, Res]) lookup(id string) *job[Req, Res] {
 		if j == nil {
 			return nil
 		}
-		if j != x.tomb && s[i].hash.Load() == h && j.view.ID == id {
+		if j != x.tomb && s[i].hash.Load() == h && j.id == id {
 			return j
 		}
 	}
@@ -107,7 +107,7 @@ func (x *jobIndex[Req, Res]) insertLocked(j *job[Req, Res]) bool {
 	if 4*(x.live+x.dead+1) > 3*len(*x.slots.Load()) {
 		x.resizeLocked(x.live + 1)
 	}
-	h := x.hash(j.view.ID)
+	h := x.hash(j.id)
 	s := *x.slots.Load()
 	mask := uint64(len(s) - 1)
 	free := -1
@@ -125,7 +125,7 @@ func (x *jobIndex[Req, Res]) insertLocked(j *job[Req, Res]) bool {
 			}
 			continue
 		}
-		if s[i].hash.Load() == h && p.view.ID == j.view.ID {
+		if s[i].hash.Load() == h && p.id == j.id {
 			return false
 		}
 	}
@@ -232,17 +232,17 @@ func (x *jobIndex[Req, Res]) check() []error {
 			continue
 		}
 		live++
-		if seen[j.view.ID] {
-			fail("job %s held twice", j.view.ID)
+		if seen[j.id] {
+			fail("job %s held twice", j.id)
 		}
-		seen[j.view.ID] = true
-		h := x.hash(j.view.ID)
+		seen[j.id] = true
+		h := x.hash(j.id)
 		if j.hash != uint32(h) || s[i].hash.Load() != h {
-			fail("job %s: hash %#x in the job and %#x in its slot, its id hashes to %#x", j.view.ID, j.hash, s[i].hash.Load(), h)
+			fail("job %s: hash %#x in the job and %#x in its slot, its id hashes to %#x", j.id, j.hash, s[i].hash.Load(), h)
 		}
 		for k := h & uint64(c-1); k != uint64(i); k = (k + 1) & uint64(c-1) {
 			if s[k].job.Load() == nil {
-				fail("job %s: an empty slot cuts its probe path", j.view.ID)
+				fail("job %s: an empty slot cuts its probe path", j.id)
 				break
 			}
 		}

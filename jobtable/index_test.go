@@ -25,15 +25,15 @@ func checkIndex(t *testing.T, x *jobIndex[struct{}, struct{}], step int) {
 
 func TestJobIndexBasics(t *testing.T) {
 	x := newTestIndex()
-	a, b := &testJob{view: Snapshot{ID: "a"}}, &testJob{view: Snapshot{ID: "b"}}
+	a, b := &testJob{id: "a"}, &testJob{id: "b"}
 	require.Nil(t, x.lookup("a"))
 	require.True(t, x.insertLocked(a))
 	require.True(t, x.insertLocked(b))
-	require.False(t, x.insertLocked(&testJob{view: Snapshot{ID: "a"}}), "a duplicate id is refused")
+	require.False(t, x.insertLocked(&testJob{id: "a"}), "a duplicate id is refused")
 	require.Same(t, a, x.lookup("a"), "and changes nothing")
 	require.Same(t, b, x.lookup("b"))
 	x.removeLocked(a)
-	x.removeLocked(&testJob{view: Snapshot{ID: "missing"}}) // a no-op
+	x.removeLocked(&testJob{id: "missing"}) // a no-op
 	require.Nil(t, x.lookup("a"))
 	require.Same(t, b, x.lookup("b"))
 	require.Equal(t, 1, x.live)
@@ -60,14 +60,14 @@ func TestJobIndexAgainstMap(t *testing.T) {
 		case r < insertWeight || len(ids) == 0:
 			id := "j" + strconv.Itoa(next)
 			next++
-			j := &testJob{view: Snapshot{ID: id}}
+			j := &testJob{id: id}
 			require.True(t, x.insertLocked(j), "step %d", step)
 			ref[id] = j
 			ids = append(ids, id)
 		case r == 9:
 			id := ids[rng.IntN(len(ids))]
 			_, present := ref[id]
-			require.Equal(t, !present, x.insertLocked(&testJob{view: Snapshot{ID: id}}), "step %d: insert %s", step, id)
+			require.Equal(t, !present, x.insertLocked(&testJob{id: id}), "step %d: insert %s", step, id)
 			if !present {
 				ref[id] = x.lookup(id)
 			}
@@ -76,7 +76,7 @@ func TestJobIndexAgainstMap(t *testing.T) {
 			if j := ref[id]; j != nil {
 				x.removeLocked(j)
 			} else {
-				x.removeLocked(&testJob{view: Snapshot{ID: id}}) // not filed: a no-op
+				x.removeLocked(&testJob{id: id}) // not filed: a no-op
 			}
 			delete(ref, id)
 		}
@@ -112,7 +112,7 @@ func TestJobIndexResizes(t *testing.T) {
 	const n = 10_000
 	jobs := map[int]*testJob{}
 	insert := func(k int) {
-		jobs[k] = &testJob{view: Snapshot{ID: strconv.Itoa(k)}}
+		jobs[k] = &testJob{id: strconv.Itoa(k)}
 		x.insertLocked(jobs[k])
 	}
 	for i := range n {
@@ -166,7 +166,7 @@ func TestJobIndexCheckCatches(t *testing.T) {
 				if j == nil {
 					continue
 				}
-				if home := x.hash(j.view.ID) & (c - 1); home != uint64(i) {
+				if home := x.hash(j.id) & (c - 1); home != uint64(i) {
 					(*s)[home].job.Store(nil)
 					return
 				}
@@ -177,7 +177,7 @@ func TestJobIndexCheckCatches(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			x := newTestIndex()
 			for i := range 20 { // 20 of 32 slots: some job sits off its home slot
-				require.True(t, x.insertLocked(&testJob{view: Snapshot{ID: strconv.Itoa(i)}}))
+				require.True(t, x.insertLocked(&testJob{id: strconv.Itoa(i)}))
 			}
 			checkIndex(t, x, 0)
 			s := x.slots.Load()
@@ -205,7 +205,7 @@ func TestJobIndexReadersDuringWrites(t *testing.T) {
 	var ids []string
 	for i := range stable {
 		id := "stable" + strconv.Itoa(i)
-		require.True(t, x.insertLocked(&testJob{view: Snapshot{ID: id}}))
+		require.True(t, x.insertLocked(&testJob{id: id}))
 		ids = append(ids, id)
 	}
 	stop := make(chan struct{})
@@ -221,7 +221,7 @@ func TestJobIndexReadersDuringWrites(t *testing.T) {
 				default:
 				}
 				id := ids[(n+r)%stable]
-				if j := x.lookup(id); j == nil || j.view.ID != id {
+				if j := x.lookup(id); j == nil || j.id != id {
 					errs <- errors.New("lookup " + id + " missed a job that was never removed")
 					return
 				}
@@ -231,7 +231,7 @@ func TestJobIndexReadersDuringWrites(t *testing.T) {
 	}
 	churned := make([]*testJob, churn)
 	for i := range churn { // grows to thousands, then shrinks back
-		churned[i] = &testJob{view: Snapshot{ID: "churn" + strconv.Itoa(i)}}
+		churned[i] = &testJob{id: "churn" + strconv.Itoa(i)}
 		x.insertLocked(churned[i])
 		if i >= churn/2 {
 			x.removeLocked(churned[2*(i-churn/2)])

@@ -26,8 +26,8 @@ func (t *Table[Req, Res]) CheckInvariants() error { return t.checkInvariants() }
 // Beyond the spec's invariants it checks the structures that implement
 // them: the retention ring's own invariants (retentionList.check) and the
 // id map's (jobIndex.check) under RetentionListInv and TypeInv, and that
-// each job's final snapshot, which readers of a terminal job read without
-// its lock, agrees with the atomic state under PayloadConsistencyInv.
+// each job's snapshot fields, which readers of a terminal job read without
+// its lock, agree with the atomic state under PayloadConsistencyInv.
 func (t *Table[Req, Res]) checkInvariants() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -49,7 +49,7 @@ func (t *Table[Req, Res]) checkInvariants() error {
 	onList := make(map[*job[Req, Res]]bool, t.retained.len())
 	var prev *job[Req, Res]
 	for j := range t.retained.all() {
-		id := j.view.ID
+		id := j.id
 		if onList[j] {
 			fail("RetentionListInv", "job %s: listed twice", id)
 			continue
@@ -63,7 +63,7 @@ func (t *Table[Req, Res]) checkInvariants() error {
 			continue // its completion time is not frozen
 		}
 		if prev != nil && completedLocked(j).Before(completedLocked(prev)) {
-			fail("RetentionListInv", "job %s completed before job %s, listed after it", id, prev.view.ID)
+			fail("RetentionListInv", "job %s completed before job %s, listed after it", id, prev.id)
 		}
 		prev = j
 	}
@@ -74,13 +74,13 @@ func (t *Table[Req, Res]) checkInvariants() error {
 	}
 	live := 0
 	for j := range t.jobs.all() {
-		id := j.view.ID
+		id := j.id
 		if t.jobs.lookup(id) != j {
 			fail("TypeInv", "job %s held but not found under its id", id)
 		}
 		j.mu.Lock()
 		s := j.loadState()
-		v := j.view
+		v := j.snapshotLocked()
 		if !s.Terminal() {
 			live++
 		}
@@ -89,9 +89,6 @@ func (t *Table[Req, Res]) checkInvariants() error {
 		}
 		if s.Terminal() != onList[j] {
 			fail("RetentionListInv", "job %s: %s, listed = %t", id, s, onList[j])
-		}
-		if v.State != s {
-			fail("PayloadConsistencyInv", "job %s: %s, its snapshot says %s", id, s, v.State)
 		}
 		if s.Terminal() == v.CompletedAt.IsZero() {
 			fail("PayloadConsistencyInv", "job %s: %s with completedAt %v", id, s, v.CompletedAt)
@@ -143,8 +140,8 @@ func (t *Table[Req, Res]) checkInvariants() error {
 		fail("ListOrderInv", "%d jobs in the admission order, %d in the map", n, t.jobs.live)
 	}
 	for i := range t.order.len() {
-		if j := t.order.at(i).v; j != nil && t.jobs.lookup(j.view.ID) != j {
-			fail("ListOrderInv", "job %s in the admission order, not in the map", j.view.ID)
+		if j := t.order.at(i); j != nil && t.jobs.lookup(j.id) != j {
+			fail("ListOrderInv", "job %s in the admission order, not in the map", j.id)
 		}
 	}
 
@@ -152,21 +149,22 @@ func (t *Table[Req, Res]) checkInvariants() error {
 	// names exactly the retained jobs that hold a key.
 	keyed := 0
 	for j := range t.jobs.all() {
-		if j.key == "" {
+		if !j.keyed {
 			continue
 		}
 		keyed++
-		if t.keys[j.key] != j {
-			fail("KeyInv", "job %s holds key %q, which the index does not give it", j.view.ID, j.key)
+		k, ok := t.keyOf[j]
+		if !ok || t.keys[k].job != j {
+			fail("KeyInv", "job %s holds a key (%q), which the index does not give it", j.id, k)
 		}
 	}
-	for k, j := range t.keys {
-		if j.key != k || t.jobs.lookup(j.view.ID) != j {
-			fail("KeyInv", "key %q names job %s, which is not retained under it", k, j.view.ID)
+	for k, h := range t.keys {
+		if !h.job.keyed || t.keyOf[h.job] != k || t.jobs.lookup(h.job.id) != h.job {
+			fail("KeyInv", "key %q names job %s, which is not retained under it", k, h.job.id)
 		}
 	}
-	if keyed != len(t.keys) {
-		fail("KeyInv", "%d jobs hold a key, the index has %d keys", keyed, len(t.keys))
+	if keyed != len(t.keys) || keyed != len(t.keyOf) {
+		fail("KeyInv", "%d jobs hold a key, the index has %d keys and %d keyed jobs", keyed, len(t.keys), len(t.keyOf))
 	}
 	return errors.Join(errs...)
 }

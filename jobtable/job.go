@@ -5,79 +5,96 @@ import (
 	"time"
 )
 
-// job is one entry of the ledger.
+// job is one entry of the ledger: the fields of the Snapshot it answers
+// (but State: the atomic state is the one copy of it), its request and
+// result, and its bookkeeping. A retained job costs its size in memory
+// for as long as retention keeps it, so the fields are laid out without
+// padding and the idempotency key, which few jobs hold, lives in the
+// table's key index (docs/performance.md, "Memory").
 //
 // Synchronisation, field by field (seed contract items in brackets):
 //
-//   - view.ID, view.TaskID, view.CreatedAt: immutable after Submit; read
-//     freely.
+//   - id, taskID, createdAt: immutable after Submit; read freely.
+//   - keyed: immutable after Submit: the job holds an idempotency key,
+//     which the table's key index keeps (keyed.go).
 //   - state: atomic [1]. Written only while holding mu, inside the critical
 //     section that writes the payload and as its last write to the payload,
 //     so a reader holding mu sees state and payload together; read without
 //     the job's lock by the cheap poll Table.State and by the readers of a
-//     terminal job (below).
-//   - mu guards the rest of view (State, Err, StartedAt, CompletedAt), req,
-//     reqReleased, res and done while the job is live [2]. Start and the
-//     terminal transition read the clock while holding it, so their
-//     timestamps are ordered as their critical sections are. (jobMutex is
-//     sync.Mutex; in the traced build it numbers its critical sections,
-//     see trace_section.go.)
-//   - Once the job is terminal, view and res are frozen: nothing writes
-//     them again. The terminal transition writes them, then stores the
-//     terminal state, then closes done, all in one critical section, so
-//     view is the job's final snapshot, published before the wakeup. A
-//     reader that has loaded a terminal state (final), or received from
-//     the closed done (a woken Wait), is ordered after those writes by the
-//     atomic store or by the close, and reads view and res without mu
-//     (docs/architecture.md, "Waiting").
+//     terminal job (below). It is the snapshot's State: no other copy.
+//   - mu guards err, startedAt, completedAt, req, reqReleased, res and
+//     done while the job is live [2]. Start and the terminal transition
+//     read the clock while holding it, so their timestamps are ordered as
+//     their critical sections are. (jobMutex is sync.Mutex; in the traced
+//     build it numbers its critical sections, see trace_section.go.)
+//   - Once the job is terminal, err, startedAt, completedAt and res are
+//     frozen: nothing writes them again. The terminal transition writes
+//     them, then stores the terminal state, then closes done, all in one
+//     critical section, so they are the job's final snapshot, published
+//     before the wakeup. A reader that has loaded a terminal state (final),
+//     or received from the closed done (a woken Wait), is ordered after
+//     those writes by the atomic store or by the close, and reads them
+//     without mu (docs/architecture.md, "Waiting").
+//   - pos, hash, ord: under Table.mu. pos is the job's position in
+//     Table.order (modulo 2^32), rewritten when the order compacts; hash
+//     is the low 32 bits of the id's hash, set and read by the id map's
+//     writer; ord is the admission ordinal, written once by the insertion.
 //
 // Lock order: table mu, then job mu; never the reverse [5].
 //
 // Invariants:
-//   - state only moves along canTransition, and view.State == state
-//     whenever mu is free.
-//   - state.Terminal() <=> view.CompletedAt is set.
-//   - view.CreatedAt <= view.StartedAt <= view.CompletedAt, each where set:
-//     the clock is monotonic and Start and the terminal transition read it
-//     under mu.
+//   - state only moves along canTransition.
+//   - state.Terminal() <=> completedAt is set.
+//   - createdAt <= startedAt <= completedAt, each where set: the clock is
+//     monotonic and Start and the terminal transition read it under mu.
 //   - reqReleased => req is the zero value: the table holds no reference to
 //     the request once TakeRequest moved it out or the job ended.
 //   - state.Terminal() => reqReleased: the terminal transition drops a
 //     request nobody took, so a job cancelled or expired while PENDING does
 //     not keep its payload alive until eviction.
 //   - state == Done => res holds the result given to Finish.
-//   - state is Failed or TimedOut <=> view.Err != nil.
+//   - state is Failed or TimedOut <=> err != nil.
 //   - done, once created, is closed exactly when state is terminal; it is
 //     closed in the same critical section that publishes the terminal
-//     state, after view is final (contract item 2 of the package doc).
+//     state, after the final snapshot is written (contract item 2 of the
+//     package doc).
 type job[Req, Res any] struct {
 	state atomic.Int32 // a State
-	// reqReleased is guarded by mu; it sits here to share state's word.
+	pos   uint32       // shares state's word
+	hash  uint32
+	// reqReleased (guarded by mu) and keyed share hash's word.
 	reqReleased bool // req moved out by TakeRequest or dropped by the end
+	keyed       bool
 
-	// key and digest: the idempotency key the job was submitted under
-	// (SubmitKeyed), "" for none, and the request's digest; immutable
-	// after Submit.
-	key, digest string
+	mu jobMutex
 
-	mu   jobMutex
-	view Snapshot // the job as Snapshot returns it; frozen once terminal
+	id, taskID             string
+	err                    error
+	createdAt              time.Time
+	startedAt, completedAt time.Time
+	ord                    uint64
+
 	req  Req
 	res  Res
 	done chan struct{} // nil until a waiter needs it
-
-	// hash and pos share a word: the low 32 bits of the id's hash, set and
-	// read by the id map's writer, and the job's position in Table.order
-	// (modulo 2^32); both under Table.mu.
-	hash uint32
-	pos  uint32
 }
+
+// ordinal returns j's admission ordinal, for the admission order.
+// Table.mu must be held.
+func (j *job[Req, Res]) ordinal() uint64 { return j.ord }
 
 func (j *job[Req, Res]) loadState() State { return State(j.state.Load()) }
 
+// snapshotAs returns j's snapshot with state s: the state j.mu or a
+// terminal state loaded without it made the reader's.
+func (j *job[Req, Res]) snapshotAs(s State) Snapshot {
+	return Snapshot{ID: j.id, TaskID: j.taskID, State: s, Err: j.err,
+		CreatedAt: j.createdAt, StartedAt: j.startedAt, CompletedAt: j.completedAt}
+}
+
 // snapshotLocked returns a consistent view of j.
 // j.mu must be held.
-func (j *job[Req, Res]) snapshotLocked() Snapshot { return j.view }
+func (j *job[Req, Res]) snapshotLocked() Snapshot { return j.snapshotAs(j.loadState()) }
 
 // final returns the final snapshot of j and true if j is terminal, without
 // taking j.mu, or false if j is not terminal yet. The terminal state is
@@ -85,10 +102,11 @@ func (j *job[Req, Res]) snapshotLocked() Snapshot { return j.view }
 // so a load that sees the terminal state is ordered after every write to
 // it.
 func (j *job[Req, Res]) final() (Snapshot, bool) {
-	if !j.loadState().Terminal() {
+	s := j.loadState()
+	if !s.Terminal() {
 		return Snapshot{}, false
 	}
-	return j.view, true
+	return j.snapshotAs(s), true
 }
 
 // snapshot returns a consistent view of j: state, error and timestamps are
@@ -106,13 +124,9 @@ func (j *job[Req, Res]) snapshot() Snapshot {
 	return snap
 }
 
-// setStateLocked moves j to the live state s (RUNNING), in its view and
-// in the atomic state.
+// setStateLocked moves j to the live state s (RUNNING).
 // j.mu must be held.
-func (j *job[Req, Res]) setStateLocked(s State) {
-	j.view.State = s
-	j.state.Store(int32(s))
-}
+func (j *job[Req, Res]) setStateLocked(s State) { j.state.Store(int32(s)) }
 
 // terminateLocked moves j to the terminal state to: it writes the payload
 // and the completion time, drops the request if nobody took it, publishes
@@ -127,9 +141,8 @@ func (j *job[Req, Res]) terminateLocked(to State, res Res, err error, now time.T
 		return false
 	}
 	j.res = res
-	j.view.Err = err
-	j.view.CompletedAt = now
-	j.view.State = to
+	j.err = err
+	j.completedAt = now
 	// Nobody may take the request of an ended job, so the table must not
 	// keep it: a job cancelled or expired while PENDING would otherwise
 	// hold its payload (a large image) until retention evicts it.

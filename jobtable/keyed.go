@@ -6,6 +6,17 @@ package jobtable
 // section under the table lock, so two submits with one new key create
 // exactly one job; a key leaves the index with its job's eviction
 // (evictFrontLocked), so a key is held exactly while its job is retained.
+//
+// The key and the digest live in the table's two maps (keys, keyOf), not
+// in the job: a job without a key, the most, pays nothing for them, and a
+// keyed one pays its two map entries.
+
+// keyHolder is what the key index keeps for a key: the retained job that
+// holds it and the digest of the request it was submitted with.
+type keyHolder[Req, Res any] struct {
+	job    *job[Req, Res]
+	digest string
+}
 
 // LookupKey returns the id of the retained job that holds key, and the
 // digest it was submitted with, or ErrNotFound. It changes nothing: a
@@ -13,11 +24,11 @@ package jobtable
 func (t *Table[Req, Res]) LookupKey(key string) (id, digest string, err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	j, ok := t.keys[key]
+	h, ok := t.keys[key]
 	if !ok {
 		return "", "", ErrNotFound
 	}
-	return j.view.ID, j.digest, nil
+	return h.job.id, h.digest, nil
 }
 
 // SubmitKeyed is Submit under the idempotency key key (not empty), for a
@@ -40,13 +51,13 @@ func (t *Table[Req, Res]) SubmitKeyed(key, digest, taskID string, req Req) (id s
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if j, ok := t.keys[key]; ok {
-		if j.digest != digest {
-			traceKeyed(key, j.view.ID, ErrKeyConflict)
+	if h, ok := t.keys[key]; ok {
+		if h.digest != digest {
+			traceKeyed(key, h.job.id, ErrKeyConflict)
 			return "", false, ErrKeyConflict
 		}
-		traceKeyed(key, j.view.ID, nil)
-		return j.view.ID, true, nil
+		traceKeyed(key, h.job.id, nil)
+		return h.job.id, true, nil
 	}
 	if !t.admit() {
 		traceKeyed(key, "", ErrQueueFull)
@@ -60,16 +71,25 @@ func (t *Table[Req, Res]) SubmitKeyed(key, digest, taskID string, req Req) (id s
 	}()
 	now := t.cfg.Now()
 	id = t.cfg.NewID()
-	j := &job[Req, Res]{view: Snapshot{ID: id, TaskID: taskID, State: Pending, CreatedAt: now}, req: req,
-		key: key, digest: digest}
+	j := &job[Req, Res]{id: id, taskID: taskID, createdAt: now, req: req, keyed: true}
 	traceAtomic() // eviction and insertion, one step of the trace
 	t.evictLocked(now)
 	t.insertLocked(j)
 	if t.keys == nil {
-		t.keys = make(map[string]*job[Req, Res])
+		t.keys = make(map[string]keyHolder[Req, Res])
+		t.keyOf = make(map[*job[Req, Res]]string)
 	}
-	t.keys[key] = j
+	t.keys[key] = keyHolder[Req, Res]{job: j, digest: digest}
+	t.keyOf[j] = key
 	inserted = true
 	traceKeyedInsert(t, id, key)
 	return id, false, nil
+}
+
+// forgetKeyLocked removes the key of the keyed job j from the key index,
+// as j is evicted.
+// t.mu must be held.
+func (t *Table[Req, Res]) forgetKeyLocked(j *job[Req, Res]) {
+	delete(t.keys, t.keyOf[j])
+	delete(t.keyOf, j)
 }

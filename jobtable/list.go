@@ -92,18 +92,18 @@ func (t *Table[Req, Res]) listLocked(q ListQuery) ([]Snapshot, uint64, error) {
 	jobs := make([]Snapshot, 0, min(q.Limit, t.order.live()))
 	pos := t.order.below(q.Before)
 	for scanned := 0; pos >= 0 && scanned < listScanBudget; pos-- {
-		e := t.order.at(pos)
-		if e.v == nil {
+		j := t.order.at(pos)
+		if j == nil {
 			continue
 		}
 		scanned++
-		if !q.ByState || e.v.loadState() == q.State || !e.v.loadState().Terminal() {
-			if s := e.v.listSnapshot(); q.Matches(s) {
+		if !q.ByState || j.loadState() == q.State || !j.loadState().Terminal() {
+			if s := j.listSnapshot(); q.Matches(s) {
 				jobs = append(jobs, s)
 			}
 		}
 		if len(jobs) == q.Limit {
-			return jobs, t.nextCursorLocked(pos, e.ord), nil
+			return jobs, t.nextCursorLocked(pos, j.ord), nil
 		}
 	}
 	if pos < 0 {

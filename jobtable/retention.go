@@ -21,8 +21,8 @@ func (t *Table[Req, Res]) evictFrontLocked() {
 	traceEvict(t, j)
 	t.jobs.removeLocked(j)
 	t.order.remove(j.pos, j, setPos)
-	if j.key != "" {
-		delete(t.keys, j.key) // the key goes with its job
+	if j.keyed {
+		t.forgetKeyLocked(j) // the key goes with its job
 	}
 }
 
@@ -59,7 +59,7 @@ func (t *Table[Req, Res]) evictLocked(now time.Time) {
 // after the write.
 // t.mu must be held and j must be on the retention list.
 func completedLocked[Req, Res any](j *job[Req, Res]) time.Time {
-	return j.view.CompletedAt
+	return j.completedAt
 }
 
 // setPos records where j now sits in the admission order: the callback of

@@ -17,8 +17,8 @@ import (
 //     its only decrement, exactly once per job [4].
 //   - jobs: the id map, a jobIndex. A lookup takes no lock at all, so
 //     readers of any jobs never contend, and none waits for a Submit.
-//   - mu guards retained, the retention list, keys, the idempotency
-//     keys' index, and order, the admission order that List walks, and
+//   - mu guards retained, the retention list, keys and keyOf, the
+//     idempotency keys' index, and order, the admission order that List walks, and
 //     makes its holder the one
 //     writer of jobs: Submit evicts and inserts, and the terminal
 //     transition appends to retained, all under mu [5]. Neither the list
@@ -55,12 +55,14 @@ type Table[Req, Res any] struct {
 	mu       tableMutex
 	jobs     jobIndex[Req, Res]            // read without a lock; written under mu
 	retained retentionList[*job[Req, Res]] // terminal jobs, least recently completed first
-	// keys indexes the jobs submitted under an idempotency key, by key:
-	// written under mu, with the insertion and with the eviction of the
-	// job (keyed.go). Invariant (KeyInv): keys[k] is a job of jobs whose
-	// key is k, and every job of jobs with a key is keys[its key]: at most
-	// one retained job per key.
-	keys map[string]*job[Req, Res]
+	// keys indexes the jobs submitted under an idempotency key, by key,
+	// each with its request's digest, and keyOf gives each such job its
+	// key: both written under mu, with the insertion and with the
+	// eviction of the job (keyed.go). Invariant (KeyInv): keys[k] is a job
+	// of jobs that is keyed and whose keyOf is k, and every keyed job of
+	// jobs is keys[keyOf[it]]: at most one retained job per key.
+	keys  map[string]keyHolder[Req, Res]
+	keyOf map[*job[Req, Res]]string
 	// order holds every job of jobs in the order of admission, each with
 	// its ordinal: written under mu, with the insertion and with the
 	// eviction (admissionorder.go). Invariant (ListOrderInv): it holds
@@ -130,7 +132,7 @@ func (t *Table[Req, Res]) Submit(taskID string, req Req) (string, error) {
 	}()
 	now := t.cfg.Now()
 	id := t.cfg.NewID()
-	j := &job[Req, Res]{view: Snapshot{ID: id, TaskID: taskID, State: Pending, CreatedAt: now}, req: req}
+	j := &job[Req, Res]{id: id, taskID: taskID, createdAt: now, req: req}
 
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -143,13 +145,13 @@ func (t *Table[Req, Res]) Submit(taskID string, req Req) (string, error) {
 }
 
 // insertLocked files the new job j under its id and at the end of the
-// admission order. It panics, changing nothing, if the id is taken.
+// admission order, which gives it its ordinal. It panics, changing nothing, if the id is taken.
 // t.mu must be held.
 func (t *Table[Req, Res]) insertLocked(j *job[Req, Res]) {
 	if !t.jobs.insertLocked(j) {
-		panic(fmt.Sprintf("jobtable: Config.NewID returned duplicate id %q", j.view.ID))
+		panic(fmt.Sprintf("jobtable: Config.NewID returned duplicate id %q", j.id))
 	}
-	_, j.pos = t.order.push(j)
+	j.ord, j.pos = t.order.push(j)
 }
 
 // lookup returns the job with the given id, or nil. It takes no lock: the

@@ -233,7 +233,7 @@ func insertEventLocked[Req, Res any](t *Table[Req, Res], id, key string) traceEv
 // insertion that follows (the trace lock stays held); j is still in the
 // admission order.
 func traceEvict[Req, Res any](t *Table[Req, Res], j *job[Req, Res]) {
-	tracePut(&j.mu, traceEvent{A: "Evict", J: j.view.ID, O: ptr(ordinalLocked(t, j))})
+	tracePut(&j.mu, traceEvent{A: "Evict", J: j.id, O: ptr(ordinalLocked(t, j))})
 }
 
 // ordinalLocked returns the admission ordinal of j, a job of the order.
@@ -295,12 +295,12 @@ func traceLookup(id string, missed bool) {
 
 // j.mu is held.
 func traceStart[Req, Res any](j *job[Req, Res], err error) {
-	traceLog(&j.mu, traceEvent{A: "Start", J: j.view.ID, R: errName(err), St: j.loadState().String()}, false)
+	traceLog(&j.mu, traceEvent{A: "Start", J: j.id, R: errName(err), St: j.loadState().String()}, false)
 }
 
 // j.mu is held.
 func traceTake[Req, Res any](j *job[Req, Res], err error) {
-	traceLog(&j.mu, traceEvent{A: "TakeRequest", J: j.view.ID, R: errName(err)}, false)
+	traceLog(&j.mu, traceEvent{A: "TakeRequest", J: j.id, R: errName(err)}, false)
 }
 
 // j.mu is held: the terminal call's check, which refused it (ok false:
@@ -310,7 +310,7 @@ func traceTake[Req, Res any](j *job[Req, Res], err error) {
 // the state is stored (traceTerminated), so that the checker compares
 // the two sections.
 func traceEndCheck[Req, Res any](j *job[Req, Res], to State, ok bool) {
-	e := traceEvent{A: endAction(to), J: j.view.ID, R: "ok"}
+	e := traceEvent{A: endAction(to), J: j.id, R: "ok"}
 	if !ok {
 		e.R, e.St = "ErrTerminal", j.loadState().String()
 	}
@@ -322,7 +322,7 @@ func traceEndCheck[Req, Res any](j *job[Req, Res], to State, ok bool) {
 // logged with the sections it ran in: the same as its call's check if Go
 // kept both mutexes from the check to here.
 func traceTerminated[Req, Res any](j *job[Req, Res], d int32) {
-	traceLog(&j.mu, traceEvent{A: "TerminateRelease", J: j.view.ID, St: j.loadState().String(), D: ptr(d)}, true)
+	traceLog(&j.mu, traceEvent{A: "TerminateRelease", J: j.id, St: j.loadState().String(), D: ptr(d)}, true)
 }
 
 // j.mu is held: done is about to be closed. Logged with the state Go
@@ -330,27 +330,27 @@ func traceTerminated[Req, Res any](j *job[Req, Res], d int32) {
 // done, has already made terminal; nothing else changes, so the checker
 // takes it as a step that changes nothing.
 func traceWake[Req, Res any](j *job[Req, Res]) {
-	traceLog(&j.mu, traceEvent{A: "Wake", J: j.view.ID, St: j.loadState().String()}, false)
+	traceLog(&j.mu, traceEvent{A: "Wake", J: j.id, St: j.loadState().String()}, false)
 }
 
 // The state Wait's check read: a terminal one read without the lock
 // (nothing changes a terminal job again, so it is logged once the read is
 // done), or any state read under j.mu (register).
 func traceWaitCheck[Req, Res any](j *job[Req, Res], s State) {
-	traceLog(&j.mu, traceEvent{A: "WaitCheck", J: j.view.ID, St: s.String()}, false)
+	traceLog(&j.mu, traceEvent{A: "WaitCheck", J: j.id, St: s.String()}, false)
 }
 
 // j.mu is held: the check saw a live state, and the waiter takes done.
 func traceWaitRegister[Req, Res any](j *job[Req, Res]) {
-	traceLog(&j.mu, traceEvent{A: "WaitRegister", J: j.view.ID}, false)
+	traceLog(&j.mu, traceEvent{A: "WaitRegister", J: j.id}, false)
 }
 
 // Woken by the close of done, Wait returns the final snapshot, read
 // without the lock as Wait reads it.
 func traceWaitWoken[Req, Res any](j *job[Req, Res]) {
-	s := j.view.State
-	traceLog(&j.mu, traceEvent{A: "WaitBlock", J: j.view.ID}, false,
-		traceEvent{A: "WaitReturn", J: j.view.ID, St: s.String()})
+	s := j.loadState()
+	traceLog(&j.mu, traceEvent{A: "WaitBlock", J: j.id}, false,
+		traceEvent{A: "WaitReturn", J: j.id, St: s.String()})
 }
 
 func yesNo(b bool) string {
@@ -364,20 +364,20 @@ func yesNo(b bool) string {
 // step of the waiter alone. The snapshot it reads next is logged by
 // traceSnapshot, as the waiter's WaitReturn.
 func traceWaitCancel[Req, Res any](j *job[Req, Res]) {
-	traceLog(&j.mu, traceEvent{A: "WaitCancel", J: j.view.ID}, false)
+	traceLog(&j.mu, traceEvent{A: "WaitCancel", J: j.id}, false)
 }
 
 // A snapshot read (Snapshot, or Wait once its context ended): terminal,
 // read without the lock and logged after (nothing changes a terminal job
 // again), or copied under j.mu.
 func traceSnapshot[Req, Res any](j *job[Req, Res], s Snapshot) {
-	traceLog(&j.mu, traceEvent{A: "Snapshot", J: j.view.ID, St: s.State.String(),
+	traceLog(&j.mu, traceEvent{A: "Snapshot", J: j.id, St: s.State.String(),
 		E: yesNo(s.Err != nil), C: yesNo(!s.CompletedAt.IsZero())}, false)
 }
 
 // Result's read: as traceSnapshot.
 func traceResult[Req, Res any](j *job[Req, Res], s Snapshot) {
-	traceLog(&j.mu, traceEvent{A: "Result", J: j.view.ID, St: s.State.String(),
+	traceLog(&j.mu, traceEvent{A: "Result", J: j.id, St: s.State.String(),
 		E: yesNo(s.Err != nil), C: yesNo(!s.CompletedAt.IsZero())}, false)
 }
 

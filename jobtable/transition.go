@@ -21,7 +21,7 @@ func (t *Table[Req, Res]) Start(id string) (Snapshot, error) {
 		traceStart(j, ErrNotPending)
 		return j.snapshotLocked(), ErrNotPending
 	}
-	j.view.StartedAt = t.cfg.Now() // under j.mu: ordered against the terminal transition's read
+	j.startedAt = t.cfg.Now() // under j.mu: ordered against the terminal transition's read
 	j.setStateLocked(Running)
 	traceStart(j, nil)
 	return j.snapshotLocked(), nil

@@ -38,15 +38,16 @@ func (t *Table[Req, Res]) Wait(ctx context.Context, id string) (Snapshot, error)
 		// wakes faster than a select.
 		<-done
 		traceWaitWoken(j)
-		return j.view, nil // see below
+		return j.snapshotAs(j.loadState()), nil // see below
 	}
 	select {
 	case <-done:
 		// Received from the closed channel: ordered after the terminal
-		// critical section, which wrote the final snapshot before it
-		// closed the channel. No lock: the finisher may still hold it.
+		// critical section, which wrote the final snapshot and stored the
+		// terminal state before it closed the channel. No lock: the
+		// finisher may still hold it.
 		traceWaitWoken(j)
-		return j.view, nil
+		return j.snapshotAs(j.loadState()), nil
 	case <-ctxDone:
 		traceWaitCancel(j)
 		// The snapshot is taken after the context ended, so it shows the
