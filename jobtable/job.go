@@ -85,8 +85,9 @@ func (j *job[Req, Res]) ordinal() uint64 { return j.ord }
 
 func (j *job[Req, Res]) loadState() State { return State(j.state.Load()) }
 
-// snapshotAs returns j's snapshot with state s: the state j.mu or a
-// terminal state loaded without it made the reader's.
+// snapshotAs returns j's snapshot with state s. j.mu must be held, or s
+// must be a terminal state loaded from j.state (or j.done received): the
+// fields it reads are final then, and need no lock.
 func (j *job[Req, Res]) snapshotAs(s State) Snapshot {
 	return Snapshot{ID: j.id, TaskID: j.taskID, State: s, Err: j.err,
 		CreatedAt: j.createdAt, StartedAt: j.startedAt, CompletedAt: j.completedAt}

@@ -91,12 +91,14 @@ func (t *Table[Req, Res]) List(q ListQuery) (jobs []Snapshot, next uint64, err e
 func (t *Table[Req, Res]) listLocked(q ListQuery) ([]Snapshot, uint64, error) {
 	jobs := make([]Snapshot, 0, min(q.Limit, t.order.live()))
 	pos := t.order.below(q.Before)
+	var last *job[Req, Res] // the last job scanned
 	for scanned := 0; pos >= 0 && scanned < listScanBudget; pos-- {
 		j := t.order.at(pos)
 		if j == nil {
 			continue
 		}
 		scanned++
+		last = j
 		if !q.ByState || j.loadState() == q.State || !j.loadState().Terminal() {
 			if s := j.listSnapshot(); q.Matches(s) {
 				jobs = append(jobs, s)
@@ -109,10 +111,12 @@ func (t *Table[Req, Res]) listLocked(q ListQuery) ([]Snapshot, uint64, error) {
 	if pos < 0 {
 		return jobs, 0, nil
 	}
-	return jobs, t.order.at(pos + 1).ord, nil
+	// The scan budget ran out with older jobs left: the next page starts
+	// below the last job scanned.
+	return jobs, last.ord, nil
 }
 
-// nextCursorLocked is the cursor after a full page that ended at the entry
+// nextCursorLocked is the cursor after a full page that ended at the slot
 // of index pos, of ordinal ord: 0 when the order holds nothing older (the
 // entry at index 0 is never empty), so that a walk to the oldest job ends
 // without an empty last page.
