@@ -123,9 +123,13 @@
 // blocked in the store returns ErrClosed, with the latest snapshot, at once
 // (no completion can come after Close). Then it closes the connections and
 // releases the lock. The lock is an exclusive flock(2) on the sidecar file
-// PATH.lock, held from Open to Close: a second store on the same file, in
-// another process or this one, fails to open with ErrLocked (lock.go says
-// why not SQLite's own locking). The package therefore builds on Unix only.
+// REAL.lock, REAL being the file's path with its symbolic links resolved,
+// held from Open to Close: a second store on the same file, in another
+// process or this one, under the same name or through a symbolic link,
+// fails to open with ErrLocked, and so does a file with more than one hard
+// link, which another store could hold under its other name (lock.go says
+// why, and why not SQLite's own locking). The package therefore builds on
+// Unix only.
 //
 // # Synchronisation
 //

@@ -20,8 +20,10 @@ import (
 // not exist, and starts its writer. In order, it
 //
 //  1. validates cfg (as jobtable.New does) and opts: ErrInvalidConfig;
-//  2. locks PATH.lock: ErrLocked if another store holds it, ErrUnwritable
-//     if it cannot be created;
+//  2. creates the file if it does not exist and locks it (lock.go): the
+//     sidecar REAL.lock, REAL being the path with its symbolic links
+//     resolved; ErrLocked if another store holds it or the file has more
+//     than one hard link, ErrUnwritable if either cannot be created;
 //  3. opens the write connection (WAL, synchronous=FULL) and checks the
 //     file with PRAGMA quick_check: ErrCorrupt for a file that is not a
 //     database or fails the check, ErrUnwritable for one it cannot write;
@@ -46,7 +48,7 @@ func Open(ctx context.Context, path string, cfg ledger.Config, opts Options) (*S
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrUnwritable, path, err)
 	}
-	lock, err := lockFile(abs + ".lock")
+	lock, err := lockFile(abs)
 	if err != nil {
 		return nil, err
 	}

@@ -61,6 +61,34 @@ func TestOpenLocked(t *testing.T) {
 	require.Equal(t, ledger.Pending, state(t, s, id))
 }
 
+// TestOpenLockedThroughLinks: a store opened through a symbolic link, or a
+// hard link, to a file that another store holds is refused. (Regression:
+// the lock file was named after the path as given, so a second store on
+// the same file through a link took a lock of its own, finished the first
+// one's jobs, and left a stored depth of -1 that no Open accepted again.)
+// A file reached through a dangling link is created where the link points.
+func TestOpenLockedThroughLinks(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real.db")
+	dangling := filepath.Join(dir, "dangling.db")
+	require.NoError(t, os.Symlink(real, dangling))
+	s, err := sqlite.Open(ctx, dangling, ledger.Config{MaxQueue: 1}, sqlite.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, s.Close()) })
+	require.FileExists(t, real)
+	id := mustSubmit(t, s, "a")
+
+	symlink := filepath.Join(t.TempDir(), "link.db")
+	require.NoError(t, os.Symlink(real, symlink))
+	hard := filepath.Join(dir, "hard.db")
+	require.NoError(t, os.Link(real, hard))
+	for _, path := range []string{real, symlink, hard} {
+		_, err := sqlite.Open(ctx, path, ledger.Config{MaxQueue: 1}, sqlite.Options{})
+		require.ErrorIs(t, err, sqlite.ErrLocked, path)
+	}
+	require.Equal(t, ledger.Pending, state(t, s, id), "the refused Opens changed nothing")
+}
+
 // TestOpenLockedAcrossProcesses: another process opening the file while
 // this one holds it is refused too. The other process is this test binary,
 // run again for TestOpenFromAnotherProcess alone.
