@@ -64,8 +64,8 @@ func configInRange(c jobapi.Config) error {
 	switch {
 	case c.Workers < 1 || c.Workers > 65536:
 		return errors.New("workers out of [1, 65536]")
-	case c.MaxBodyBytes < 1:
-		return errors.New("max_body_bytes not positive")
+	case c.MaxBodyBytes < 1 || c.MaxBodyBytes > 1<<27:
+		return errors.New("max_body_bytes out of [1, 2^27]")
 	case c.MaxPixels < 1 || c.MaxPixels > 1<<30:
 		return errors.New("max_pixels out of [1, 2^30]")
 	case c.MaxWait < 0:
@@ -110,6 +110,7 @@ var configSeeds = []string{
 	`{"workers":1.5}`,
 	`{"max_body_bytes":0}`,
 	`{"max_body_bytes":-1}`,
+	`{"max_body_bytes":134217729}`,
 	`{"max_pixels":1}`,
 	`{"max_pixels":0}`,
 	`{"max_pixels":1073741824}`,

@@ -33,6 +33,14 @@ const (
 // maxMillis is the largest millisecond count a time.Duration holds.
 const maxMillis = math.MaxInt64 / int64(time.Millisecond)
 
+// maxMaxBodyBytes is the ceiling of max_body_bytes: 128 MiB, half the
+// most bytes the SQLite store takes in one write (sqlite.MaxValueBytes). A
+// job's stored request is its body re-encoded, no longer than the body
+// but for the escapes of its task id (maxTaskIDBytes at most), and the
+// write that stores it adds the id, the task id and an idempotency key
+// (an HTTP header), so any body within the ceiling can be stored.
+const maxMaxBodyBytes = 128 << 20
+
 // maxMaxPixels is the ceiling of max_pixels: 2^30 pixels are 4 GiB as
 // RGBA, more than one decode should ever take.
 const maxMaxPixels = 1 << 30
@@ -56,7 +64,8 @@ type Config struct {
 	// asynchronous paths together (JSON "workers"; default GOMAXPROCS).
 	Workers int
 	// MaxBodyBytes bounds a request body; a larger one is answered 413
-	// (JSON "max_body_bytes").
+	// (JSON "max_body_bytes"; default DefaultMaxBodyBytes, range 1 to
+	// 2^27, 128 MiB, so that a durable store can hold any body).
 	MaxBodyBytes int64
 	// MaxPixels bounds the width times height of an image the fingerprint
 	// model decodes; a larger one is refused with 422 before decoding, from
@@ -257,8 +266,8 @@ func (c Config) Validate() error {
 	switch {
 	case c.Workers < 1 || c.Workers > 1<<16:
 		return bad("workers", "%d is not in [1, 65536]", c.Workers)
-	case c.MaxBodyBytes < 1:
-		return bad("max_body_bytes", "%d is not positive", c.MaxBodyBytes)
+	case c.MaxBodyBytes < 1 || c.MaxBodyBytes > maxMaxBodyBytes:
+		return bad("max_body_bytes", "%d is not in [1, %d]", c.MaxBodyBytes, maxMaxBodyBytes)
 	case c.MaxPixels < 1 || c.MaxPixels > maxMaxPixels:
 		return bad("max_pixels", "%d is not in [1, %d]", c.MaxPixels, maxMaxPixels)
 	case c.MaxWait < 0:

@@ -51,6 +51,7 @@ func TestParseConfigRefuses(t *testing.T) {
 		{"zero timeout", `{"async_timeout": 0}`, "async_timeout"},
 		{"zero workers", `{"workers": 0}`, "workers"},
 		{"zero body", `{"max_body_bytes": 0}`, "max_body_bytes"},
+		{"body over 2^27", `{"max_body_bytes": 134217729}`, "max_body_bytes"},
 		{"zero pixels", `{"max_pixels": 0}`, "max_pixels"},
 		{"pixels over 2^30", `{"max_pixels": 1073741825}`, "max_pixels"},
 		{"zero completed", `{"async_max_completed": 0}`, "async_max_completed"},

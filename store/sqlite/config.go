@@ -14,6 +14,15 @@ import (
 // when Options.BatchLimit is zero.
 const DefaultBatchLimit = 256
 
+// MaxValueBytes is the default and the ceiling of Options.MaxValueBytes:
+// 256 MiB. SQLite refuses a value or a row over 10^9 bytes (SQLITE_TOOBIG),
+// which would fail the transaction of the whole batch, every other write
+// of it with it; and the driver binds a value's length as a 32-bit
+// integer, so from 2 GiB a truncated value would be stored without an
+// error. A job's row holds what its Submit carried and what its end
+// carried, twice this at most, well within SQLite's limit.
+const MaxValueBytes = 256 << 20
+
 // Options tunes a Store beyond the ledger's Config. The zero value is the
 // default for every field.
 type Options struct {
@@ -23,6 +32,14 @@ type Options struct {
 	// commits every write on its own, the baseline that group commit is
 	// measured against. Negative is an error.
 	BatchLimit int
+	// MaxValueBytes bounds the bytes one write carries: a Submit's id,
+	// task id, request, idempotency key and digest together; a Finish's
+	// id and result; a Fail's or a Timeout's id and error message. A write
+	// over it is refused with ErrTooLarge before it is queued, and changes
+	// nothing; a Start, Finish, Fail or Timeout whose id alone is longer
+	// gets ErrNotFound, as no job has such an id. Zero means
+	// MaxValueBytes, the most it may be; negative or more is an error.
+	MaxValueBytes int
 
 	_ struct{} // forbid positional literals
 }
@@ -34,6 +51,12 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("%w: BatchLimit %d is negative", ledger.ErrInvalidConfig, o.BatchLimit)
 	case o.BatchLimit == 0:
 		o.BatchLimit = DefaultBatchLimit
+	}
+	switch {
+	case o.MaxValueBytes < 0 || o.MaxValueBytes > MaxValueBytes:
+		return o, fmt.Errorf("%w: MaxValueBytes %d is not in [0, %d]", ledger.ErrInvalidConfig, o.MaxValueBytes, MaxValueBytes)
+	case o.MaxValueBytes == 0:
+		o.MaxValueBytes = MaxValueBytes
 	}
 	return o, nil
 }

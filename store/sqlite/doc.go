@@ -113,8 +113,13 @@
 // caller whose context ends while its write is queued or being committed
 // gets ctx.Err() at once, and the write's outcome is unknown: it may still
 // commit, or not run at all (the writer skips a write whose context ended
-// before it started it). Any error other than the ledger's sentinels and
-// the context's is a failure of the database, with an unknown outcome.
+// before it started it). A write that carries more than
+// Options.MaxValueBytes (256 MiB at most) is refused with ErrTooLarge
+// before it is queued, and changes nothing: in a batch, SQLite would
+// refuse it and fail the batch's other writes with it, or the driver
+// would store it truncated (config.go says why). Any error other than
+// these, the ledger's sentinels and the context's is a failure of the
+// database, with an unknown outcome.
 //
 // # Close and locking
 //

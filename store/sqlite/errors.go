@@ -31,6 +31,12 @@ var (
 	ErrDepthMismatch = errors.New("sqlite: stored depth disagrees with the jobs")
 )
 
+// ErrTooLarge is the error of a write of an open Store that carries more
+// bytes than Options.MaxValueBytes (wrapped with the sizes): it is refused
+// before it is queued and changes nothing. The other errors of the calls
+// are the ledger package's sentinels (ledger.ErrQueueFull, ...).
+var ErrTooLarge = errors.New("sqlite: write too large")
+
 // InterruptedByRestart is the error message of a job that was RUNNING when
 // its process stopped: Open ends it FAILED with this message.
 const InterruptedByRestart = "interrupted by restart"

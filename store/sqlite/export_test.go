@@ -1,8 +1,12 @@
 package sqlite
 
 import (
+	"context"
 	"runtime"
 	"testing"
+
+	msqlite "modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // blockedWaiters reports whether some waiter of job id has read it live and
@@ -50,3 +54,20 @@ func AwaitWriter(tb testing.TB, s *Store, inBatch, queued int) {
 // ListQueries are the page queries of list.go, by the filter each serves,
 // for a test of their query plans.
 var ListQueries = map[string]string{"all": qListAll, "task": qListTask, "state": qListState}
+
+// LimitLength lowers SQLite's limit on the length of a value or a row
+// (SQLITE_LIMIT_LENGTH, 10^9 bytes by default) on the write connection to
+// n, so that a test can reach it without allocating gigabytes. The writer
+// must be idle: the limit is set on the pool's one connection between two
+// transactions.
+func LimitLength(tb testing.TB, s *Store, n int) {
+	tb.Helper()
+	c, err := s.wdb.Conn(context.Background())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := msqlite.Limit(c, sqlite3.SQLITE_LIMIT_LENGTH, n); err != nil {
+		tb.Fatal(err)
+	}
+}

@@ -42,9 +42,18 @@ type op struct {
 	taskID  string  // Submit
 	key     string  // SubmitKeyed's idempotency key; "" for Submit
 	digest  string  // SubmitKeyed's request digest
-	payload []byte  // Submit's request, Finish's result: the caller's copy
+	payload []byte  // Submit's request, Finish's result: the store's copy once queued
 	cause   *string // Fail's and Timeout's error message; nil for a nil error
 	reply   chan reply
+}
+
+// size is the number of bytes o carries, which Options.MaxValueBytes bounds.
+func (o *op) size() int {
+	n := len(o.id) + len(o.taskID) + len(o.key) + len(o.digest) + len(o.payload)
+	if o.cause != nil {
+		n += len(*o.cause)
+	}
+	return n
 }
 
 // reply is the outcome of an op.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 
@@ -81,7 +82,10 @@ func (s *Store) do(ctx context.Context, o *op) (ledger.Snapshot, error) {
 	return r.snap, r.err
 }
 
-// doReply is do, returning the whole reply.
+// doReply is do, returning the whole reply. A write over
+// Options.MaxValueBytes is refused here, before it is queued, so that it
+// cannot fail the batch it would have joined; a write queued carries the
+// store's own copy of its payload.
 func (s *Store) doReply(ctx context.Context, o *op) reply {
 	if s.closed.Load() {
 		return reply{err: ledger.ErrClosed}
@@ -89,6 +93,13 @@ func (s *Store) doReply(ctx context.Context, o *op) reply {
 	if err := ctx.Err(); err != nil {
 		return reply{err: err}
 	}
+	if o.kind != opSubmit && len(o.id) > s.opts.MaxValueBytes {
+		return reply{err: ledger.ErrNotFound} // Submit refuses such an id
+	}
+	if n := o.size(); n > s.opts.MaxValueBytes {
+		return reply{err: fmt.Errorf("%w: %d bytes, over the limit of %d", ErrTooLarge, n, s.opts.MaxValueBytes)}
+	}
+	o.payload = bytes.Clone(o.payload)
 	o.ctx = ctx
 	o.reply = make(chan reply, 1)
 	if !s.q.push(o) {
@@ -107,13 +118,15 @@ func (s *Store) doReply(ctx context.Context, o *op) reply {
 
 // Submit admits a job carrying req and returns its id, or ErrQueueFull, once
 // the job is committed. It evicts expired terminal jobs first. The store
-// keeps its own copy of req.
+// keeps its own copy of req. Every write (Submit, SubmitKeyed, Finish,
+// Fail, Timeout) that carries more than Options.MaxValueBytes is refused
+// with ErrTooLarge and changes nothing.
 func (s *Store) Submit(ctx context.Context, taskID string, req []byte) (string, error) {
 	if s.closed.Load() {
 		return "", ledger.ErrClosed
 	}
 	id := s.cfg.NewID()
-	snap, err := s.do(ctx, &op{kind: opSubmit, id: id, taskID: taskID, payload: bytes.Clone(req)})
+	snap, err := s.do(ctx, &op{kind: opSubmit, id: id, taskID: taskID, payload: req})
 	if err != nil {
 		return "", err
 	}
@@ -133,7 +146,7 @@ func (s *Store) SubmitKeyed(ctx context.Context, key, digest, taskID string, req
 		return "", false, ledger.ErrClosed
 	}
 	id := s.cfg.NewID()
-	r := s.doReply(ctx, &op{kind: opSubmit, id: id, taskID: taskID, payload: bytes.Clone(req), key: key, digest: digest})
+	r := s.doReply(ctx, &op{kind: opSubmit, id: id, taskID: taskID, payload: req, key: key, digest: digest})
 	if r.err != nil {
 		return "", false, r.err
 	}
@@ -149,7 +162,7 @@ func (s *Store) Start(ctx context.Context, id string) (ledger.Snapshot, error) {
 // Finish ends a job that is not terminal DONE with res (the store keeps its
 // own copy); ErrTerminal with the job's snapshot if it already ended.
 func (s *Store) Finish(ctx context.Context, id string, res []byte) (ledger.Snapshot, error) {
-	return s.do(ctx, &op{kind: opFinish, id: id, payload: bytes.Clone(res)})
+	return s.do(ctx, &op{kind: opFinish, id: id, payload: res})
 }
 
 // Fail ends a job that is not terminal FAILED with cause, stored as its
