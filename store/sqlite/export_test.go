@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"runtime"
 	"testing"
 
@@ -70,4 +71,37 @@ func LimitLength(tb testing.TB, s *Store, n int) {
 	if _, err := msqlite.Limit(c, sqlite3.SQLITE_LIMIT_LENGTH, n); err != nil {
 		tb.Fatal(err)
 	}
+}
+
+// HoldReaders takes every connection of the reader pool, so that the next
+// read waits for one, and returns the function that gives them back.
+func HoldReaders(tb testing.TB, s *Store) (release func()) {
+	tb.Helper()
+	n := s.rdb.Stats().MaxOpenConnections
+	conns := make([]*sql.Conn, 0, n)
+	for range n {
+		c, err := s.rdb.Conn(context.Background())
+		if err != nil {
+			tb.Fatal(err)
+		}
+		conns = append(conns, c)
+	}
+	return func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}
+}
+
+// AwaitReaderWaits yields until n calls in all have waited for a reader
+// connection since Open. It gives up after a bounded number of yields.
+func AwaitReaderWaits(tb testing.TB, s *Store, n int64) {
+	tb.Helper()
+	for range 1_000_000 {
+		if s.rdb.Stats().WaitCount >= n {
+			return
+		}
+		runtime.Gosched()
+	}
+	tb.Fatalf("%d waits for a reader connection; want %d", s.rdb.Stats().WaitCount, n)
 }

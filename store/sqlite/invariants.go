@@ -34,85 +34,16 @@ type row struct {
 }
 
 func (s *Store) checkInvariants(ctx context.Context) error {
-	tx, err := s.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return fmt.Errorf("sqlite: checking invariants: %w", err)
-	}
-	defer tx.Rollback()
 	var errs []error
 	fail := func(name, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%s: "+format, append([]any{name}, args...)...))
 	}
-
-	var stored int
-	if err := tx.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'depth'`).Scan(&stored); err != nil {
-		return fmt.Errorf("sqlite: checking invariants: %w", err)
-	}
-	rows, err := tx.QueryContext(ctx, `SELECT id, state, request IS NOT NULL, result IS NOT NULL,
-		error IS NOT NULL, created_at, started_at, completed_at, seq FROM jobs ORDER BY seq, rowid`)
+	// The read ends, and gives its connection back, before takeMu and
+	// waitMu are taken: nothing waits for a lock while it holds a reader
+	// connection that a TakeRequest may be waiting for (take.go).
+	live, terminal, err := s.checkRows(ctx, fail)
 	if err != nil {
-		return fmt.Errorf("sqlite: checking invariants: %w", err)
-	}
-	defer rows.Close()
-	live := make(map[string]ledger.State)
-	terminal := make(map[string]bool)
-	jobs, retained := 0, 0
-	var prev *row
-	for rows.Next() {
-		var r row
-		if err := rows.Scan(&r.id, &r.state, &r.request, &r.result, &r.err,
-			&r.created, &r.started, &r.completed, &r.seq); err != nil {
-			return fmt.Errorf("sqlite: checking invariants: %w", err)
-		}
-		jobs++
-		if r.state.Terminal() {
-			retained++
-			terminal[r.id] = true
-		} else {
-			live[r.id] = r.state
-		}
-		checkRow(fail, &r)
-		if r.seq.Valid && prev != nil && prev.seq.Valid {
-			// Rows come in seq order, the live ones (NULL) first.
-			if r.seq.Int64 == prev.seq.Int64 {
-				fail("RetentionListInv", "jobs %s and %s share seq %d", prev.id, r.id, r.seq.Int64)
-			}
-			if r.completed.Int64 < prev.completed.Int64 {
-				fail("RetentionListInv", "job %s completed before job %s, ordered after it", r.id, prev.id)
-			}
-		}
-		prev = &r
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("sqlite: checking invariants: %w", err)
-	}
-
-	// ListOrderInv: every job has an admission ordinal (unique by the
-	// index jobs_admission), each below the stored next_n.
-	var nextN, unnumbered, top int64
-	if err := tx.QueryRowContext(ctx, `SELECT (SELECT value FROM meta WHERE key = 'next_n'),
-		(SELECT count(*) FROM jobs WHERE n IS NULL OR n < 1), (SELECT coalesce(max(n), 0) FROM jobs)`).
-		Scan(&nextN, &unnumbered, &top); err != nil {
-		return fmt.Errorf("sqlite: checking invariants: %w", err)
-	}
-	if unnumbered != 0 || top >= nextN {
-		fail("ListOrderInv", "%d jobs without an ordinal, the highest %d, next_n %d", unnumbered, top, nextN)
-	}
-
-	depth := int(s.pub.depth.Load())
-	if depth < 0 || depth > s.maxDepth {
-		fail("DepthBoundInv", "depth %d outside [0, %d]", depth, s.maxDepth)
-	}
-	if depth != len(live) || stored != len(live) {
-		fail("DepthInv", "depth %d, stored depth %d, non-terminal jobs %d", depth, stored, len(live))
-	}
-	if j, r := int(s.pub.jobs.Load()), int(s.pub.retained.Load()); j != jobs || r != retained {
-		fail("CountersInv", "counted %d jobs, %d retained; the table holds %d, %d", j, r, jobs, retained)
-	}
-	// Between two Submits only the jobs live at the first can end, so
-	// retention is bounded by MaxCompleted plus the depth bound.
-	if limit := s.cfg.MaxCompleted; limit > 0 && retained > limit+s.maxDepth {
-		fail("RetentionBoundInv", "%d terminal jobs retained, more than %d + %d", retained, limit, s.maxDepth)
+		return err
 	}
 
 	s.takeMu.Lock()
@@ -134,6 +65,92 @@ func (s *Store) checkInvariants(ctx context.Context) error {
 	}
 	s.waitMu.Unlock()
 	return errors.Join(errs...)
+}
+
+// checkRows checks the clauses on the committed rows and the writer's
+// counters, in one read transaction, and returns the jobs it found live,
+// with their states, and those it found terminal. An error is a failure of
+// the read.
+func (s *Store) checkRows(ctx context.Context, fail func(name, format string, args ...any)) (
+	live map[string]ledger.State, terminal map[string]bool, err error) {
+	tx, err := s.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, nil, fmt.Errorf("sqlite: checking invariants: %w", err)
+	}
+	defer tx.Rollback()
+
+	var stored int
+	if err := tx.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'depth'`).Scan(&stored); err != nil {
+		return nil, nil, fmt.Errorf("sqlite: checking invariants: %w", err)
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT id, state, request IS NOT NULL, result IS NOT NULL,
+		error IS NOT NULL, created_at, started_at, completed_at, seq FROM jobs ORDER BY seq, rowid`)
+	if err != nil {
+		return nil, nil, fmt.Errorf("sqlite: checking invariants: %w", err)
+	}
+	defer rows.Close()
+	live = make(map[string]ledger.State)
+	terminal = make(map[string]bool)
+	jobs, retained := 0, 0
+	var prev *row
+	for rows.Next() {
+		var r row
+		if err := rows.Scan(&r.id, &r.state, &r.request, &r.result, &r.err,
+			&r.created, &r.started, &r.completed, &r.seq); err != nil {
+			return nil, nil, fmt.Errorf("sqlite: checking invariants: %w", err)
+		}
+		jobs++
+		if r.state.Terminal() {
+			retained++
+			terminal[r.id] = true
+		} else {
+			live[r.id] = r.state
+		}
+		checkRow(fail, &r)
+		if r.seq.Valid && prev != nil && prev.seq.Valid {
+			// Rows come in seq order, the live ones (NULL) first.
+			if r.seq.Int64 == prev.seq.Int64 {
+				fail("RetentionListInv", "jobs %s and %s share seq %d", prev.id, r.id, r.seq.Int64)
+			}
+			if r.completed.Int64 < prev.completed.Int64 {
+				fail("RetentionListInv", "job %s completed before job %s, ordered after it", r.id, prev.id)
+			}
+		}
+		prev = &r
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, fmt.Errorf("sqlite: checking invariants: %w", err)
+	}
+
+	// ListOrderInv: every job has an admission ordinal (unique by the
+	// index jobs_admission), each below the stored next_n.
+	var nextN, unnumbered, top int64
+	if err := tx.QueryRowContext(ctx, `SELECT (SELECT value FROM meta WHERE key = 'next_n'),
+		(SELECT count(*) FROM jobs WHERE n IS NULL OR n < 1), (SELECT coalesce(max(n), 0) FROM jobs)`).
+		Scan(&nextN, &unnumbered, &top); err != nil {
+		return nil, nil, fmt.Errorf("sqlite: checking invariants: %w", err)
+	}
+	if unnumbered != 0 || top >= nextN {
+		fail("ListOrderInv", "%d jobs without an ordinal, the highest %d, next_n %d", unnumbered, top, nextN)
+	}
+
+	depth := int(s.pub.depth.Load())
+	if depth < 0 || depth > s.maxDepth {
+		fail("DepthBoundInv", "depth %d outside [0, %d]", depth, s.maxDepth)
+	}
+	if depth != len(live) || stored != len(live) {
+		fail("DepthInv", "depth %d, stored depth %d, non-terminal jobs %d", depth, stored, len(live))
+	}
+	if j, r := int(s.pub.jobs.Load()), int(s.pub.retained.Load()); j != jobs || r != retained {
+		fail("CountersInv", "counted %d jobs, %d retained; the table holds %d, %d", j, r, jobs, retained)
+	}
+	// Between two Submits only the jobs live at the first can end, so
+	// retention is bounded by MaxCompleted plus the depth bound.
+	if limit := s.cfg.MaxCompleted; limit > 0 && retained > limit+s.maxDepth {
+		fail("RetentionBoundInv", "%d terminal jobs retained, more than %d + %d", retained, limit, s.maxDepth)
+	}
+
+	return live, terminal, nil
 }
 
 // checkRow checks the clauses that concern one job alone.

@@ -26,16 +26,19 @@ import (
 //     takes. gather is the writer goroutine's alone.
 //   - pub: atomics, stored by the writer after each commit, loaded by
 //     Stats and CheckInvariants.
-//   - takeMu guards taken, and is held across each TakeRequest (see
-//     take.go for why).
+//   - takeMu guards taken, and is held across each TakeRequest's read of
+//     the job (see take.go for why).
 //   - waitMu guards waiters and each waiter's count.
 //   - closed: atomic, set once by Close before it closes quit; quit is
 //     closed once, by Close.
 //   - writerDone is closed by the writer goroutine when it returns.
 //
 // Lock order: takeMu and waitMu are never held together, and neither is
-// held while waiting for the writer; q.mu is held only inside queue's own
-// methods. The writer takes each of them briefly, never two at once.
+// held while waiting for the writer or for a reader connection: a reader
+// connection comes first (TakeRequest gets its own before takeMu, and
+// CheckInvariants gives its own back before it takes either); q.mu is
+// held only inside queue's own methods. The writer takes each of them
+// briefly, never two at once, and never waits for a reader connection.
 //
 // Invariants (CheckInvariants, named as jobtable's and spec/JobTable.tla's):
 //   - pub.depth, meta's depth and the number of jobs not terminal agree
