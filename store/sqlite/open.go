@@ -62,6 +62,7 @@ func Open(ctx context.Context, path string, cfg ledger.Config, opts Options) (*S
 		waiters:    make(map[string]*waiter),
 		quit:       make(chan struct{}),
 		writerDone: make(chan struct{}),
+		released:   make(chan struct{}),
 	}
 	v, err := s.open(ctx)
 	if err != nil {

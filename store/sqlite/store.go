@@ -32,6 +32,8 @@ import (
 //   - closed: atomic, set once by Close before it closes quit; quit is
 //     closed once, by Close.
 //   - writerDone is closed by the writer goroutine when it returns.
+//   - closeErr is written once, by the first Close, before it closes
+//     released; every Close reads it after receiving from released.
 //
 // Lock order: takeMu and waitMu are never held together, and neither is
 // held while waiting for the writer or for a reader connection: a reader
@@ -72,6 +74,8 @@ type Store struct {
 	closed     atomic.Bool
 	quit       chan struct{}
 	writerDone chan struct{}
+	released   chan struct{} // closed once the first Close has released everything
+	closeErr   error         // what the first Close's release returned
 }
 
 var _ ledger.Ledger[[]byte, []byte] = (*Store)(nil)
@@ -233,15 +237,18 @@ func (s *Store) Path() string { return s.path }
 // still queued get ErrClosed, as does every call after Close, and a Wait
 // blocked in the store returns ErrClosed with the latest snapshot at once.
 // Then it closes the connections (SQLite checkpoints the log into the
-// database file) and releases the lock. Close is idempotent; only the first
-// call reports an error.
+// database file) and releases the lock. Close is idempotent: a later or
+// concurrent call returns once the first has released everything, with
+// its error, so that an Open after any Close returns finds the file free.
 func (s *Store) Close() error {
-	if !s.closed.CompareAndSwap(false, true) {
-		return nil
+	if s.closed.CompareAndSwap(false, true) {
+		close(s.quit)
+		<-s.writerDone
+		s.closeErr = s.release()
+		close(s.released)
 	}
-	close(s.quit)
-	<-s.writerDone
-	return s.release()
+	<-s.released
+	return s.closeErr
 }
 
 // release closes what Open opened, in the reverse order.
