@@ -35,7 +35,9 @@ import (
 //  5. opens the reader connections and starts the writer.
 //
 // On any error it closes what it opened and releases the lock; the file
-// keeps whatever step 4 had not committed.
+// keeps whatever step 4 had not committed. It does the same when the
+// injected clock (Config.Now, read in step 4) panics, and lets the panic
+// go on to its caller, as jobtable does.
 func Open(ctx context.Context, path string, cfg ledger.Config, opts Options) (*Store, error) {
 	cfg, err := configWithDefaults(cfg)
 	if err != nil {
@@ -64,11 +66,17 @@ func Open(ctx context.Context, path string, cfg ledger.Config, opts Options) (*S
 		writerDone: make(chan struct{}),
 		released:   make(chan struct{}),
 	}
+	opened := false
+	defer func() {
+		if !opened { // an error, or a panic on its way to the caller
+			s.release()
+		}
+	}()
 	v, err := s.open(ctx)
 	if err != nil {
-		s.release()
 		return nil, fmt.Errorf("%w (database %s)", err, abs)
 	}
+	opened = true
 	s.pub.store(v)
 	go s.runWriter(v)
 	return s, nil

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -209,4 +210,19 @@ func TestOpenDepthMismatch(t *testing.T) {
 	err := e.openErr()
 	require.ErrorIs(t, err, sqlite.ErrDepthMismatch)
 	require.ErrorContains(t, err, "stored depth 3, 1 jobs not terminal")
+}
+
+// TestOpenClockPanicReleases: a panic of the injected clock while Open
+// recovers the file goes on to the caller, and leaves nothing open: the
+// next Open succeeds. (Regression: the panic left the lock and the write
+// connection held, and every later Open of the file failed with ErrLocked.)
+func TestOpenClockPanicReleases(t *testing.T) {
+	e := closedFile(t)
+	cfg := e.cfg
+	cfg.Now = func() time.Time { panic("clock broke") }
+	require.PanicsWithValue(t, "clock broke", func() {
+		sqlite.Open(ctx, e.path, cfg, e.opts)
+	})
+	s := e.open()
+	require.Equal(t, 2, s.Stats().Jobs, "the panic changed nothing")
 }
