@@ -320,9 +320,13 @@ func (s *Server) enter() bool {
 // store that New opened ("store": "sqlite:PATH"), a job not yet started
 // when ctx ends is left PENDING instead: the next process on the store
 // runs it, its deadline still counted from its admission. In shared mode
-// (shared.go) the claimer claims on through the grace period while a job is
-// claimable, and the jobs not started when it ends are left PENDING for the
-// other replicas, whatever the store. Clients waiting on
+// (shared.go) the claimer claims nothing once Shutdown has begun: the jobs
+// already claimed run on through the grace period, and the others are left
+// PENDING for the other replicas, whatever the store; a job whose Claim was
+// in flight as Shutdown began runs too, or, when the grace period ends
+// before it starts, ends FAILED "server shutting down" like every job this
+// replica claimed (a claim starts a job, which is never claimed again).
+// Clients waiting on
 // a job are answered as it ends. Shutdown returns ctx's error when the grace
 // period ran out, nil when every job finished within it. A model that
 // ignores its context delays Shutdown until it returns.

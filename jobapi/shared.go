@@ -48,24 +48,33 @@ func (s *Server) startShared() {
 // claimJobs is the claimer: while the server lives, it takes a free worker,
 // then the oldest claimable job, and runs it; when nothing is claimable it
 // waits for the store's Work signal, at most claimRecheck. Once Shutdown has
-// begun it claims on through the grace period (admitted jobs run on) until
-// nothing is claimable; when the grace period ends it stops, leaving the
-// jobs not started PENDING for the other replicas or the next process. Its
-// loop is bounded by the server's life: each turn either claims a job or
-// waits, and the end of the grace period ends both.
+// begun it claims nothing more, so that the jobs nobody has claimed stay
+// PENDING for the other replicas or the next process: a job claimed in the
+// grace period could not be given back (a claim starts the job, and a job
+// runs at most once), so one claimed shortly before the grace period ended
+// would end FAILED "server shutting down" without having run, where another
+// replica could have run it. Its loop is bounded by the server's life: each
+// turn either claims a job or waits, and the start of the shutdown ends
+// both.
 func (s *Server) claimJobs() {
 	defer s.wg.Done()
 	for {
 		if err := s.workers.Acquire(s.base, 1); err != nil {
 			return // the grace period is over
 		}
-		if s.base.Err() != nil { // Acquire may succeed on a free worker even then
+		// Acquire may succeed on a free worker after Shutdown has begun (or
+		// even after the grace period, when base ended too).
+		if s.isClosed() {
 			s.workers.Release(1)
 			return
 		}
 		before := s.endCount()
 		// s.writes, not s.base: a Claim given up half way could start a
-		// job that nobody here runs, RUNNING until its lease lapses.
+		// job that nobody here runs, RUNNING until its lease lapses. A
+		// Claim in flight as Shutdown begins may still return a job: it
+		// runs in the grace period, or, once that is over, ends FAILED
+		// "server shutting down" (runJob), as a job this replica was
+		// running would.
 		snap, req, err := s.shared.Claim(s.writes)
 		if err == nil {
 			s.runClaimed(snap, req, before) // the worker passes to it
@@ -85,14 +94,14 @@ func (s *Server) claimJobs() {
 			// ends at its deadline by its admitting replica's timer.
 			s.log.Error("job store failed", "op", "claim", "error", err)
 		}
-		if s.isClosed() || !s.awaitWork() {
+		if !s.awaitWork() {
 			return
 		}
 	}
 }
 
-// awaitWork blocks until the store signals work, claimRecheck passes or
-// Shutdown begins (true: claim again), or the grace period ends (false).
+// awaitWork blocks until the store signals work or claimRecheck passes
+// (true: claim again), or Shutdown begins (false).
 func (s *Server) awaitWork() bool {
 	recheck := make(chan struct{})
 	stop := s.clock.AfterFunc(claimRecheck, func() { close(recheck) })
@@ -101,7 +110,6 @@ func (s *Server) awaitWork() bool {
 	case <-s.shared.Work():
 	case <-recheck:
 	case <-s.closing:
-	case <-s.base.Done():
 		return false
 	}
 	return true

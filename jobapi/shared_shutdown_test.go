@@ -1,0 +1,52 @@
+package jobapi_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobledger/jobledger/jobapi"
+)
+
+// TestSharedShutdownClaimsNothing pins a defect: a replica whose shutdown
+// had begun claimed on through its grace period, so that a job claimed
+// shortly before the grace ended, or during the Claim itself, ended FAILED
+// "server shutting down" without ever running, where another replica
+// could have run it. Once Shutdown begins the claimer claims nothing: the
+// job its one worker frees up for stays PENDING, Shutdown returns as soon
+// as the running job has ended, and another replica runs the job.
+func TestSharedShutdownClaimsNothing(t *testing.T) {
+	hb := newHub(t, newFakeClock(), 8)
+	gA := newGate()
+	a := newHarnessWith(t, jobapi.Options{Model: gA, Ledger: hb.view()}, nil)
+	running := a.submit("running", nil)
+	require.Equal(t, "running", <-gA.started)
+	pending := a.submit("pending", nil)
+
+	grace, endGrace := context.WithCancel(context.Background())
+	defer endGrace()
+	shut := make(chan error, 1)
+	go func() { shut <- a.srv.Shutdown(grace) }()
+	until(t, "shutdown began", func() bool { return a.get("/healthz").Status == http.StatusServiceUnavailable })
+	gA.release <- struct{}{} // the one worker comes free in the grace period
+
+	select {
+	case err := <-shut:
+		require.NoError(t, err, "every job A started ended within the grace period")
+	case id := <-gA.started:
+		endGrace()
+		<-shut
+		t.Fatalf("A claimed job %q after its shutdown began; it ended %v", id, a.get("/jobs/" + pending).Body["state"])
+	}
+	require.Equal(t, "DONE", a.get("/jobs/" + running).Body["state"])
+	require.Equal(t, "PENDING", a.get("/jobs/" + pending).Body["state"], "left for another replica")
+	require.NoError(t, a.srv.CheckInvariants())
+
+	gB := newGate()
+	b := newHarnessWith(t, jobapi.Options{Model: gB, Ledger: hb.view()}, nil)
+	require.Equal(t, "pending", received(t, gB.started, "B runs the job A left"))
+	gB.release <- struct{}{}
+	require.Equal(t, "DONE", b.waitBounded(pending).Body["state"])
+}
