@@ -126,8 +126,9 @@ type Server struct {
 	// its runner returned, holding its slot of the queue until a restart.
 	// Nor will the request's: a client hanging up during a Submit would
 	// leave its outcome unknown, perhaps an admitted job with no runner.
-	// writes ends only in Close, the hard stop, once Shutdown has seen
-	// every runner return; stopWrites ends it.
+	// writes ends only in Close, once Shutdown has seen every runner
+	// return, or in Shutdown itself at HardStop past the grace period
+	// (awaitIdle); stopWrites ends it.
 	writes     context.Context
 	stopWrites context.CancelFunc
 	closeOnce  sync.Once
@@ -314,6 +315,11 @@ func (s *Server) enter() bool {
 	return true
 }
 
+// HardStop bounds how long Shutdown waits, once its grace period is over,
+// for the work in flight to record its ends before it ends the store's
+// writes (see Shutdown).
+const HardStop = 5 * time.Second
+
 // Shutdown refuses new jobs (503), lets the admitted ones run until ctx
 // ends, then ends those left FAILED "server shutting down", cancelling their
 // models' contexts, and waits for every model to return. With a durable
@@ -328,8 +334,19 @@ func (s *Server) enter() bool {
 // replica claimed (a claim starts a job, which is never claimed again).
 // Clients waiting on
 // a job are answered as it ends. Shutdown returns ctx's error when the grace
-// period ran out, nil when every job finished within it. A model that
-// ignores its context delays Shutdown until it returns.
+// period ran out, nil when every job finished within it.
+//
+// Once the grace period is over, Shutdown waits up to HardStop, by the
+// server's clock, for the work in flight (models returning, runners
+// recording their jobs' ends) and then ends the store's writes, as Close
+// does: a write in flight fails, and so does every later one, cancels
+// included. A job whose end was not recorded by then is left as a crash
+// would leave it, its outcome unknown to clients: a durable store's
+// restart ends it FAILED "interrupted by restart" (a job never started
+// stays PENDING), PostgreSQL's reaper FAILED "worker lost" once its lease
+// lapses, and with the memory store it goes with the process. Shutdown
+// then waits for every model and store call to return: one that ignores
+// its context delays it until it does.
 //
 // Reads (snapshots, waits, results, cancel, /metrics) go on being served
 // throughout, so that a job finishing in the grace period can still be
@@ -353,7 +370,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 		err = ctx.Err()
 		s.baseCancel(ErrShuttingDown)
-		<-idle
+		s.awaitIdle(idle)
 	}
 	s.baseCancel(ErrShuttingDown)
 	s.stopAdmissions()
@@ -361,6 +378,27 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.drained = true
 	s.mu.Unlock()
 	return err
+}
+
+// awaitIdle waits, once the grace period is over, until idle is closed (wg
+// reached zero). Past HardStop by the server's clock it ends the store's
+// writes, as Close does, so that a write that never answers (a database
+// connection lost without a reset, with no timeout of its own) ends with
+// its context, and then goes on waiting. Every unit of work writes through
+// s.writes and nothing else ends it: without the bound such a write kept
+// its runner counted, and Shutdown waiting, for ever.
+func (s *Server) awaitIdle(idle <-chan struct{}) {
+	hard := make(chan struct{})
+	stop := s.clock.AfterFunc(HardStop, func() { close(hard) })
+	defer stop()
+	select {
+	case <-idle:
+		return
+	case <-hard:
+	}
+	s.log.Error("shutdown: work still in flight at the hard stop; ending the store's writes", "hard_stop", HardStop.String())
+	s.stopWrites()
+	<-idle
 }
 
 // Close ends the server's use of its store: it ends the context of the
