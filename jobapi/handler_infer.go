@@ -11,7 +11,9 @@ import (
 // deadline is Config.AsyncTimeout from when the body has been read and
 // parsed, as a job's is from its admission (the reading is bounded by the
 // http.Server's ReadTimeout): 503 when no worker frees up before it, 504
-// when the model is still running at it.
+// when the model is still running at it. The write deadline is moved to
+// the http.Server's WriteTimeout plus the deadline past the end of the
+// parsing, too (holdWriteDeadline).
 func (s *Server) infer(w http.ResponseWriter, r *http.Request) {
 	charge := bodyCharge(r.ContentLength, s.cfg.MaxBodyBytes)
 	if !s.inferBytes.TryAcquire(charge) {
@@ -21,6 +23,12 @@ func (s *Server) infer(w http.ResponseWriter, r *http.Request) {
 	}
 	defer s.inferBytes.Release(charge)
 	req, perr := parseRequest(w, r, s.cfg.MaxBodyBytes, s.model)
+	// The reply may be held up to the deadline from now. Set before the
+	// body was read, the held write deadline ran from the end of the
+	// headers, so an upload slower than the WriteTimeout (with no
+	// ReadTimeout, or a longer one) had its reply cut off
+	// (TestInferWriteDeadlineAfterBody).
+	holdWriteDeadline(w, r, s.cfg.AsyncTimeout)
 	if perr != nil {
 		writeProblem(w, perr.status, perr.detail, nil)
 		return

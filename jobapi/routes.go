@@ -18,8 +18,10 @@ type route struct {
 	methods map[string]http.HandlerFunc
 	async   bool
 	// hold is the longest the handler may hold a request before it
-	// replies: max_wait for a wait, the deadline for /infer. The write
-	// deadline is moved that much later (holdWriteDeadline).
+	// replies: max_wait for a wait. The write deadline is moved that much
+	// later (holdWriteDeadline) before the handler runs. /infer has none
+	// here: its deadline counts from the end of its body, so it moves its
+	// write deadline itself once the body is read (handler_infer.go).
 	hold time.Duration
 }
 
@@ -35,7 +37,7 @@ func (s *Server) routeTable() []route {
 			methods: map[string]http.HandlerFunc{http.MethodGet: s.waitJob}},
 		{pattern: "/jobs/{id}/result", async: true, methods: map[string]http.HandlerFunc{http.MethodGet: s.getResult}},
 		{pattern: "/jobs/{id}/cancel", async: true, methods: map[string]http.HandlerFunc{http.MethodPost: s.cancel}},
-		{pattern: "/infer", hold: s.cfg.AsyncTimeout, methods: map[string]http.HandlerFunc{http.MethodPost: s.infer}},
+		{pattern: "/infer", methods: map[string]http.HandlerFunc{http.MethodPost: s.infer}},
 		{pattern: "/healthz", methods: map[string]http.HandlerFunc{http.MethodGet: s.healthz}},
 		{pattern: "/metrics", methods: map[string]http.HandlerFunc{
 			http.MethodGet: promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{}).ServeHTTP,
