@@ -112,7 +112,7 @@ func (s *Server) run(ctx context.Context, id string, release func()) {
 		if s.keepPending && errors.Is(cause, ErrShuttingDown) {
 			// Never started, on a durable store: the next process runs it.
 			s.mu.Lock()
-			s.left++
+			s.left[id] = struct{}{}
 			s.mu.Unlock()
 			return
 		}

@@ -139,12 +139,15 @@ type Server struct {
 	// drained: Shutdown saw wg reach zero; implies closed.
 	//
 	// Invariant (DrainInv): drained implies the store holds no PENDING or
-	// RUNNING job but the left ones, since every runner ends its job before
-	// it returns, except one that keepPending lets leave its job PENDING.
+	// RUNNING job but the left ones still PENDING, since every runner ends
+	// its job before it returns, except one that keepPending lets leave its
+	// job PENDING.
 	drained bool
-	// left counts the jobs left PENDING at shutdown for the next process
-	// (keepPending).
-	left int
+	// left holds the ids of the jobs left PENDING at shutdown for the next
+	// process (keepPending). Some may have ended since: a cancel after
+	// Shutdown, or one that ended the job just before its runner, its
+	// context ended by the shutdown first, took it for left.
+	left map[string]struct{}
 	// flights holds the cancel of the context of every admitted job whose
 	// runner has not returned (cancelJob cancels through it). admit adds
 	// the entry and counts the runner in one critical section; the runner
@@ -193,7 +196,7 @@ func New(cfg Config, opts Options) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, model: opts.Model, log: opts.Logger, clock: opts.Clock, store: opts.Ledger,
 		jobTTL: opts.LedgerJobTTL, flights: make(map[string]context.CancelCauseFunc),
-		admitTimers: map[string]*admitTimer{}, closing: make(chan struct{})}
+		admitTimers: map[string]*admitTimer{}, left: map[string]struct{}{}, closing: make(chan struct{})}
 	if s.model == nil {
 		m, err := newModel(cfg)
 		if err != nil {
