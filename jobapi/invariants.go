@@ -22,7 +22,8 @@ func (s *Server) CheckInvariants() error { return s.checkInvariants() }
 //   - FlightsInv: len(flights) == runners, no entry is nil, and once
 //     drained runners == 0 (so flights is empty).
 //   - TimersInv: timers >= 0, and once drained timers == 0: no deadline
-//     timer is left armed after its work.
+//     timer is left armed after its work (a job's, an /infer's, a
+//     Prefer: wait's; Shutdown waits for the last, stopWaits).
 //   - DrainInv: once drained, the store holds no PENDING or RUNNING job
 //     but the ones Shutdown left PENDING for the next process (a durable
 //     store's, listed in left) that are still PENDING: its Stats().Depth

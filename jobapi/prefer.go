@@ -114,15 +114,7 @@ func appliedWait(n int64, maxWait time.Duration) int64 {
 func (s *Server) awaitSubmitted(w http.ResponseWriter, r *http.Request, id string, secs int64) {
 	w.Header().Set("Preference-Applied", "wait="+strconv.FormatInt(secs, 10))
 	holdWriteDeadline(w, r, time.Duration(secs)*time.Second)
-	ctx, cancel, release := s.deadlineContext(r.Context(), time.Duration(secs)*time.Second)
-	defer release()
-	stop := context.AfterFunc(s.base, func() { cancel(ErrShuttingDown) })
-	defer stop()
-	s.waiting.Add(1)
-	s.metrics.waiters.Inc()
-	snap, err := s.store.Wait(ctx, id)
-	s.metrics.waiters.Dec()
-	s.waiting.Add(-1)
+	snap, err := s.waitSubmitted(r.Context(), id, time.Duration(secs)*time.Second)
 	switch {
 	case r.Context().Err() != nil:
 		return // the client went away; its job runs on
@@ -130,9 +122,9 @@ func (s *Server) awaitSubmitted(w http.ResponseWriter, r *http.Request, id strin
 		// The wait ran out or the grace period ended; or the job was
 		// evicted before the wait began (ErrNotFound, which takes
 		// async_max_completed jobs ending in between), or the store failed
-		// the wait. Either way the job was admitted, which the 202 says:
-		// a 404 or a 503 would deny what is known.
-		if err != nil && !errors.Is(err, ledger.ErrNotFound) && (ctx.Err() == nil || !errors.Is(err, ctx.Err())) {
+		// the wait (err). Either way the job was admitted, which the 202
+		// says: a 404 or a 503 would deny what is known.
+		if err != nil {
 			s.log.Error("job store failed a submit's wait", "job_id", id, "error", err)
 		}
 		writeAccepted(w, id)
@@ -142,6 +134,54 @@ func (s *Server) awaitSubmitted(w http.ResponseWriter, r *http.Request, id strin
 		w.Header().Set("Location", "jobs/"+id)
 		writeSnapshot(w, http.StatusOK, newSnapshotBody(snap, s.jobTTL))
 	}
+}
+
+// waitSubmitted is the wait of awaitSubmitted: up to d for job id to end,
+// under parent, ended early by the end of the grace period. It returns the
+// snapshot the store's Wait returned (zero when the job is gone, or the
+// grace period was over before the wait began) and the store's failure,
+// nil when the wait just ended.
+//
+// The wait's deadline timer is counted in TimersInv, but its handler is no
+// unit of work in wg (its admission was), so Shutdown waits for it apart
+// (waitWG): once the grace period is over a wait ends at once, stopping its
+// timer before Shutdown returns, and none begins. Without that, Shutdown
+// could return, drained, before the handler had stopped the timer
+// (TestPreferWaitEndsBeforeShutdownReturns).
+func (s *Server) waitSubmitted(parent context.Context, id string, d time.Duration) (ledger.Snapshot, error) {
+	s.mu.Lock()
+	stopped := s.waitsStopped
+	if !stopped {
+		s.waitWG.Add(1)
+	}
+	s.mu.Unlock()
+	if stopped {
+		return ledger.Snapshot{}, nil
+	}
+	defer s.waitWG.Done() // after release, deferred below
+	ctx, cancel, release := s.deadlineContext(parent, d)
+	defer release()
+	stop := context.AfterFunc(s.base, func() { cancel(ErrShuttingDown) })
+	defer stop()
+	s.waiting.Add(1)
+	s.metrics.waiters.Inc()
+	snap, err := s.store.Wait(ctx, id)
+	s.metrics.waiters.Dec()
+	s.waiting.Add(-1)
+	if err != nil && (errors.Is(err, ledger.ErrNotFound) || (ctx.Err() != nil && errors.Is(err, ctx.Err()))) {
+		err = nil // gone, or the wait's own end: not a failure
+	}
+	return snap, err
+}
+
+// stopWaits makes every Prefer: wait begun end and waits for it to stop
+// its timer (waitSubmitted). Shutdown calls it once the grace period is
+// over, when base has ended every such wait's context.
+func (s *Server) stopWaits() {
+	s.mu.Lock()
+	s.waitsStopped = true
+	s.mu.Unlock()
+	s.waitWG.Wait()
 }
 
 // writeDone answers a submit whose job ended DONE with the result, as

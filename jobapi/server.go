@@ -67,17 +67,20 @@ type Options struct {
 //     budget of /infer bodies (handler_infer.go).
 //   - shared (the store's Shared side, nil for a store of one process) and
 //     closing (closed once, under mu, when Shutdown begins) are set by New.
-//   - mu guards closed, drained, flights, runners and left, the retired flag of
-//     every deadline timer (deadline.go), and, in shared mode (shared.go),
-//     ends, ended, admitTimers and timersStopped. It is a leaf: nothing else is
-//     locked, and neither the store, a model nor the clock is called, while
-//     it is held.
+//   - mu guards closed, drained, flights, runners, left and waitsStopped,
+//     the retired flag of every deadline timer (deadline.go), and, in
+//     shared mode (shared.go), ends, ended, admitTimers and timersStopped.
+//     It is a leaf: nothing else is locked, and neither the store, a model
+//     nor the clock is called, while it is held.
 //   - wg counts every goroutine and handler that runs a job: Add happens
 //     only under mu while closed is false, so Shutdown's Wait never races
 //     an Add.
 //   - timerWG counts the admission timers that fired and are recording
 //     their end (shared.go): Add happens only under mu while timersStopped
 //     is false, so stopAdmissions' Wait never races an Add.
+//   - waitWG counts the Prefer: waits of POST /jobs in flight (prefer.go):
+//     Add happens only under mu while waitsStopped is false, so stopWaits'
+//     Wait never races an Add.
 //   - waiting and timers are atomic.
 //
 // The invariants below are checked by checkInvariants (invariants.go),
@@ -173,6 +176,11 @@ type Server struct {
 	admitTimers   map[string]*admitTimer
 	timersStopped bool
 	timerWG       sync.WaitGroup
+
+	// waitsStopped is set once Shutdown has seen every Prefer: wait end;
+	// waitWG counts the waits begun (prefer.go).
+	waitsStopped bool
+	waitWG       sync.WaitGroup
 
 	wg      sync.WaitGroup
 	waiting atomic.Int64 // clients blocked in a wait
@@ -377,6 +385,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	s.baseCancel(ErrShuttingDown)
 	s.stopAdmissions()
+	s.stopWaits()
 	s.mu.Lock()
 	s.drained = true
 	s.mu.Unlock()
