@@ -44,19 +44,25 @@ func (s *Server) infer(w http.ResponseWriter, r *http.Request) {
 	defer stop()
 
 	if err := s.workers.Acquire(ctx, 1); err != nil {
-		if errors.Is(context.Cause(ctx), ErrShuttingDown) {
+		switch cause := context.Cause(ctx); {
+		case errors.Is(cause, ErrShuttingDown):
 			writeProblem(w, http.StatusServiceUnavailable, detailShuttingDown, nil)
-			return
+		case errors.Is(cause, ErrDeadline):
+			writeProblem(w, http.StatusServiceUnavailable, detailNoWorker, nil)
 		}
-		writeProblem(w, http.StatusServiceUnavailable, detailNoWorker, nil)
+		// Otherwise the client went away: nothing to answer (counted).
 		return
 	}
 	o, ok := s.execute(ctx, req)
 	switch {
 	case !ok || (o.err != nil && ctx.Err() != nil):
-		if errors.Is(context.Cause(ctx), ErrDeadline) {
+		// The context's first cause decides. A client that went away gets
+		// nothing (counted): it was answered, counted and logged as a 503
+		// "server shutting down" (TestClientGoneCountedApart).
+		switch cause := context.Cause(ctx); {
+		case errors.Is(cause, ErrDeadline):
 			writeProblem(w, http.StatusGatewayTimeout, detailDeadline, nil)
-		} else {
+		case errors.Is(cause, ErrShuttingDown):
 			writeProblem(w, http.StatusServiceUnavailable, detailShuttingDown, nil)
 		}
 	case errors.Is(o.err, ErrModelPanic):

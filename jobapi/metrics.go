@@ -52,11 +52,11 @@ func newMetrics(stats func() ledger.Stats) *metrics {
 		}),
 		waiters: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "jobledger_waiters",
-			Help: "Clients blocked in GET /jobs/{id}/wait.",
+			Help: "Clients blocked in a wait: GET /jobs/{id}/wait, or POST /jobs with Prefer: wait.",
 		}),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "jobledger_http_requests_total",
-			Help: "HTTP requests served, by route and status code.",
+			Help: "HTTP requests served, by route and status code; 499 for a request whose client went away before any reply.",
 		}, []string{"route", "code"}),
 	}
 	for _, s := range []string{"DONE", "FAILED", "TIMEOUT"} {

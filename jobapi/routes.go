@@ -149,16 +149,29 @@ func addSaturating(a, b time.Duration) time.Duration {
 	return a + b
 }
 
-// counted counts each reply of h in the requests metric under route.
+// codeNotWritten is the "code" label of a request that got no reply: its
+// client went away (its context ended) before the handler wrote anything,
+// and the handler, seeing that, wrote nothing. 499 is nginx's "client
+// closed request". Counted as the 200 that net/http would have sent, such
+// requests hid among the replies that were sent (TestClientGoneCountedApart).
+const codeNotWritten = 499
+
+// counted counts each reply of h in the requests metric under route, and
+// each request whose client went away before any reply under
+// codeNotWritten.
 func (s *Server) counted(route string, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		h.ServeHTTP(rec, r)
+		if !rec.wrote && r.Context().Err() != nil {
+			rec.status = codeNotWritten
+		}
 		s.metrics.request(route, rec.status)
 	})
 }
 
-// statusRecorder remembers the status a handler wrote.
+// statusRecorder remembers the status a handler wrote, and whether it
+// wrote anything.
 type statusRecorder struct {
 	http.ResponseWriter
 	status int
@@ -170,6 +183,12 @@ func (r *statusRecorder) WriteHeader(code int) {
 		r.status, r.wrote = code, true
 	}
 	r.ResponseWriter.WriteHeader(code)
+}
+
+// Write is a reply of the status written, or of 200 (net/http's default).
+func (r *statusRecorder) Write(b []byte) (int, error) {
+	r.wrote = true
+	return r.ResponseWriter.Write(b)
 }
 
 // Unwrap lets http.ResponseController reach the connection.
