@@ -23,3 +23,7 @@ func WaitDecodes() { decoding.Wait() }
 // ErrJobEnded is the cause given to the model's context of a job that
 // ended on another replica (shared mode).
 var ErrJobEnded = errJobEnded
+
+// EndsHeard returns the number of ends the store's OnEnd told s of that
+// s took in (shared mode).
+func EndsHeard(s *Server) uint64 { return s.endCount() }

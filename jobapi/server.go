@@ -42,7 +42,10 @@ type Options struct {
 	// (Config.Store, the three keys above and NewID do not), it should run
 	// on Clock (the deadline of a job it recovered counts from the job's
 	// CreatedAt), and the caller closes it, once Shutdown has returned and
-	// the HTTP server has stopped.
+	// the HTTP server has stopped. A shared ledger's OnEnd cannot be
+	// unregistered: it goes on calling the server after Shutdown, which
+	// ignores those calls once drained (or closed), so the ledger may
+	// outlive the server and serve others.
 	Ledger ledger.Ledger[Request, json.RawMessage]
 	// LedgerJobTTL is the Config.JobTTL the ledger given in Ledger was
 	// opened with, from which snapshots compute expires_at (completed_at +
@@ -81,7 +84,7 @@ type Options struct {
 //   - waitWG counts the Prefer: waits of POST /jobs in flight (prefer.go):
 //     Add happens only under mu while waitsStopped is false, so stopWaits'
 //     Wait never races an Add.
-//   - waiting and timers are atomic.
+//   - waiting, timers and endsOff are atomic.
 //
 // The invariants below are checked by checkInvariants (invariants.go),
 // which tests, stress runs and fuzz targets reach through
@@ -184,6 +187,12 @@ type Server struct {
 
 	wg      sync.WaitGroup
 	waiting atomic.Int64 // clients blocked in a wait
+
+	// endsOff is set once Shutdown has drained the server, or Close has
+	// run: onEnd then returns at once (shared.go). A ledger's OnEnd cannot
+	// be unregistered, so a server on a caller's shared ledger would
+	// otherwise take in every end for as long as the ledger lives.
+	endsOff atomic.Bool
 
 	// timers counts the deadline timers armed and not yet retired, that is
 	// neither stopped before they fired nor fired (deadline.go).
@@ -389,6 +398,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	s.drained = true
 	s.mu.Unlock()
+	s.endsOff.Store(true)
 	return err
 }
 
@@ -422,6 +432,7 @@ func (s *Server) awaitIdle(idle <-chan struct{}) {
 // gets 503. Calls after the first return the first's result.
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
+		s.endsOff.Store(true)
 		s.stopWrites()
 		if s.ownsStore {
 			s.closeErr = s.store.Close()

@@ -143,8 +143,14 @@ func (s *Server) runClaimed(snap ledger.Snapshot, req Request, before uint64) {
 // onEnd is the store's OnEnd callback, for the end of any job on any
 // replica: it remembers the end, stops the job's admission deadline if it
 // was admitted here, and cancels its model call if it runs here. It does
-// not block: the store calls it from its listener.
+// not block: the store calls it from its listener. Once the server is
+// drained (or closed) it returns at once: no model call runs here, no
+// admission deadline is armed and nothing claims any more, and the ledger
+// keeps calling it, having no way to unregister it.
 func (s *Server) onEnd(snap ledger.Snapshot) {
+	if s.endsOff.Load() {
+		return
+	}
 	s.mu.Lock()
 	s.ended[s.ends%endRing] = snap.ID
 	s.ends++
