@@ -31,10 +31,18 @@ func (s *Server) deadlineContext(parent context.Context, d time.Duration) (conte
 		}
 	}
 	s.timers.Add(1)
+	armed := false
+	defer func() {
+		if !armed { // AfterFunc panicked: no timer, nothing to count
+			s.timers.Add(-1)
+			cancel(context.Canceled)
+		}
+	}()
 	stop := s.clock.AfterFunc(d, func() {
 		retire()
 		cancel(ErrDeadline)
 	})
+	armed = true
 	return ctx, cancel, func() {
 		if stop() {
 			s.timers.Add(-1) // stopped in time: its callback never runs

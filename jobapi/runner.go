@@ -19,7 +19,9 @@ import (
 // alike. Submit panics on programmer misuse (an Options.NewID that repeats
 // an id, a Clock whose Now panics); that panic still reaches the caller,
 // and net/http's per-request recovery, but no longer leaves wg counting a
-// runner that never started, which made Shutdown wait forever.
+// runner that never started, which made Shutdown wait forever. A panic
+// after the Submit committed ends the job FAILED "job store failure"
+// first, since nothing would run it or keep its deadline.
 //
 // With an idempotency key (key not empty, digest its body's) it submits
 // through SubmitKeyed:
@@ -30,18 +32,28 @@ func (s *Server) admit(req Request, key, digest string) (string, error) {
 	if !s.enter() {
 		return "", ErrShuttingDown
 	}
-	running := false
-	defer func() {
-		if !running {
-			s.wg.Done()
-		}
-	}()
 	var (
 		id       string
 		replayed bool
 		err      error
 		before   uint64 // the ends heard before the Submit, for armAdmission
+		// orphan: the job was admitted, and has neither its runner nor
+		// (shared mode) its admission deadline yet.
+		orphan  bool
+		running bool
 	)
+	defer func() {
+		if orphan {
+			// A panic after the Submit committed (a Clock whose AfterFunc
+			// panics, as the deadline is armed): end the job, which nothing
+			// would run or time out, rather than leave it holding its slot
+			// (TestAdmitPanicEndsCommittedJob). The panic goes on as it came.
+			s.record(id, ledger.Failed, nil, wireError(ErrStoreFailed, ""))
+		}
+		if !running {
+			s.wg.Done()
+		}
+	}()
 	if s.shared != nil {
 		before = s.endCount()
 	}
@@ -60,14 +72,16 @@ func (s *Server) admit(req Request, key, digest string) (string, error) {
 		return id, nil
 	}
 	s.metrics.submitted.Inc()
+	orphan = true
 	if s.shared != nil {
 		// Any replica's claimer runs it (shared.go); this one keeps its
 		// deadline. The unit of work ends here, released by the defer.
 		s.armAdmission(id, before)
+		orphan = false
 		return id, nil
 	}
 	s.launch(id, s.cfg.AsyncTimeout)
-	running = true
+	orphan, running = false, true
 	return id, nil
 }
 

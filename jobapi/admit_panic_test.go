@@ -1,0 +1,70 @@
+package jobapi_test
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobledger/jobledger/jobapi"
+	"github.com/jobledger/jobledger/ledger"
+)
+
+// panickyClock is a fake clock whose AfterFunc panics while armed, as a
+// Clock of the caller's with a bug would.
+type panickyClock struct {
+	*fakeClock
+	armed atomic.Bool
+}
+
+func (c *panickyClock) AfterFunc(d time.Duration, f func()) func() bool {
+	if c.armed.Load() {
+		panic("clock broken")
+	}
+	return c.fakeClock.AfterFunc(d, f)
+}
+
+// TestAdmitPanicEndsCommittedJob pins a defect: a Clock.AfterFunc that
+// panicked after the Submit had committed (as the job's deadline is armed)
+// left the job PENDING with no runner and no deadline, holding its slot of
+// the queue for ever, and its deadline timer counted. The job now ends
+// FAILED "job store failure" before the panic goes on to net/http, and no
+// timer stays counted.
+func TestAdmitPanicEndsCommittedJob(t *testing.T) {
+	clock := &panickyClock{fakeClock: newFakeClock()}
+	mem := newMemory(t, clock.fakeClock, 8)
+	g := newGate()
+	cfg := jobapi.DefaultConfig()
+	cfg.Workers = 1
+	srv, err := jobapi.New(cfg, jobapi.Options{Model: g, Clock: clock, Ledger: mem, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+
+	clock.armed.Store(true)
+	req := httptest.NewRequest(http.MethodPost, "/jobs", strings.NewReader(`{"task_id":"orphan"}`))
+	req.Header.Set("Content-Type", "application/json")
+	var panicked any
+	func() {
+		defer func() { panicked = recover() }()
+		srv.ServeHTTP(httptest.NewRecorder(), req)
+	}()
+	require.Equal(t, "clock broken", panicked, "the panic still reaches the caller")
+	clock.armed.Store(false)
+
+	stats := mem.Stats()
+	require.Equal(t, 1, stats.Jobs, "the Submit committed")
+	require.Zero(t, stats.Depth, "the job admitted is not left live with no runner")
+	page, err := mem.List(context.Background(), ledger.ListQuery{})
+	require.NoError(t, err)
+	require.Len(t, page.Jobs, 1)
+	require.Equal(t, "FAILED", page.Jobs[0].State.String())
+	require.EqualError(t, page.Jobs[0].Err, "job store failure")
+
+	checkDrained(t, srv, clock.fakeClock)
+	require.Empty(t, g.started, "its model never ran")
+}
