@@ -27,6 +27,11 @@ func TestConformance(t *testing.T) {
 // database: Open gives each store a database of its own, and Restart
 // closes the store and opens its database again with the same Config.
 func reopenable(open func(t *testing.T, dsn string, cfg ledger.Config) ledger.Ledger[string, string]) ledgertest.Store {
+	return reopenableOn(newDatabase, open)
+}
+
+// reopenableOn is reopenable with the databases newDB makes.
+func reopenableOn(newDB func(t testing.TB) string, open func(t *testing.T, dsn string, cfg ledger.Config) ledger.Ledger[string, string]) ledgertest.Store {
 	type opened struct {
 		dsn string
 		cfg ledger.Config
@@ -44,7 +49,7 @@ func reopenable(open func(t *testing.T, dsn string, cfg ledger.Config) ledger.Le
 	}
 	return ledgertest.Store{
 		Open: func(t *testing.T, cfg ledger.Config) ledger.Ledger[string, string] {
-			return track(t, newDatabase(t), cfg)
+			return track(t, newDB(t), cfg)
 		},
 		Restart: func(t *testing.T, l ledger.Ledger[string, string]) ledger.Ledger[string, string] {
 			mu.Lock()

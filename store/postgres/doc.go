@@ -36,7 +36,11 @@
 // are one at a time across all replicas, and no write locks a job row
 // before it, so none deadlock. Under READ COMMITTED a write blocked on the
 // ledger row re-reads it, and each later statement reads the latest
-// commit, so nothing is decided on a stale read.
+// commit, so nothing is decided on a stale read. Every connection of a
+// Store, the listener's included, runs READ COMMITTED whatever the
+// database's or the role's default (Open sets the session's
+// default_transaction_isolation): at REPEATABLE READ or SERIALIZABLE those
+// re-checks would fail with serialization errors instead.
 //
 // # Waiting
 //

@@ -90,6 +90,13 @@ func open(ctx context.Context, dsn string, cfg ledger.Config, opts Options, befo
 	if opts.MaxConns > 0 {
 		pcfg.MaxConns = opts.MaxConns
 	}
+	// Every session runs READ COMMITTED, whatever the database's or the
+	// role's default: the re-checks of a write blocked behind another
+	// (admission, the ends, Claim's SKIP LOCKED, the reaper) and Open's
+	// count after its lock read the latest commit only at that level; at
+	// REPEATABLE READ or SERIALIZABLE they fail with serialization errors
+	// instead. The listener's connection copies this config.
+	pcfg.ConnConfig.RuntimeParams["default_transaction_isolation"] = "read committed"
 	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUnreachable, err)
