@@ -40,7 +40,7 @@ const (
 var problemDetails = []string{
 	"body is not valid JSON", "body has an unknown field", "body has a field of the wrong type",
 	"body has data after the JSON object", "image is required", "image is not valid base64",
-	"task_id exceeds 128 bytes", "params must be a JSON object",
+	"task_id exceeds 128 bytes", "task_id must not contain control characters", "params must be a JSON object",
 	"params: sleep_ms must be a non-negative integer and fail a string",
 	"timeout must be a non-negative integer of milliseconds", "no such job", "no such route",
 	"method not allowed", "job is not DONE", "job is already terminal", "body exceeds max_body_bytes",

@@ -123,6 +123,8 @@ func TestBadRequests(t *testing.T) {
 		{"missing image", "application/json", `{"task_id":"a"}`, 400, "image is required"},
 		{"bad base64", "application/json", `{"image":"not base64!"}`, 400, "image is not valid base64"},
 		{"long task_id", "application/json", `{"task_id":"` + long + `","image":"AAAA"}`, 400, "task_id exceeds 128 bytes"},
+		{"NUL in task_id", "application/json", `{"task_id":"a\u0000b","image":"AAAA"}`, 400, "task_id must not contain control characters"},
+		{"control in task_id", "application/json", `{"task_id":"a\nb","image":"AAAA"}`, 400, "task_id must not contain control characters"},
 		{"params not object", "application/json", `{"image":"AAAA","params":[1]}`, 400, "params must be a JSON object"},
 		{"too large", "application/json", `{"image":"` + strings.Repeat("A", 400) + `"}`, 413, "body exceeds max_body_bytes"},
 		{"text content type", "text/plain", `{"image":"AAAA"}`, 415, "Content-Type must be application/json"},

@@ -27,6 +27,7 @@ const (
 	detailBadField      = "body has a field of the wrong type"
 	detailBadBase64     = "image is not valid base64"
 	detailTaskIDTooLong = "task_id exceeds 128 bytes"
+	detailTaskIDControl = "task_id must not contain control characters"
 	detailParamsObject  = "params must be a JSON object"
 	detailTooLarge      = "body exceeds max_body_bytes"
 	detailMediaType     = "Content-Type must be application/json"

@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"unicode"
 )
 
 // maxTaskIDBytes bounds the task_id field.
@@ -52,6 +53,12 @@ func parseRequest(w http.ResponseWriter, r *http.Request, maxBody int64, m Model
 	if body.TaskID != nil {
 		if len(*body.TaskID) > maxTaskIDBytes {
 			return Request{}, badRequest(detailTaskIDTooLong)
+		}
+		if strings.IndexFunc(*body.TaskID, unicode.IsControl) >= 0 {
+			// NUL among them, which a PostgreSQL store cannot hold (a
+			// JSON string decodes to valid UTF-8, so that is the one
+			// byte such a store refuses).
+			return Request{}, badRequest(detailTaskIDControl)
 		}
 		req.TaskID = *body.TaskID
 	}

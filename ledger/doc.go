@@ -23,7 +23,11 @@
 // Every store keeps these, and ledgertest checks each:
 //
 //   - Identity: Submit returns a fresh id that no other job of the store
-//     has had, unguessable by default.
+//     has had, unguessable by default. A call naming an id no job has, an
+//     invalid UTF-8 or NUL-holding one included, is ErrNotFound (LookupKey
+//     of such a key too, and List with such a task id an empty page); a
+//     store whose database cannot hold such text refuses it in Submit with
+//     ErrUnstorable.
 //   - Admission: at most Config.MaxQueue jobs are PENDING or RUNNING at
 //     once; Submit's check of the bound and its taking of a slot are one
 //     atomic step, so concurrent Submits never admit more.

@@ -20,7 +20,9 @@ import (
 // of the call is unknown, and the caller must not assume either way.
 type Ledger[Req, Res any] interface {
 	// Submit admits a job carrying req and returns its id, or
-	// ErrQueueFull. It evicts expired terminal jobs first (retention).
+	// ErrQueueFull. It evicts expired terminal jobs first (retention). A
+	// store that keeps text in a database may refuse, with ErrUnstorable,
+	// a task id (or SubmitKeyed's key or digest) it cannot hold.
 	Submit(ctx context.Context, taskID string, req Req) (string, error)
 	// SubmitKeyed is Submit under an idempotency key (not empty), for a
 	// request whose fingerprint is digest. While a job submitted under key
@@ -124,4 +126,12 @@ var (
 	ErrInvalidConfig = jobtable.ErrInvalidConfig
 	// ErrClosed is returned by every call after Close.
 	ErrClosed = errors.New("ledger: closed")
+	// ErrUnstorable is Submit's and SubmitKeyed's answer, from a store
+	// whose database cannot hold the text, to a task id, key or digest
+	// that is not valid UTF-8 or holds a NUL byte (the PostgreSQL store;
+	// the memory and SQLite stores hold any string). Nothing is admitted.
+	// Calls that name a job by such an id, or look up such a key, answer
+	// ErrNotFound on every store, and List with such a task id an empty
+	// page.
+	ErrUnstorable = errors.New("ledger: text the store cannot hold")
 )

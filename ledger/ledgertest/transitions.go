@@ -153,25 +153,35 @@ func testStateIsTheSnapshotsState(t *testing.T, s Store) {
 }
 
 // testUnknownID: every call on an id the store never issued returns
-// ErrNotFound and changes nothing.
+// ErrNotFound and changes nothing, also for ids no store issues and some
+// databases cannot hold (invalid UTF-8, a NUL byte); LookupKey of such a
+// key is ErrNotFound, and List with such a task id an empty page.
 func testUnknownID(t *testing.T, s Store) {
 	f := open(t, s, ledger.Config{MaxQueue: 1})
-	const id = "no-such-job"
-	_, err := f.l.Snapshot(f.ctx, id)
-	require.ErrorIs(t, err, ledger.ErrNotFound)
-	_, err = f.l.State(f.ctx, id)
-	require.ErrorIs(t, err, ledger.ErrNotFound)
-	for _, o := range ops {
-		_, err := o.do(f, id)
-		require.ErrorIs(t, err, ledger.ErrNotFound, o.name)
+	f.submit("t")
+	for _, id := range []string{"no-such-job", "\xff", "a\x00", "a\x00b"} {
+		_, err := f.l.Snapshot(f.ctx, id)
+		require.ErrorIs(t, err, ledger.ErrNotFound, "Snapshot(%q)", id)
+		_, err = f.l.State(f.ctx, id)
+		require.ErrorIs(t, err, ledger.ErrNotFound, "State(%q)", id)
+		for _, o := range ops {
+			_, err := o.do(f, id)
+			require.ErrorIs(t, err, ledger.ErrNotFound, "%s(%q)", o.name, id)
+		}
+		_, err = f.l.TakeRequest(f.ctx, id)
+		require.ErrorIs(t, err, ledger.ErrNotFound, "TakeRequest(%q)", id)
+		_, _, err = f.l.Result(f.ctx, id)
+		require.ErrorIs(t, err, ledger.ErrNotFound, "Result(%q)", id)
+		_, err = f.l.Wait(f.ctx, id)
+		require.ErrorIs(t, err, ledger.ErrNotFound, "Wait(%q)", id)
+		_, _, err = f.l.LookupKey(f.ctx, id)
+		require.ErrorIs(t, err, ledger.ErrNotFound, "LookupKey(%q)", id)
+		page, err := f.l.List(f.ctx, ledger.ListQuery{TaskID: id})
+		require.NoError(t, err, "List(TaskID %q)", id)
+		require.Empty(t, page.Jobs, "List(TaskID %q)", id)
+		require.Empty(t, page.Next, "List(TaskID %q)", id)
 	}
-	_, err = f.l.TakeRequest(f.ctx, id)
-	require.ErrorIs(t, err, ledger.ErrNotFound)
-	_, _, err = f.l.Result(f.ctx, id)
-	require.ErrorIs(t, err, ledger.ErrNotFound)
-	_, err = f.l.Wait(f.ctx, id)
-	require.ErrorIs(t, err, ledger.ErrNotFound)
-	require.Equal(t, ledger.Stats{}, f.l.Stats())
+	require.Equal(t, ledger.Stats{Depth: 1, Jobs: 1}, f.l.Stats())
 }
 
 // testUniqueIDs: the store's own ids are never repeated, and carry at

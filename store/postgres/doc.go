@@ -154,6 +154,18 @@
 // the ends it missed are read from their rows, but for those retention
 // deleted meanwhile).
 //
+// # Text
+//
+// PostgreSQL text holds valid UTF-8 without NUL bytes; the store sends no
+// other string to the database (text.go). An id or idempotency key that
+// no job can have is answered ErrNotFound without a query, a List task
+// filter that no job can have is an empty page, and a Submit whose task
+// id, or a SubmitKeyed whose key or digest, cannot be stored is refused
+// with ledger.ErrUnstorable, admitting nothing. The error message of an
+// end (Fail, Timeout) is stored with each NUL byte and each run of
+// invalid UTF-8 replaced by U+FFFD, so an end never fails for its cause's
+// text.
+//
 // # Time
 //
 // Config.Now, when set, is the clock of every write (the conformance

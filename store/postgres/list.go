@@ -27,7 +27,8 @@ const (
 
 // List returns a page of the jobs q selects, newest first by admission, as
 // committed (see ledger.Ledger). It reads one row beyond the limit to know
-// whether another page follows.
+// whether another page follows. A task id no job can have (text.go) is
+// an empty page, the last.
 func (s *Store) List(ctx context.Context, q ledger.ListQuery) (ledger.Page, error) {
 	if s.closed.Load() {
 		return ledger.Page{}, ledger.ErrClosed
@@ -35,6 +36,9 @@ func (s *Store) List(ctx context.Context, q ledger.ListQuery) (ledger.Page, erro
 	tq, err := q.Resolve()
 	if err != nil {
 		return ledger.Page{}, err
+	}
+	if !storable(tq.TaskID) {
+		return ledger.Page{Jobs: []ledger.Snapshot{}}, nil // no job has it (text.go)
 	}
 	before := int64(math.MaxInt64)
 	if tq.Before != 0 {

@@ -35,10 +35,13 @@ func scanSnapshot(row pgx.Row) (ledger.Snapshot, error) {
 }
 
 // readSnapshot reads job id's committed snapshot: ErrNotFound for a job the
-// store does not hold.
+// store does not hold (at once for an id no job can have: text.go).
 func (s *Store) readSnapshot(ctx context.Context, id string) (ledger.Snapshot, error) {
 	if s.closed.Load() {
 		return ledger.Snapshot{}, ledger.ErrClosed
+	}
+	if !storable(id) {
+		return ledger.Snapshot{}, ledger.ErrNotFound
 	}
 	snap, err := scanSnapshot(s.pool.QueryRow(ctx, `SELECT `+snapCols+` FROM jobs WHERE id = $1`, id))
 	switch {
@@ -61,6 +64,9 @@ func (s *Store) State(ctx context.Context, id string) (ledger.State, error) {
 	if s.closed.Load() {
 		return 0, ledger.ErrClosed
 	}
+	if !storable(id) {
+		return 0, ledger.ErrNotFound
+	}
 	var state int16
 	err := s.pool.QueryRow(ctx, `SELECT state FROM jobs WHERE id = $1`, id).Scan(&state)
 	switch {
@@ -79,6 +85,9 @@ func (s *Store) State(ctx context.Context, id string) (ledger.State, error) {
 func (s *Store) Result(ctx context.Context, id string) ([]byte, ledger.Snapshot, error) {
 	if s.closed.Load() {
 		return nil, ledger.Snapshot{}, ledger.ErrClosed
+	}
+	if !storable(id) {
+		return nil, ledger.Snapshot{}, ledger.ErrNotFound
 	}
 	var res []byte
 	snap, err := scanSnapshot(rowWith(s.pool.QueryRow(ctx, `SELECT `+snapCols+`, result FROM jobs WHERE id = $1`, id), &res))
@@ -122,6 +131,9 @@ func (r extraRow) Scan(dest ...any) error { return r.Row.Scan(append(dest, r.ext
 func (s *Store) TakeRequest(ctx context.Context, id string) ([]byte, error) {
 	if s.closed.Load() {
 		return nil, ledger.ErrClosed
+	}
+	if !storable(id) {
+		return nil, ledger.ErrNotFound
 	}
 	var req []byte
 	err := s.pool.QueryRow(ctx, `UPDATE jobs SET taken = true,

@@ -21,7 +21,10 @@ import (
 // a job row before the ledger row, so no two writes deadlock.
 
 // Submit admits a job carrying req and returns its id, or ErrQueueFull,
-// once the job is committed. It evicts expired terminal jobs first.
+// once the job is committed. It evicts expired terminal jobs first. A
+// task id that is not valid UTF-8 or holds a NUL byte is refused with
+// ledger.ErrUnstorable (PostgreSQL text cannot hold it), as is such a key
+// or digest of SubmitKeyed.
 //
 // Admission is one statement that checks and increments together: the
 // UPDATE of the ledger row whose WHERE clause is the bound. The
@@ -51,10 +54,14 @@ func (s *Store) SubmitKeyed(ctx context.Context, key, digest, taskID string, req
 }
 
 // LookupKey returns the id and digest of the retained job that holds key,
-// or ErrNotFound. It reads committed rows and changes nothing.
+// or ErrNotFound (at once for a key no job can hold). It reads committed
+// rows and changes nothing.
 func (s *Store) LookupKey(ctx context.Context, key string) (string, string, error) {
 	if s.closed.Load() {
 		return "", "", ledger.ErrClosed
+	}
+	if !storable(key) {
+		return "", "", ledger.ErrNotFound // no job holds it (text.go)
 	}
 	var id, digest string
 	err := s.pool.QueryRow(ctx, `SELECT id, idem_digest FROM jobs WHERE idem_key = $1`, key).Scan(&id, &digest)
@@ -71,6 +78,9 @@ func (s *Store) LookupKey(ctx context.Context, key string) (string, string, erro
 func (s *Store) submit(ctx context.Context, key, digest, taskID string, req []byte) (string, bool, error) {
 	if s.closed.Load() {
 		return "", false, ledger.ErrClosed
+	}
+	if !storable(taskID) || !storable(key) || !storable(digest) {
+		return "", false, ledger.ErrUnstorable
 	}
 	id := s.cfg.NewID()
 	if req == nil {
@@ -174,6 +184,9 @@ func (s *Store) Start(ctx context.Context, id string) (ledger.Snapshot, error) {
 	if s.closed.Load() {
 		return ledger.Snapshot{}, ledger.ErrClosed
 	}
+	if !storable(id) {
+		return ledger.Snapshot{}, ledger.ErrNotFound
+	}
 	snap, err := scanSnapshot(s.pool.QueryRow(ctx, `UPDATE jobs SET state = 1,
 			started_at = greatest(coalesce($1, `+dbNow+`), created_at),
 			request = CASE WHEN taken THEN NULL ELSE request END,
@@ -209,16 +222,19 @@ func (s *Store) Finish(ctx context.Context, id string, res []byte) (ledger.Snaps
 }
 
 // Fail ends a job that is not terminal FAILED with cause, stored as its
-// message; ErrTerminal with the job's snapshot if it already ended.
+// message (made storable: each NUL byte and each run of invalid UTF-8 in
+// it becomes U+FFFD, text.go); ErrTerminal with the job's snapshot if it
+// already ended.
 func (s *Store) Fail(ctx context.Context, id string, cause error) (ledger.Snapshot, error) {
-	msg := ledger.CauseText(cause)
+	msg := storableText(ledger.CauseText(cause))
 	return s.end(ctx, id, ledger.Failed, nil, &msg)
 }
 
 // Timeout ends a job that is not terminal TIMEOUT with cause, stored as
-// its message; ErrTerminal with the job's snapshot if it already ended.
+// its message (made storable, as Fail's); ErrTerminal with the job's
+// snapshot if it already ended.
 func (s *Store) Timeout(ctx context.Context, id string, cause error) (ledger.Snapshot, error) {
-	msg := ledger.CauseText(cause)
+	msg := storableText(ledger.CauseText(cause))
 	return s.end(ctx, id, ledger.TimedOut, nil, &msg)
 }
 
@@ -231,6 +247,9 @@ func (s *Store) Timeout(ctx context.Context, id string, cause error) (ledger.Sna
 func (s *Store) end(ctx context.Context, id string, state ledger.State, res []byte, msg *string) (ledger.Snapshot, error) {
 	if s.closed.Load() {
 		return ledger.Snapshot{}, ledger.ErrClosed
+	}
+	if !storable(id) {
+		return ledger.Snapshot{}, ledger.ErrNotFound
 	}
 	now := s.now()
 	var snap ledger.Snapshot
