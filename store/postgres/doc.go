@@ -20,7 +20,10 @@
 // The migrations are embedded (migrations/NNNN_name.sql), versioned in the
 // table jobledger_schema, and applied by Open in one transaction that
 // holds a transaction-level advisory lock, so replicas starting together
-// apply each once. The ledger row holds the depth and the next completion
+// apply each once. A replica that upgrades a ledger other replicas are
+// using locks the ledger row before the migrations' DDL, as every write
+// locks it before the jobs it changes, so the upgrade waits for the
+// writes in flight and never deadlocks with them. The ledger row holds the depth and the next completion
 // sequence; the jobs table one row per job (migrations/0001_jobs.sql).
 //
 // # Admission, ends and their order

@@ -67,7 +67,10 @@ const migrationLock int64 = 0x6a6f626c6564 // "jobled"
 // migrate brings the schema of the database tx runs on up to date, inside
 // tx, which holds migrationLock. A database migrated by a newer package is
 // refused with ErrNewerSchema; one with a ledger-like table but no version
-// table with ErrForeign.
+// table with ErrForeign. Before it migrates a ledger that exists, it locks
+// the ledger row, the lock every write takes first. The migrations lock
+// the jobs table alone: one that altered the ledger table would wait for
+// the table locks that writers queued on the row hold, a deadlock again.
 func migrate(ctx context.Context, tx pgx.Tx) error {
 	ms, err := migrations()
 	if err != nil {
@@ -94,8 +97,21 @@ func migrate(ctx context.Context, tx pgx.Tx) error {
 			return fmt.Errorf("postgres: creating the schema table: %w", err)
 		}
 	}
-	if latest := ms[len(ms)-1].version; current > latest {
+	latest := ms[len(ms)-1].version
+	if current > latest {
 		return fmt.Errorf("%w: the database has schema %d, this program knows up to %d", ErrNewerSchema, current, latest)
+	}
+	if current >= 1 && current < latest {
+		// Replicas of the earlier schema may be live. Their writes lock
+		// the ledger row (schema 1 made it), then job rows; the
+		// migrations lock jobs (CREATE INDEX a SHARE lock, ALTER TABLE an
+		// ACCESS EXCLUSIVE one). So take the ledger row first, as they
+		// do, and wait for their writes in flight, rather than hold jobs
+		// while an end holding the ledger row waits for it: a deadlock,
+		// which PostgreSQL breaks by failing the end or this Open.
+		if _, err := tx.Exec(ctx, `SELECT 1 FROM ledger WHERE id = 1 FOR UPDATE`); err != nil {
+			return fmt.Errorf("postgres: locking the ledger before migrating: %w", err)
+		}
 	}
 	for _, m := range ms {
 		if m.version <= current {
