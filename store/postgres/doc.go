@@ -56,6 +56,11 @@
 // (so it survives an eviction right after). When the listener's
 // connection fails it reconnects, LISTENs again, and then wakes every local
 // waiter to re-read its job, since notifications sent meanwhile are lost.
+// A connection that fails silently (half-open TCP: the server's host
+// crashed, a route dropped) is noticed too: the listener waits at most
+// Options.Lease/3 for a notification, then pings the connection under the
+// same bound, and a failed ping is a failed connection, so it reconnects
+// within 2·Lease/3 of the connection's last sign of life.
 // A Wait whose context ends reads the row once more and returns the job as
 // it is then. Nothing polls. Close wakes every blocked Wait with
 // ErrClosed at once.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/jobledger/jobledger/ledger"
 )
@@ -20,6 +21,16 @@ import (
 // LISTENs again it kicks every waiter, and each re-reads its job (an end
 // committed while it was away is then seen), and signals Work (a claimer
 // then claims what was admitted meanwhile).
+//
+// A connection can also fail silently: the server's host crashed or a
+// route dropped, and the TCP connection is half-open, so a wait for a
+// notification would last until TCP keepalive gives up (minutes to
+// hours), every notification meanwhile lost. So the listener waits at
+// most Lease/3 at a time; when none came, it pings the connection, under
+// the same bound, and treats a failed ping as a failed connection. A
+// silent connection is thus noticed, and the reconnect made, within
+// 2·Lease/3 of its last sign of life, about when the keeper's renewals
+// would find the database gone too.
 
 // connectListener opens the listener's connection and LISTENs on it.
 func (s *Store) connectListener(ctx context.Context, cc *pgx.ConnConfig) (*pgx.Conn, error) {
@@ -62,7 +73,7 @@ func (s *Store) listen(ctx context.Context, cc *pgx.ConnConfig, conn *pgx.Conn, 
 				s.kickAll()
 				s.signalWork()
 				if seen, err = s.catchUp(ctx, seen); err != nil {
-					conn.Close(context.Background())
+					closeListener(conn)
 					conn = nil
 				}
 			}
@@ -77,9 +88,9 @@ func (s *Store) listen(ctx context.Context, cc *pgx.ConnConfig, conn *pgx.Conn, 
 			}
 			backoff = 10 * time.Millisecond
 		}
-		n, err := conn.WaitForNotification(ctx)
+		n, err := s.notification(ctx, conn)
 		if err != nil {
-			conn.Close(context.Background())
+			closeListener(conn)
 			conn = nil
 			if ctx.Err() != nil {
 				return
@@ -97,6 +108,43 @@ func (s *Store) listen(ctx context.Context, cc *pgx.ConnConfig, conn *pgx.Conn, 
 			s.reportEnd(ctx, id, final)
 		}
 	}
+}
+
+// notification waits for conn's next notification. A wait of Lease/3 with
+// none is answered by a ping of conn, bounded likewise: if it succeeds,
+// the wait goes on; if it fails, its error is returned, as any failure of
+// conn is. It returns when ctx ends.
+func (s *Store) notification(ctx context.Context, conn *pgx.Conn) (*pgconn.Notification, error) {
+	every := s.opts.Lease / 3
+	for {
+		wctx, cancel := context.WithTimeout(ctx, every)
+		n, err := conn.WaitForNotification(wctx)
+		cancel()
+		switch {
+		case n != nil:
+			return n, nil
+		case err == nil:
+			continue // nothing, and no failure: wait again
+		case ctx.Err() != nil || !pgconn.Timeout(err):
+			return nil, err
+		}
+		// Idle for Lease/3 (pgx leaves the connection usable after a
+		// wait that timed out): is the server still there?
+		pctx, cancel := context.WithTimeout(ctx, every)
+		err = conn.Ping(pctx)
+		cancel()
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// closeListener closes a listener's connection that failed or is being
+// given up, without waiting long for a server that may be gone.
+func closeListener(conn *pgx.Conn) {
+	cctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_ = conn.Close(cctx)
 }
 
 // catchUp reports to OnEnd the ends with seqs above seen that are still

@@ -1,0 +1,56 @@
+package postgres_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/store/postgres"
+)
+
+// TestWaitAfterListenerGoesSilent: a listener connection that goes silent
+// (half-open TCP: the peer neither answers nor closes) is noticed by the
+// listener's ping and replaced, and a Wait whose end was notified on the
+// silent connection sees it after the reconnect. Regression: the listener
+// waited for a notification with no bound, so it never noticed, and the
+// Wait hung (until TCP keepalive gave up, minutes to hours later).
+func TestWaitAfterListenerGoesSilent(t *testing.T) {
+	dsn := newDatabase(t)
+	proxy, proxied := startProxy(t, dsn)
+	reconnects := make(chan struct{}, 1)
+	a, err := postgres.OpenWithReconnectHook(ctx, proxied, ledger.Config{MaxQueue: 8},
+		postgres.Options{Replica: "a", Lease: 300 * time.Millisecond}, func() {
+			select {
+			case reconnects <- struct{}{}:
+			default:
+			}
+		})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		require.NoError(t, a.CheckInvariants())
+		require.NoError(t, a.Close())
+	})
+	b, err := postgres.Open(ctx, dsn, ledger.Config{MaxQueue: 8}, postgres.Options{Replica: "b"})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, b.Close()) })
+
+	for round := range 2 {
+		id, err := a.Submit(ctx, "task", []byte("req"))
+		require.NoError(t, err)
+		got := waitAsync(a, id)
+		requireBlocked(t, a, got)
+		require.Equal(t, 1, proxy.silenceListeners(), "round %d: a's one listener", round)
+		_, err = b.Finish(ctx, id, []byte("res"))
+		require.NoError(t, err)
+		select {
+		case <-reconnects:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("round %d: the listener never noticed its connection went silent", round)
+		}
+		r := receive(t, got)
+		require.NoError(t, r.err)
+		require.Equal(t, ledger.Done, r.snap.State, "round %d", round)
+	}
+}
