@@ -243,7 +243,9 @@ func (s *Server) endByCause(id string, cause error) {
 // job FAILED "job store failure", so that it does not stay live with no
 // runner; a job the store will not end at all is logged, and stays live
 // until the store is reopened (a durable store then ends it FAILED
-// "interrupted by restart").
+// "interrupted by restart") or, on a PostgreSQL store, until its lease
+// lapses, unrenewed once an end was tried, and a reaper ends it FAILED
+// "worker lost".
 func (s *Server) record(id string, state ledger.State, res json.RawMessage, cause error) {
 	_, err := s.end(id, state, res, cause)
 	if err == nil || ended(err) {

@@ -91,7 +91,9 @@ func (s *Server) claimJobs() {
 			s.record(snap.ID, ledger.Failed, nil, wireError(ErrStoreFailed, ""))
 		default:
 			// The outcome is unknown: a job this Claim started, if any,
-			// ends at its deadline by its admitting replica's timer.
+			// is held by nobody here, so its lease is not renewed and a
+			// reaper ends it when it lapses, or its admitting replica's
+			// timer at its deadline, whichever comes first.
 			s.log.Error("job store failed", "op", "claim", "error", err)
 		}
 		if !s.awaitWork() {

@@ -38,6 +38,7 @@ func (s *Store) Claim(ctx context.Context) (ledger.Snapshot, []byte, error) {
 		s.now(), s.opts.Replica, s.opts.Lease.Nanoseconds()), &req))
 	switch {
 	case err == nil:
+		s.hold(snap.ID)
 		return snap, req, nil
 	case errors.Is(err, pgx.ErrNoRows):
 		return ledger.Snapshot{}, nil, ledger.ErrNoWork

@@ -106,13 +106,19 @@
 // Options.Lease after that moment in the store's time (the database's
 // clock, unless Config.Now is set), both in the job's row
 // (migrations/0003_leases.sql). An end clears the expiry. Each Store's
-// keeper goroutine (lease.go), every Lease/3 until Close, renews the
-// leases of its replica's live jobs in one statement, then runs the
-// reaper (reap.go): one transaction that locks the ledger row, then the
-// rows of other replicas' live jobs whose lease lapsed, and ends each
-// FAILED with WorkerLost as any end does (the state guard, the next seq,
-// the decrement, pg_notify). A replica never reaps its own jobs: it is
-// alive, since it is reaping.
+// keeper goroutine (lease.go), every Lease/3 until Close, renews in one
+// statement the leases of the jobs the Store holds: those its TakeRequest,
+// Start or Claim handed to its caller and on which no end has been tried
+// since (held.go). Then it runs the reaper (reap.go): one transaction that
+// locks the ledger row, then the rows of the live jobs whose lease
+// lapsed, but those the Store holds, and ends each FAILED with WorkerLost
+// as any end does (the state guard, the next seq, the decrement,
+// pg_notify). A Store never reaps the jobs it holds: it is alive, since
+// it is reaping. It does reap its own replica's jobs that nobody here
+// runs: one whose Claim or TakeRequest committed but whose reply was lost
+// (the caller got an error, and never learnt the id), one whose ends all
+// failed (the caller gave up), so neither holds its slot and its Waits
+// for as long as the replica lives.
 //
 // Claim takes the oldest PENDING job whose request nobody took, and takes
 // and starts it under a lease of this replica, in one statement that
@@ -153,9 +159,12 @@
 // dies has its jobs failed between Lease and Lease + Lease/3 later (the
 // lapse, then a reaper's next tick), or at once when it opens again under
 // its name. Lease does not bound a job's run time: a live replica renews
-// for as long as the job runs. Two live Stores under one name are one
-// replica to the database: neither reaps the other's jobs, and the later
-// Open fails the earlier's (see "Restart"). Give each replica a name of
+// for as long as the job runs, while its caller holds it. A job of this
+// replica that nobody here runs (a lost Claim reply, failed ends) is
+// failed between Lease and Lease + Lease/3 after its last renewal, by any
+// replica's reaper, its own included. Two live Stores under one name are
+// one replica to the database: each reaps only the other's jobs whose
+// leases lapsed, and the later Open fails the earlier's (see "Restart"). Give each replica a name of
 // its own that it keeps across its restarts. The notifications that wake
 // waiters, Work and OnEnd are lost while a listener is disconnected; all
 // three are made up for at the reconnect (OnEnd by the completion seqs:

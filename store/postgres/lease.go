@@ -3,6 +3,8 @@ package postgres
 import (
 	"context"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // Leases (see the package doc, "Replicas"). A job holds a lease while it
@@ -10,8 +12,8 @@ import (
 // that runs it and lease_until says until when, in the store's time. The
 // statements that give a job its lease (TakeRequest, Start, Claim) set
 // both; an end clears lease_until. The keeper goroutine of each Store
-// renews the leases of its replica's live jobs every Lease/3, then runs
-// the reaper (reap.go), until Close.
+// renews the leases of the jobs it holds (held.go) every Lease/3, then
+// runs the reaper (reap.go), until Close.
 
 // keep is the keeper goroutine: it renews, then reaps, every Lease/3 until
 // ctx ends, then closes s.keepDone. A failed round (the database away) is
@@ -32,17 +34,31 @@ func (s *Store) keep(ctx context.Context) {
 	}
 }
 
-// renew extends, in one statement, the lease of every live job this
-// replica owns to Options.Lease from now. A job already ended (by the
-// reaper of a replica that saw its lease lapse) has none, and keeps none.
-// It locks the rows in the order of n, as the reaper does, so that the
-// two never deadlock.
+// renew extends, in one statement, the lease of every live job this Store
+// holds and its replica owns to Options.Lease from now. A job already
+// ended (by the reaper of a replica that saw its lease lapse), or taken
+// over by another replica, has none renewed, and is no longer held. It
+// locks the rows in the order of n, as the reaper does, so that the two
+// never deadlock. With no job held, it sends nothing.
 func (s *Store) renew(ctx context.Context) error {
-	_, err := s.pool.Exec(ctx, `UPDATE jobs SET lease_until = coalesce($1, `+dbNow+`) + $2::bigint
-		WHERE id IN (SELECT id FROM jobs WHERE lease_until IS NOT NULL AND owner = $3 AND seq IS NULL
-			ORDER BY n FOR UPDATE)`, s.now(), s.opts.Lease.Nanoseconds(), s.opts.Replica)
+	held := s.heldNow()
+	if len(held) == 0 {
+		return nil
+	}
+	rows, err := s.pool.Query(ctx, `UPDATE jobs SET lease_until = coalesce($1, `+dbNow+`) + $2::bigint
+		WHERE id IN (SELECT id FROM jobs WHERE id = ANY($4) AND lease_until IS NOT NULL AND owner = $3 AND seq IS NULL
+			ORDER BY n FOR UPDATE) RETURNING id`, s.now(), s.opts.Lease.Nanoseconds(), s.opts.Replica, heldIDs(held))
 	if err != nil {
 		return s.callErr(ctx, "renewing the leases", err)
 	}
+	renewed, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return s.callErr(ctx, "renewing the leases", err)
+	}
+	kept := make(map[string]bool, len(renewed))
+	for _, id := range renewed {
+		kept[id] = true
+	}
+	s.forget(held, kept)
 	return nil
 }

@@ -142,6 +142,7 @@ func (s *Store) TakeRequest(ctx context.Context, id string) ([]byte, error) {
 		id, s.opts.Replica, s.now(), s.opts.Lease.Nanoseconds()).Scan(&req)
 	switch {
 	case err == nil:
+		s.hold(id)
 		return req, nil
 	case !errors.Is(err, pgx.ErrNoRows):
 		return nil, s.callErr(ctx, "taking the request of job "+id, err)

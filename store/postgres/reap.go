@@ -15,8 +15,10 @@ import (
 // FAILED.
 const WorkerLost = "worker lost"
 
-// reap ends FAILED, with WorkerLost, every live job of another replica
-// whose lease lapsed before now, and returns how many it ended. Each end
+// reap ends FAILED, with WorkerLost, every live job whose lease lapsed
+// before now, but those this Store holds (held.go), and returns how many
+// it ended: another replica's, or one of this replica's that nobody here
+// runs (its Claim's reply was lost, its ends all failed). Each end
 // is the one of write.go (the ledger row locked first, the state guard,
 // the next seq, the decrement and pg_notify), all in one transaction.
 //
@@ -24,16 +26,18 @@ const WorkerLost = "worker lost"
 // re-checked against the latest commit, so a renewal that committed first
 // saves its job, and one that comes later waits and then finds the job
 // ended. The rows are locked in the order of n, as renew locks them, so
-// the two never deadlock. A replica never reaps its own jobs: it is alive, since it is
-// reaping, and its keeper renews them (its jobs of an earlier life are
-// Open's to end). A first read, without locks, skips the transaction
-// when nothing lapsed, so replicas with nothing to reap do not queue on
-// the ledger row.
+// the two never deadlock. A Store never reaps the jobs it holds: it is
+// alive, since it is reaping, and its keeper renews them (its replica's
+// jobs of an earlier life are Open's to end). A first read, without
+// locks, skips the transaction when nothing lapsed, so replicas with
+// nothing to reap do not queue on the ledger row.
 func (s *Store) reap(ctx context.Context) (int, error) {
 	now := s.now()
+	held := heldIDs(s.heldNow())
 	var lapsed bool
 	if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM jobs
-		WHERE lease_until < coalesce($1, `+dbNow+`) AND owner <> $2)`, now, s.opts.Replica).Scan(&lapsed); err != nil {
+		WHERE lease_until < coalesce($1, `+dbNow+`) AND NOT (owner = $2 AND id = ANY($3)))`,
+		now, s.opts.Replica, held).Scan(&lapsed); err != nil {
 		return 0, s.callErr(ctx, "looking for lapsed leases", err)
 	}
 	if !lapsed {
@@ -46,8 +50,8 @@ func (s *Store) reap(ctx context.Context) (int, error) {
 			return err
 		}
 		rows, err := tx.Query(ctx, `SELECT id FROM jobs
-			WHERE seq IS NULL AND lease_until < coalesce($1, `+dbNow+`) AND owner <> $2
-			ORDER BY n FOR UPDATE`, now, s.opts.Replica)
+			WHERE seq IS NULL AND lease_until < coalesce($1, `+dbNow+`) AND NOT (owner = $2 AND id = ANY($3))
+			ORDER BY n FOR UPDATE`, now, s.opts.Replica, held)
 		if err != nil {
 			return err
 		}

@@ -27,14 +27,15 @@ import (
 //   - waitMu guards waiters (see wait.go).
 //   - onEndMu guards onEnd (work.go); work is a channel with room for
 //     one signal, sent to without blocking (work.go).
+//   - heldMu guards held and holds (held.go).
 //   - closed: atomic, set once by Close before it closes quit; quit is
 //     closed once, by Close; stopListen and listenDone are the listener
 //     goroutine's (listen.go), stopKeep and keepDone the keeper's
 //     (lease.go): set by Open, read-only afterwards.
 //
-// Lock order: waitMu and onEndMu are each held only inside their own
-// methods, never together and never across a database call or a call of
-// an OnEnd function.
+// Lock order: waitMu, onEndMu and heldMu are each held only inside their
+// own methods, never together and never across a database call or a call
+// of an OnEnd function.
 type Store struct {
 	cfg       ledger.Config
 	opts      Options
@@ -50,6 +51,10 @@ type Store struct {
 	onEndMu sync.Mutex
 	onEnd   []func(ledger.Snapshot)
 	work    chan struct{}
+
+	heldMu sync.Mutex
+	held   map[string]uint64 // job id -> the number of its latest hold
+	holds  uint64            // holds so far
 
 	closed     atomic.Bool
 	quit       chan struct{}
@@ -110,6 +115,7 @@ func open(ctx context.Context, dsn string, cfg ledger.Config, opts Options, befo
 		opts:    opts,
 		pool:    pool,
 		waiters: map[string]map[*waiter]struct{}{},
+		held:    map[string]uint64{},
 		quit:    make(chan struct{}),
 		work:    make(chan struct{}, 1),
 

@@ -194,6 +194,7 @@ func (s *Store) Start(ctx context.Context, id string) (ledger.Snapshot, error) {
 		WHERE id = $2 AND state = 0 RETURNING `+snapCols, s.now(), id, s.opts.Replica, s.opts.Lease.Nanoseconds()))
 	switch {
 	case err == nil:
+		s.hold(id)
 		return snap, nil
 	case errors.Is(err, pgx.ErrNoRows):
 		return s.refused(ctx, id, ledger.ErrNotPending)
@@ -251,6 +252,7 @@ func (s *Store) end(ctx context.Context, id string, state ledger.State, res []by
 	if !storable(id) {
 		return ledger.Snapshot{}, ledger.ErrNotFound
 	}
+	s.letGo(id) // whatever the outcome: held.go
 	now := s.now()
 	var snap ledger.Snapshot
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
