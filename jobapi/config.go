@@ -10,6 +10,8 @@ import (
 	"net"
 	"runtime"
 	"time"
+
+	"github.com/jobledger/jobledger/store/sqlite"
 )
 
 // Defaults that DefaultConfig and ParseConfig fill in. The JSON keys, their
@@ -39,7 +41,7 @@ const maxMillis = math.MaxInt64 / int64(time.Millisecond)
 // but for the escapes of its task id (maxTaskIDBytes at most), and the
 // write that stores it adds the id, the task id and an idempotency key
 // (an HTTP header), so any body within the ceiling can be stored.
-const maxMaxBodyBytes = 128 << 20
+const maxMaxBodyBytes = sqlite.MaxValueBytes / 2
 
 // maxMaxPixels is the ceiling of max_pixels: 2^30 pixels are 4 GiB as
 // RGBA, more than one decode should ever take.

@@ -79,14 +79,18 @@ func TestOpenLockedThroughLinks(t *testing.T) {
 	require.FileExists(t, real)
 	id := mustSubmit(t, s, "a")
 
+	// The symlinks first, while the file has one link: a second link would
+	// refuse every name by itself, the lock's name unlooked at.
 	symlink := filepath.Join(t.TempDir(), "link.db")
 	require.NoError(t, os.Symlink(real, symlink))
-	hard := filepath.Join(dir, "hard.db")
-	require.NoError(t, os.Link(real, hard))
-	for _, path := range []string{real, symlink, hard} {
+	for _, path := range []string{real, symlink} {
 		_, err := sqlite.Open(ctx, path, ledger.Config{MaxQueue: 1}, sqlite.Options{})
 		require.ErrorIs(t, err, sqlite.ErrLocked, path)
 	}
+	hard := filepath.Join(dir, "hard.db")
+	require.NoError(t, os.Link(real, hard))
+	_, err = sqlite.Open(ctx, hard, ledger.Config{MaxQueue: 1}, sqlite.Options{})
+	require.ErrorIs(t, err, sqlite.ErrLocked, hard)
 	require.Equal(t, ledger.Pending, state(t, s, id), "the refused Opens changed nothing")
 }
 
