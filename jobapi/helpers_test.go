@@ -88,6 +88,20 @@ func (c *fakeClock) Pending() int {
 	return len(c.timers)
 }
 
+// PendingIn returns the number of timers not yet fired or stopped that
+// are due exactly d from now.
+func (c *fakeClock) PendingIn(d time.Duration) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, t := range c.timers {
+		if t.at.Equal(c.now.Add(d)) {
+			n++
+		}
+	}
+	return n
+}
+
 // Advance moves the clock by d and runs the callbacks now due.
 func (c *fakeClock) Advance(d time.Duration) {
 	c.mu.Lock()

@@ -134,7 +134,7 @@ type Server struct {
 	// leave its outcome unknown, perhaps an admitted job with no runner.
 	// writes ends only in Close, once Shutdown has seen every runner
 	// return, or in Shutdown itself at HardStop past the grace period
-	// (awaitIdle); stopWrites ends it.
+	// (hardStop); stopWrites ends it.
 	writes     context.Context
 	stopWrites context.CancelFunc
 	closeOnce  sync.Once
@@ -358,9 +358,10 @@ const HardStop = 5 * time.Second
 //
 // Once the grace period is over, Shutdown waits up to HardStop, by the
 // server's clock, for the work in flight (models returning, runners
-// recording their jobs' ends) and then ends the store's writes, as Close
-// does: a write in flight fails, and so does every later one, cancels
-// included. A job whose end was not recorded by then is left as a crash
+// recording their jobs' ends and, in shared mode, admission deadlines that
+// fired recording their TIMEOUTs: one bound for all, hardstop.go) and then
+// ends the store's writes, as Close does: a write in flight fails, and so
+// does every later one, cancels included. A job whose end was not recorded by then is left as a crash
 // would leave it, its outcome unknown to clients: a durable store's
 // restart ends it FAILED "interrupted by restart" (a job never started
 // stays PENDING), PostgreSQL's reaper FAILED "worker lost" once its lease
@@ -379,48 +380,25 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	s.closed = true
 	s.mu.Unlock()
-	idle := make(chan struct{})
-	go func() {
-		s.wg.Wait()
-		close(idle)
-	}()
+	bound := s.newHardStop(ctx)
+	defer bound.release()
+	idle := waitChan(&s.wg)
 	var err error
 	select {
 	case <-idle:
 	case <-ctx.Done():
 		err = ctx.Err()
 		s.baseCancel(ErrShuttingDown)
-		s.awaitIdle(idle)
+		bound.await("jobs", idle)
 	}
 	s.baseCancel(ErrShuttingDown)
-	s.stopAdmissions()
+	s.stopAdmissions(bound)
 	s.stopWaits()
 	s.mu.Lock()
 	s.drained = true
 	s.mu.Unlock()
 	s.endsOff.Store(true)
 	return err
-}
-
-// awaitIdle waits, once the grace period is over, until idle is closed (wg
-// reached zero). Past HardStop by the server's clock it ends the store's
-// writes, as Close does, so that a write that never answers (a database
-// connection lost without a reset, with no timeout of its own) ends with
-// its context, and then goes on waiting. Every unit of work writes through
-// s.writes and nothing else ends it: without the bound such a write kept
-// its runner counted, and Shutdown waiting, for ever.
-func (s *Server) awaitIdle(idle <-chan struct{}) {
-	hard := make(chan struct{})
-	stop := s.clock.AfterFunc(HardStop, func() { close(hard) })
-	defer stop()
-	select {
-	case <-idle:
-		return
-	case <-hard:
-	}
-	s.log.Error("shutdown: work still in flight at the hard stop; ending the store's writes", "hard_stop", HardStop.String())
-	s.stopWrites()
-	<-idle
 }
 
 // Close ends the server's use of its store: it ends the context of the

@@ -254,10 +254,12 @@ func (s *Server) admissionDeadline(id string) {
 }
 
 // stopAdmissions stops every admission timer left and waits for those that
-// fired to record their ends. Shutdown calls it once the grace period is
-// over: the jobs still PENDING are left for the other replicas or the next
-// process, whose claims end them TIMEOUT once past their deadline.
-func (s *Server) stopAdmissions() {
+// fired to record their ends, within Shutdown's hard stop: a TIMEOUT whose
+// write hangs past it fails with the store's writes. Shutdown calls it once
+// the runners are done or the grace period is over: the jobs still PENDING
+// are left for the other replicas or the next process, whose claims end
+// them TIMEOUT once past their deadline.
+func (s *Server) stopAdmissions(bound *hardStop) {
 	s.mu.Lock()
 	s.timersStopped = true
 	timers := s.admitTimers
@@ -266,7 +268,7 @@ func (s *Server) stopAdmissions() {
 	for _, t := range timers {
 		t.halt()
 	}
-	s.timerWG.Wait()
+	bound.await("admission timers", waitChan(&s.timerWG))
 }
 
 // isClosed reports whether Shutdown has begun.
