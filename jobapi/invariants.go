@@ -29,10 +29,12 @@ func (s *Server) CheckInvariants() error { return s.checkInvariants() }
 //     store's, listed in left) that are still PENDING: its Stats().Depth
 //     is the count of those, zero on the memory store, and none of them is
 //     RUNNING; every runner ends its job before it returns. The clause
-//     reads each left job's state rather than trusting the count of them,
-//     which a cancel of a left job after Shutdown, or a cancel that ended
-//     a job just as the grace period ended (its runner then takes it for
-//     left), made larger than the depth on a sound server. A store that
+//     reads each left job rather than trusting the count of them, which a
+//     cancel of a left job after Shutdown, or a cancel that ended a job
+//     just as the grace period ended (its runner then takes it for left),
+//     made larger than the depth on a sound server; a left job that ended
+//     must have ended by such a cancel (FAILED "canceled") or be gone,
+//     since no runner ends a job it left. A store that
 //     refused a runner's end breaks it: the job is left live, and logged
 //     (see record). In shared mode the depth is every replica's, so the
 //     clause is not checked there.
@@ -89,18 +91,23 @@ func (s *Server) checkInvariants() error {
 
 // checkDrainInv checks DrainInv on a drained server of one process whose
 // runners left the jobs left PENDING: the store's depth is the number of
-// them still live, each of them PENDING.
+// them still live, each of them PENDING, and each of the others ended by a
+// cancel or gone.
 func (s *Server) checkDrainInv(fail func(name, format string, args ...any), left []string) {
 	live := 0
 	for _, id := range left {
-		st, err := s.store.State(context.Background(), id)
+		snap, err := s.store.Snapshot(context.Background(), id)
 		switch {
-		case errors.Is(err, ledger.ErrNotFound) || (err == nil && st.Terminal()):
-			// Ended since it was left (a cancel), perhaps evicted too.
+		case errors.Is(err, ledger.ErrNotFound):
+			// Ended since it was left (a cancel), and evicted.
 		case err != nil:
-			fail("DrainInv", "job %s left PENDING: state unreadable: %v", id, err)
-		case st != ledger.Pending:
-			fail("DrainInv", "job %s left PENDING is %s", id, st)
+			fail("DrainInv", "job %s left PENDING: unreadable: %v", id, err)
+		case snap.State.Terminal() && !canceled(snap):
+			fail("DrainInv", "job %s left PENDING ended %s %v, not by a cancel", id, snap.State, snap.Err)
+		case snap.State.Terminal():
+			// Ended since it was left, by a cancel.
+		case snap.State != ledger.Pending:
+			fail("DrainInv", "job %s left PENDING is %s", id, snap.State)
 		default:
 			live++
 		}
@@ -108,4 +115,11 @@ func (s *Server) checkDrainInv(fail func(name, format string, args ...any), left
 	if depth := s.store.Stats().Depth; depth != live {
 		fail("DrainInv", "drained with %d jobs PENDING or RUNNING, %d of them left PENDING for the next process", depth, live)
 	}
+}
+
+// canceled reports whether snap is a job that cancelJob ended: FAILED with
+// the cancel's cause, compared by its text, which is all a durable store
+// keeps of it.
+func canceled(snap ledger.Snapshot) bool {
+	return snap.State == ledger.Failed && snap.Err != nil && snap.Err.Error() == wireError(ErrCanceled, "").Error()
 }
