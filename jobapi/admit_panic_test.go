@@ -68,3 +68,44 @@ func TestAdmitPanicEndsCommittedJob(t *testing.T) {
 	checkDrained(t, srv, clock.fakeClock)
 	require.Empty(t, g.started, "its model never ran")
 }
+
+// panickyFail is a memory store whose Fail panics, as a Ledger of the
+// caller's with a bug would.
+type panickyFail struct{ store }
+
+func (panickyFail) Fail(context.Context, string, error) (ledger.Snapshot, error) {
+	panic("store broken")
+}
+
+// TestAdmitPanicInOrphanEndReleasesWork pins a defect: admit ended an
+// orphaned job (its Submit committed, then arming its deadline panicked)
+// and released its unit of work in one deferred function, the end first,
+// so that an end that panicked too skipped the release, and Shutdown
+// waited for the unit of work for ever. The release now runs last, in a
+// defer of its own, whatever the end does.
+func TestAdmitPanicInOrphanEndReleasesWork(t *testing.T) {
+	clock := &panickyClock{fakeClock: newFakeClock()}
+	st := panickyFail{store: newMemory(t, clock.fakeClock, 8)}
+	cfg := jobapi.DefaultConfig()
+	cfg.Workers = 1
+	srv, err := jobapi.New(cfg, jobapi.Options{Model: newGate(), Clock: clock, Ledger: st, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, srv.Close()) })
+
+	clock.armed.Store(true)
+	req := httptest.NewRequest(http.MethodPost, "/jobs", strings.NewReader(`{"task_id":"orphan"}`))
+	req.Header.Set("Content-Type", "application/json")
+	var panicked any
+	func() {
+		defer func() { panicked = recover() }()
+		srv.ServeHTTP(httptest.NewRecorder(), req)
+	}()
+	require.Equal(t, "store broken", panicked, "the last panic reaches the caller")
+	clock.armed.Store(false)
+
+	grace, endGrace := context.WithCancel(context.Background())
+	endGrace()
+	shut := make(chan error, 1)
+	go func() { shut <- srv.Shutdown(grace) }()
+	received(t, shut, "Shutdown returned: no unit of work left counted")
+}

@@ -42,6 +42,15 @@ func (s *Server) admit(req Request, key, digest string) (string, error) {
 		orphan  bool
 		running bool
 	)
+	// Two defers, this one registered first so that it runs last: the
+	// unit of work is released even when the orphan's end below panics
+	// too (a store whose Fail panics), or Shutdown waited for it for ever
+	// (TestAdmitPanicInOrphanEndReleasesWork).
+	defer func() {
+		if !running {
+			s.wg.Done()
+		}
+	}()
 	defer func() {
 		if orphan {
 			// A panic after the Submit committed (a Clock whose AfterFunc
@@ -49,9 +58,6 @@ func (s *Server) admit(req Request, key, digest string) (string, error) {
 			// would run or time out, rather than leave it holding its slot
 			// (TestAdmitPanicEndsCommittedJob). The panic goes on as it came.
 			s.record(id, ledger.Failed, nil, wireError(ErrStoreFailed, ""))
-		}
-		if !running {
-			s.wg.Done()
 		}
 	}()
 	if s.shared != nil {
