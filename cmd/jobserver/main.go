@@ -9,7 +9,9 @@
 // SIGINT or SIGTERM it serves reads but refuses new work (503) for -grace,
 // while running jobs finish, ends the jobs left FAILED "server shutting
 // down", stops the HTTP server after a bounded drain and exits 0; a second
-// signal cuts the grace short (see shutdown).
+// signal cuts the grace short (see shutdown). A signal that comes while
+// the server starts (its port bound, its store still opening) is taken
+// once the store is open, or the process exits with the store's error.
 package main
 
 import (
@@ -52,6 +54,17 @@ func run(args []string, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	// Catch the signals before the port is bound and the address file
+	// written, which supervisors read as "started": New can take long (a
+	// SQLite integrity check, a PostgreSQL connect), and a SIGTERM then
+	// killed the process with no shutdown (TestSignalDuringNew). A signal
+	// that comes during New waits for it: when New fails, the process
+	// exits with its error; when it succeeds, the select below takes the
+	// signal and the shutdown runs as for one after the start, its grace
+	// period included (a second signal cuts it short, as always).
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
 	// Bind, and say where, before New: on a durable store New starts the
 	// jobs it recovers, and a failure after it would close the store under
 	// them, ending acknowledged jobs FAILED (TestBusyPortKeepsRecoveredJobs).
@@ -78,9 +91,6 @@ func run(args []string, log *slog.Logger) error {
 	// has stopped answering reads of them (below); on an early return, here.
 	defer srv.Close() //nolint:errcheck // an earlier error is the one to report
 	httpSrv := newHTTPServer(opts.cfg, srv)
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
 	served := make(chan error, 1)
 	go func() { served <- httpSrv.Serve(ln) }()
 	log.Info("listening", "addr", addr, "model", opts.cfg.Model, "workers", opts.cfg.Workers,
