@@ -69,7 +69,8 @@ var problemDetails = []string{
 //     valid application/json (Location on 202; on POST /jobs a 200 only
 //     with Prefer, carrying Location and Preference-Applied, and a
 //     Preference-Applied only of the form wait=N; OPTIONS * an empty 200
-//     with Allow);
+//     with Allow), and leaves unanswered only a GET /jobs/{id}/wait on a
+//     job still live, whose wait its client's hang-up ended;
 //   - never holds more than the admission bound of jobs PENDING or RUNNING,
 //     and shows every job in a state that agrees with its error and times;
 //   - lists, on a GET /jobs, valid jobs newest first, and, walking GET
@@ -129,10 +130,12 @@ func runHTTP(t *testing.T, setup byte, method, target, contentType, prefer, key 
 	}
 
 	// The hostile request. A wait would block until its job ends: give it
-	// a context that has ended, so that it answers at once.
+	// a context that has ended, so that it answers at once, as its
+	// client's hang-up ends it.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if strings.Contains(req.URL.Path, "wait") {
+	gone := strings.Contains(req.URL.Path, "wait")
+	if gone {
 		cancel()
 	}
 	rec := httptest.NewRecorder()
@@ -140,7 +143,11 @@ func runHTTP(t *testing.T, setup byte, method, target, contentType, prefer, key 
 	res := rec.Result()
 	desc := fmt.Sprintf("setup %#x, %s %q (path %q), Content-Type %q, Prefer %q, Idempotency-Key %q, body %q:\n  answered %d %v %q",
 		setup, req.Method, target, req.URL.Path, contentType, prefer, key, body, res.StatusCode, res.Header, rec.Body.Bytes())
-	if err := checkReply(res, rec.Body.Bytes(), req, cfg.AsyncEnabled); err != nil {
+	if gone && unanswered(rec) {
+		if err := checkUnanswered(srv, req); err != nil {
+			t.Fatalf("%s\n%v", desc, err)
+		}
+	} else if err := checkReply(res, rec.Body.Bytes(), req, cfg.AsyncEnabled); err != nil {
 		t.Fatalf("%s\n%v", desc, err)
 	}
 	if (res.StatusCode == http.StatusAccepted || (res.StatusCode == http.StatusOK && isSubmit(req))) && !replayed(res, rec.Body.Bytes(), jobs) {
@@ -152,6 +159,37 @@ func runHTTP(t *testing.T, setup byte, method, target, contentType, prefer, key 
 	if err := srv.CheckInvariants(); err != nil {
 		t.Fatalf("%s\nafter it, the server's invariants: %v", desc, err)
 	}
+}
+
+// unanswered reports whether the handler wrote no reply: no body, and none
+// of the headers every reply carries (Content-Type, or Allow on OPTIONS);
+// the server sets Cache-Control before any handler runs.
+func unanswered(rec *httptest.ResponseRecorder) bool {
+	h := rec.Header()
+	return rec.Body.Len() == 0 && h.Get("Content-Type") == "" && h.Get("Allow") == "" && !rec.Flushed
+}
+
+// checkUnanswered checks a request whose client had gone and that got no
+// reply: only GET /jobs/{id}/wait on a job still live may leave its client
+// so, its wait ended by the hang-up; a wait on a job ended or unknown is
+// answered at once, and every other request whatever its context.
+func checkUnanswered(srv *jobapi.Server, req *http.Request) error {
+	id, ok := strings.CutPrefix(req.URL.Path, "/jobs/")
+	if ok {
+		id, ok = strings.CutSuffix(id, "/wait")
+	}
+	if !ok || req.Method != http.MethodGet || req.URL.RawPath != "" || id == "" || strings.Contains(id, "/") {
+		return fmt.Errorf("no reply to a request other than a wait")
+	}
+	rec := serve(srv, http.MethodGet, "/jobs/"+id, "")
+	var snap struct{ State string }
+	if rec.Code != http.StatusOK || json.Unmarshal(rec.Body.Bytes(), &snap) != nil {
+		return fmt.Errorf("no reply to a wait on job %q, which GET /jobs/{id} answers %d %s", id, rec.Code, rec.Body)
+	}
+	if snap.State != "PENDING" && snap.State != "RUNNING" {
+		return fmt.Errorf("no reply to a wait on job %q, which is %s", id, snap.State)
+	}
+	return nil
 }
 
 // replayed reports whether a submit's success names a job the server

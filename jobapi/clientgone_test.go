@@ -46,7 +46,9 @@ func serveGone(t *testing.T, h *harness, req *http.Request, ready func() bool) *
 // "server shutting down", and a handler that wrote nothing to a client gone
 // (a Prefer: wait, a store call ended by the request's context) was
 // counted 200, the default of a reply never written. Both are now counted
-// under code="499", and nothing is written.
+// under code="499", and nothing is written. So is a GET /jobs/{id}/wait
+// whose client hangs up, which took the end of the request's context for
+// its timeout and wrote the snapshot, counted 200.
 func TestClientGoneCountedApart(t *testing.T) {
 	t.Run("infer", func(t *testing.T) {
 		g := newGate()
@@ -68,6 +70,17 @@ func TestClientGoneCountedApart(t *testing.T) {
 		require.Zero(t, rec.Body.Len(), "nothing written to a client gone: %s", rec.Body)
 		require.Equal(t, []string{`jobledger_http_requests_total{code="499",route="/jobs"} 1`}, requestLines(h, "/jobs"))
 		<-g.started
+		g.release <- struct{}{} // its job runs on
+	})
+	t.Run("wait", func(t *testing.T) {
+		g := newGate()
+		h := newHarness(t, g, nil)
+		id := h.submit("waited", nil)
+		<-g.started
+		req := httptest.NewRequest(http.MethodGet, "/jobs/"+id+"/wait?timeout=5000", nil)
+		rec := serveGone(t, h, req, func() bool { return jobapi.Waiting(h.srv) == 1 })
+		require.Zero(t, rec.Body.Len(), "nothing written to a client gone: %s", rec.Body)
+		require.Equal(t, []string{`jobledger_http_requests_total{code="499",route="/jobs/{id}/wait"} 1`}, requestLines(h, "/jobs/{id}/wait"))
 		g.release <- struct{}{} // its job runs on
 	})
 }

@@ -110,7 +110,8 @@ func (s *Server) getJob(w http.ResponseWriter, r *http.Request) {
 // waitJob is GET /jobs/{id}/wait?timeout=N: the snapshot once the job is
 // terminal or N milliseconds (at most max_wait) have passed. The store's
 // Wait returns the final snapshot even of a job evicted during the wait,
-// and the latest snapshot, with the context's error, at the timeout.
+// and the latest snapshot, with the context's error, at the timeout. A
+// wait that its client's hang-up ends is not answered.
 func (s *Server) waitJob(w http.ResponseWriter, r *http.Request) {
 	timeout, ok := parseTimeout(r.URL.Query(), s.cfg.MaxWait)
 	if !ok {
@@ -127,6 +128,10 @@ func (s *Server) waitJob(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case errors.Is(err, ledger.ErrNotFound):
 		writeProblem(w, http.StatusNotFound, detailNoJob, nil)
+	case err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) && r.Context().Err() != nil:
+		// The wait ended because its client went away, not at its
+		// timeout: there is no one to answer, and the request is counted
+		// 499 (counted), not as the 200 of a timeout.
 	case err != nil && (ctx.Err() == nil || !errors.Is(err, ctx.Err())):
 		s.storeFailed(w, r, err) // not the end of this wait's own context
 	default: // terminal, or the timeout with the latest snapshot
