@@ -30,6 +30,18 @@ func (c *panickyClock) AfterFunc(d time.Duration, f func()) func() bool {
 	return c.fakeClock.AfterFunc(d, f)
 }
 
+// submitWhileArmed posts a job to srv with clock's AfterFunc armed to
+// panic, and returns what the request panicked with (nil if nothing).
+func submitWhileArmed(srv *jobapi.Server, clock *panickyClock) (panicked any) {
+	clock.armed.Store(true)
+	defer clock.armed.Store(false)
+	defer func() { panicked = recover() }()
+	req := httptest.NewRequest(http.MethodPost, "/jobs", strings.NewReader(`{"task_id":"orphan"}`))
+	req.Header.Set("Content-Type", "application/json")
+	srv.ServeHTTP(httptest.NewRecorder(), req)
+	return nil
+}
+
 // TestAdmitPanicEndsCommittedJob pins a defect: a Clock.AfterFunc that
 // panicked after the Submit had committed (as the job's deadline is armed)
 // left the job PENDING with no runner and no deadline, holding its slot of
@@ -45,16 +57,7 @@ func TestAdmitPanicEndsCommittedJob(t *testing.T) {
 	srv, err := jobapi.New(cfg, jobapi.Options{Model: g, Clock: clock, Ledger: mem, Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 
-	clock.armed.Store(true)
-	req := httptest.NewRequest(http.MethodPost, "/jobs", strings.NewReader(`{"task_id":"orphan"}`))
-	req.Header.Set("Content-Type", "application/json")
-	var panicked any
-	func() {
-		defer func() { panicked = recover() }()
-		srv.ServeHTTP(httptest.NewRecorder(), req)
-	}()
-	require.Equal(t, "clock broken", panicked, "the panic still reaches the caller")
-	clock.armed.Store(false)
+	require.Equal(t, "clock broken", submitWhileArmed(srv, clock), "the panic still reaches the caller")
 
 	stats := mem.Stats()
 	require.Equal(t, 1, stats.Jobs, "the Submit committed")
@@ -92,16 +95,7 @@ func TestAdmitPanicInOrphanEndReleasesWork(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, srv.Close()) })
 
-	clock.armed.Store(true)
-	req := httptest.NewRequest(http.MethodPost, "/jobs", strings.NewReader(`{"task_id":"orphan"}`))
-	req.Header.Set("Content-Type", "application/json")
-	var panicked any
-	func() {
-		defer func() { panicked = recover() }()
-		srv.ServeHTTP(httptest.NewRecorder(), req)
-	}()
-	require.Equal(t, "store broken", panicked, "the last panic reaches the caller")
-	clock.armed.Store(false)
+	require.Equal(t, "store broken", submitWhileArmed(srv, clock), "the last panic reaches the caller")
 
 	grace, endGrace := context.WithCancel(context.Background())
 	endGrace()

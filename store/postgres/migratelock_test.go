@@ -42,15 +42,7 @@ func TestOpenMigratesBesideAnEnd(t *testing.T) {
 	watcher, err := pgx.Connect(ctx, dsn)
 	require.NoError(t, err)
 	defer watcher.Close(ctx)
-	type opened struct {
-		s   *postgres.Store
-		err error
-	}
-	open := make(chan opened, 1)
-	go func() {
-		s, err := postgres.Open(ctx, dsn, ledger.Config{MaxQueue: 4}, postgres.Options{Replica: "b"})
-		open <- opened{s, err}
-	}()
+	open := openReplicaAsync(ctx, dsn, "b")
 	waitLockWaiters(t, watcher, 1) // Open waits for the ledger row
 
 	// The end writes the job's row, then the ledger's, and commits.

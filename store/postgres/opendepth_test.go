@@ -1,6 +1,7 @@
 package postgres_test
 
 import (
+	"context"
 	"runtime"
 	"testing"
 	"time"
@@ -47,15 +48,7 @@ func TestOpenWhileAnotherReplicaEnds(t *testing.T) {
 		failed <- err
 	}()
 	waitLockWaiters(t, watcher, 1) // the end queues first
-	type opened struct {
-		s   *postgres.Store
-		err error
-	}
-	open := make(chan opened, 1)
-	go func() {
-		s, err := postgres.Open(ctx, dsn, ledger.Config{MaxQueue: 4}, postgres.Options{Replica: "b"})
-		open <- opened{s, err}
-	}()
+	open := openReplicaAsync(ctx, dsn, "b")
 	waitLockWaiters(t, watcher, 2)
 	require.NoError(t, tx.Commit(ctx))
 
@@ -64,6 +57,24 @@ func TestOpenWhileAnotherReplicaEnds(t *testing.T) {
 	require.NoError(t, b.err, "b opens beside a's end")
 	require.NoError(t, b.s.CheckInvariants())
 	require.NoError(t, b.s.Close())
+}
+
+// opened is what an Open in a goroutine of its own returned.
+type opened struct {
+	s   *postgres.Store
+	err error
+}
+
+// openReplicaAsync opens the store of dsn as replica name (MaxQueue 4) in
+// a goroutine of its own, and returns where its result comes: for a test
+// that shows Open waiting on a lock another connection holds.
+func openReplicaAsync(ctx context.Context, dsn, name string) <-chan opened {
+	open := make(chan opened, 1)
+	go func() {
+		s, err := postgres.Open(ctx, dsn, ledger.Config{MaxQueue: 4}, postgres.Options{Replica: name})
+		open <- opened{s, err}
+	}()
+	return open
 }
 
 // waitLockWaiters spins until n other backends of the database wait for a
