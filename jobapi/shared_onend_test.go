@@ -28,7 +28,9 @@ func TestSharedEndsIgnoredOnceDrained(t *testing.T) {
 	require.Equal(t, uint64(1), jobapi.EndsHeard(a.srv), "a serving replica hears every end")
 
 	require.NoError(t, a.srv.Shutdown(context.Background()))
-	require.NoError(t, a.srv.Close())
 	end()
 	require.Equal(t, uint64(1), jobapi.EndsHeard(a.srv), "a drained replica takes in no end")
+	require.NoError(t, a.srv.Close())
+	end()
+	require.Equal(t, uint64(1), jobapi.EndsHeard(a.srv), "nor a closed one")
 }

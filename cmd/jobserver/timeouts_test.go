@@ -24,7 +24,7 @@ const guard = 30 * time.Second
 func TestNoReadOrIdleTimeout(t *testing.T) {
 	bin := build(t, "github.com/jobledger/jobledger/cmd/jobserver")
 	s := start(t, bin, "-model", "echo", "-grace", "0s", "-read-timeout", "300", "-idle-timeout", "300",
-		"-write-timeout", "500", "-max-wait", "1500")
+		"-write-timeout", "1000", "-max-wait", "2500")
 
 	dial := func(t *testing.T) net.Conn {
 		conn, err := net.Dial("tcp", s.addr)
@@ -64,7 +64,7 @@ func TestNoReadOrIdleTimeout(t *testing.T) {
 		a := c.do(t, http.MethodPost, "/jobs", `{"params":{"sleep_ms":600000}}`)
 		require.Equal(t, http.StatusAccepted, a.status, "%s", a.raw)
 		id := a.body["job_id"].(string)
-		a = c.do(t, http.MethodGet, "/jobs/"+id+"/wait?timeout=1500", "") // past -write-timeout
+		a = c.do(t, http.MethodGet, "/jobs/"+id+"/wait?timeout=2000", "") // past -write-timeout
 		require.Equal(t, http.StatusOK, a.status, "%s", a.raw)
 		require.Equal(t, "RUNNING", a.body["state"])
 		require.Equal(t, http.StatusOK, c.do(t, http.MethodPost, "/jobs/"+id+"/cancel", "").status)
@@ -73,18 +73,18 @@ func TestNoReadOrIdleTimeout(t *testing.T) {
 	t.Run("Prefer wait outlives write timeout", func(t *testing.T) {
 		c := newFreshClient(t, s.addr)
 		a := c.doWith(t, http.MethodPost, "/jobs", `{"params":{"sleep_ms":600000}}`,
-			http.Header{"Prefer": {"wait=1"}}) // the wait runs out past -write-timeout
+			http.Header{"Prefer": {"wait=2"}}) // the wait runs out past -write-timeout
 		require.Equal(t, http.StatusAccepted, a.status, "%s", a.raw)
-		require.Equal(t, "wait=1", a.header.Get("Preference-Applied"))
+		require.Equal(t, "wait=2", a.header.Get("Preference-Applied"))
 		id := a.body["job_id"].(string)
 		require.Equal(t, http.StatusOK, c.do(t, http.MethodPost, "/jobs/"+id+"/cancel", "").status)
 	})
 
 	t.Run("infer outlives write timeout", func(t *testing.T) {
 		c := newFreshClient(t, s.addr)
-		a := c.do(t, http.MethodPost, "/infer", `{"task_id":"slow","params":{"sleep_ms":1000}}`) // past -write-timeout
+		a := c.do(t, http.MethodPost, "/infer", `{"task_id":"slow","params":{"sleep_ms":1500}}`) // past -write-timeout
 		require.Equal(t, http.StatusOK, a.status, "%s", a.raw)
-		require.Equal(t, map[string]any{"sleep_ms": float64(1000)}, a.body["result"])
+		require.Equal(t, map[string]any{"sleep_ms": float64(1500)}, a.body["result"])
 	})
 
 	code, _ := s.stop(t)

@@ -108,8 +108,9 @@
 // (migrations/0003_leases.sql). An end clears the expiry. Each Store's
 // keeper goroutine (lease.go), every Lease/3 until Close, renews in one
 // statement the leases of the jobs the Store holds: those its TakeRequest,
-// Start or Claim handed to its caller and on which no end has been tried
-// since (held.go). Then it runs the reaper (reap.go): one transaction that
+// Start or Claim handed to its caller and that no end tried here has let
+// go since: an end with a known outcome, or two in a row whose outcome is
+// unknown (held.go). Then it runs the reaper (reap.go): one transaction that
 // locks the ledger row, then the rows of the live jobs whose lease
 // lapsed, but those the Store holds, and ends each FAILED with WorkerLost
 // as any end does (the state guard, the next seq, the decrement,

@@ -19,7 +19,7 @@ func OpenWithReconnectHook(ctx context.Context, dsn string, cfg ledger.Config, o
 	return open(ctx, dsn, cfg, opts, hook)
 }
 
-// Renew renews the leases of s's replica now, as its keeper does.
+// Renew renews the leases of the jobs s holds now, as its keeper does.
 func (s *Store) Renew(ctx context.Context) error { return s.renew(ctx) }
 
 // Reap runs s's reaper once, as its keeper does, and returns how many jobs

@@ -8,9 +8,12 @@ package postgres
 // job does, and a reaper ends it (reap.go), this replica's own included:
 // a job whose Claim or TakeRequest committed but whose reply was lost (its
 // caller got an error and never ran it), and a job whose ends all failed
-// (its caller gave up on it). A job is let go at the first end tried on
-// it here, whatever the outcome: a caller whose end fails retries at once
-// or not at all, and a retry within the lease still finds the job live.
+// (its caller gave up on it). A job is let go once an end tried on it
+// here has a known outcome (it committed, or the job had ended or is
+// gone), or once two ends in a row failed with their outcome unknown: a
+// cancel's end that fails leaves the runner running the job, and the
+// runner's own end, then its fallback, are the two tries after which its
+// caller gives up.
 
 // hold records that this Store's caller holds job id.
 func (s *Store) hold(id string) {
@@ -20,11 +23,21 @@ func (s *Store) hold(id string) {
 	s.held[id] = s.holds
 }
 
-// letGo records that this Store's caller tried to end job id.
-func (s *Store) letGo(id string) {
+// endTried records an end tried on job id here: known says whether its
+// outcome is known. The job is let go on a known outcome, or on the
+// second unknown one since it was held.
+func (s *Store) endTried(id string, known bool) {
 	s.heldMu.Lock()
 	defer s.heldMu.Unlock()
-	delete(s.held, id)
+	n, ok := s.held[id]
+	switch {
+	case !ok:
+	case known || s.failedEnd[id] == n:
+		delete(s.held, id)
+		delete(s.failedEnd, id)
+	default:
+		s.failedEnd[id] = n
+	}
 }
 
 // heldNow is a copy of the held jobs, each with the number of its latest
@@ -57,6 +70,7 @@ func (s *Store) forget(was map[string]uint64, kept map[string]bool) {
 	for id, n := range was {
 		if !kept[id] && s.held[id] == n {
 			delete(s.held, id)
+			delete(s.failedEnd, id)
 		}
 	}
 }

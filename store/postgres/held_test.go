@@ -32,7 +32,7 @@ func TestRunnerGoneLosesTheLease(t *testing.T) {
 		require.NoError(t, err)
 		return id
 	}
-	lost, failing, held := submit(), submit(), submit()
+	lost, failing, held, canceled := submit(), submit(), submit(), submit()
 
 	execSQL(t, dsn, fmt.Sprintf(`UPDATE jobs SET state = 1, taken = true, request = NULL, started_at = created_at,
 		owner = 'a', lease_until = created_at + %d WHERE id = '%s'`, lease.Nanoseconds(), lost))
@@ -44,6 +44,10 @@ func TestRunnerGoneLosesTheLease(t *testing.T) {
 	require.Error(t, err, "and so does the fallback")
 	_, err = a.Start(ctx, held)
 	require.NoError(t, err)
+	_, err = a.Start(ctx, canceled)
+	require.NoError(t, err)
+	_, err = a.Fail(ctx, canceled, errors.New("poison"))
+	require.Error(t, err, "a cancel's end fails, its runner running on")
 
 	for range 4 { // past every first lease
 		clock.Advance(lease / 3)
@@ -52,7 +56,7 @@ func TestRunnerGoneLosesTheLease(t *testing.T) {
 	n, err := a.Reap(ctx)
 	require.NoError(t, err)
 	require.Equal(t, 2, n, "the two jobs nobody runs")
-	for id, want := range map[string]ledger.State{lost: ledger.Failed, failing: ledger.Failed, held: ledger.Running} {
+	for id, want := range map[string]ledger.State{lost: ledger.Failed, failing: ledger.Failed, held: ledger.Running, canceled: ledger.Running} {
 		snap, err := a.Snapshot(ctx, id)
 		require.NoError(t, err)
 		require.Equal(t, want, snap.State, "job %s", id)
@@ -60,7 +64,9 @@ func TestRunnerGoneLosesTheLease(t *testing.T) {
 			require.EqualError(t, snap.Err, postgres.WorkerLost)
 		}
 	}
-	require.Equal(t, 1, a.Stats().Depth, "their slots are free")
+	require.Equal(t, 2, a.Stats().Depth, "their slots are free")
 	_, err = a.Finish(ctx, held, []byte("res"))
 	require.NoError(t, err, "the held job ends as usual")
+	_, err = a.Finish(ctx, canceled, []byte("res"))
+	require.NoError(t, err, "so does the one whose one end failed: its runner still holds it")
 }

@@ -27,7 +27,7 @@ import (
 //   - waitMu guards waiters (see wait.go).
 //   - onEndMu guards onEnd (work.go); work is a channel with room for
 //     one signal, sent to without blocking (work.go).
-//   - heldMu guards held and holds (held.go).
+//   - heldMu guards held, holds and failedEnd (held.go).
 //   - closed: atomic, set once by Close before it closes quit; quit is
 //     closed once, by Close; stopListen and listenDone are the listener
 //     goroutine's (listen.go), stopKeep and keepDone the keeper's
@@ -55,6 +55,9 @@ type Store struct {
 	heldMu sync.Mutex
 	held   map[string]uint64 // job id -> the number of its latest hold
 	holds  uint64            // holds so far
+	// failedEnd: job id -> the hold during which an end on it failed with
+	// its outcome unknown; only for jobs held.
+	failedEnd map[string]uint64
 
 	closed     atomic.Bool
 	quit       chan struct{}
@@ -111,13 +114,14 @@ func open(ctx context.Context, dsn string, cfg ledger.Config, opts Options, befo
 		return nil, fmt.Errorf("%w: %w", ErrUnreachable, err)
 	}
 	s := &Store{
-		cfg:     cfg,
-		opts:    opts,
-		pool:    pool,
-		waiters: map[string]map[*waiter]struct{}{},
-		held:    map[string]uint64{},
-		quit:    make(chan struct{}),
-		work:    make(chan struct{}, 1),
+		cfg:       cfg,
+		opts:      opts,
+		pool:      pool,
+		waiters:   map[string]map[*waiter]struct{}{},
+		held:      map[string]uint64{},
+		failedEnd: map[string]uint64{},
+		quit:      make(chan struct{}),
+		work:      make(chan struct{}, 1),
 
 		beforeReconnect: beforeReconnect,
 	}

@@ -252,7 +252,6 @@ func (s *Store) end(ctx context.Context, id string, state ledger.State, res []by
 	if !storable(id) {
 		return ledger.Snapshot{}, ledger.ErrNotFound
 	}
-	s.letGo(id) // whatever the outcome: held.go
 	now := s.now()
 	var snap ledger.Snapshot
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
@@ -270,6 +269,8 @@ func (s *Store) end(ctx context.Context, id string, state ledger.State, res []by
 		}
 		return endBookkeeping(ctx, tx, snap, seq)
 	})
+	_, refused := asRefusal(err)
+	s.endTried(id, err == nil || refused) // held.go
 	if r, ok := asRefusal(err); ok {
 		return s.refused(ctx, id, r.err)
 	}
