@@ -21,7 +21,9 @@ func TestWaitAfterListenerGoesSilent(t *testing.T) {
 	proxy, proxied := startProxy(t, dsn)
 	reconnects := make(chan struct{}, 1)
 	a, err := postgres.OpenWithReconnectHook(ctx, proxied, ledger.Config{MaxQueue: 8},
-		postgres.Options{Replica: "a", Lease: 300 * time.Millisecond}, func() {
+		// The lease bounds the listener's idle wait and ping (a third each):
+		// long enough that a loaded machine's slow ping is no silence.
+		postgres.Options{Replica: "a", Lease: 3 * time.Second}, func() {
 			select {
 			case reconnects <- struct{}{}:
 			default:
@@ -41,6 +43,10 @@ func TestWaitAfterListenerGoesSilent(t *testing.T) {
 		require.NoError(t, err)
 		got := waitAsync(a, id)
 		requireBlocked(t, a, got)
+		select { // a reconnect before the silence is not the one awaited
+		case <-reconnects:
+		default:
+		}
 		require.Equal(t, 1, proxy.silenceListeners(), "round %d: a's one listener", round)
 		_, err = b.Finish(ctx, id, []byte("res"))
 		require.NoError(t, err)

@@ -33,7 +33,7 @@ type silentProxy struct {
 // pipe is one proxied connection.
 type pipe struct {
 	client, server net.Conn
-	listener       bool // its client LISTENs
+	listener       bool // its client LISTENs, and has not closed its side
 	silent         bool // nothing is forwarded any more
 }
 
@@ -101,6 +101,11 @@ func (p *silentProxy) copy(pp *pipe, dst io.Writer, src io.Reader, fromClient bo
 			}
 		}
 		if err != nil {
+			if fromClient { // the client has gone: no listener to silence here
+				p.mu.Lock()
+				pp.listener = false
+				p.mu.Unlock()
+			}
 			if !errors.Is(err, io.EOF) || !fromClient {
 				return
 			}
