@@ -35,16 +35,24 @@ const (
 	maxWalks  = 20
 )
 
+// drainLostLooks is how many replies in a row drainOne may lose past its
+// deadline before it gives up on a job: a lost reply says nothing of it.
+const drainLostLooks = 3
+
 // drainOne waits on id until it is seen terminal or gone, or deadline
 // passes; it reports whether the job was seen ended. It looks at least
-// once, so a job that ended before a deadline already past is seen ended.
+// once, so a job that ended before a deadline already past is seen ended,
+// and again after a lost reply, up to drainLostLooks in a row.
 func (w *httpWorkload) drainOne(ctx context.Context, c *HTTPClient, id string, deadline time.Time) bool {
-	for first := true; first || time.Now().Before(deadline); first = false {
+	lost := 0 // replies lost in a row
+	for first := true; first || lost > 0 && lost < drainLostLooks || time.Now().Before(deadline); first = false {
 		out, err := c.Wait(ctx, id, min(max(time.Until(deadline), 0), time.Second).Truncate(time.Millisecond)+time.Millisecond)
 		if err != nil {
 			w.lost.Add(1)
+			lost++
 			continue
 		}
+		lost = 0
 		if out.Outcome == linearizability.NotFound || out.State.Terminal() {
 			return true
 		}
