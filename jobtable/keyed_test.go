@@ -16,21 +16,23 @@ import (
 // table's invariants (KeyInv: the key index and the keyed jobs agree)
 // hold after each step.
 func TestKeyLeavesWithItsJob(t *testing.T) {
-	for name, evict := range map[string]func(*table, *testing.T){
-		"ttl": func(tab *table, t *testing.T) {},
-		"bound": func(tab *table, t *testing.T) {
-			for range 2 { // MaxCompleted 1: a second ended job pushes the first out
+	for name, tc := range map[string]struct {
+		cfg   jobtable.Config
+		evict func(*table, *testing.T) // after the clock passed the TTL
+	}{
+		"ttl": {jobtable.Config{MaxQueue: 1, JobTTL: time.Second}, func(tab *table, t *testing.T) {
+			other := mustSubmit(t, tab, "trigger") // eviction runs on submit
+			require.NoError(t, errOf(tab.Finish(other, "r")))
+		}},
+		"bound": {jobtable.Config{MaxQueue: 1, JobTTL: -1, MaxCompleted: 1}, func(tab *table, t *testing.T) {
+			for range 2 { // a second ended job pushes the first out
 				id := mustSubmit(t, tab, "other")
 				require.NoError(t, errOf(tab.Finish(id, "r")))
 			}
-		},
+		}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			cfg := jobtable.Config{MaxQueue: 1, JobTTL: -1, MaxCompleted: 1}
-			if name == "ttl" {
-				cfg = jobtable.Config{MaxQueue: 1, JobTTL: time.Second}
-			}
-			tab, clock := newTable(t, cfg)
+			tab, clock := newTable(t, tc.cfg)
 			id, replayed, err := tab.SubmitKeyed("k", "d1", "task", req{payload: "p"})
 			require.NoError(t, err)
 			require.False(t, replayed)
@@ -50,11 +52,7 @@ func TestKeyLeavesWithItsJob(t *testing.T) {
 			require.Equal(t, "d1", digest)
 
 			clock.Advance(2 * time.Second) // past the TTL, where there is one
-			evict(tab, t)
-			if name == "ttl" {
-				other := mustSubmit(t, tab, "trigger") // eviction runs on submit
-				require.NoError(t, errOf(tab.Finish(other, "r")))
-			}
+			tc.evict(tab, t)
 			_, err = tab.Snapshot(id)
 			require.ErrorIs(t, err, jobtable.ErrNotFound, "the key's job is evicted")
 			_, _, err = tab.LookupKey("k")
