@@ -54,8 +54,9 @@ verify:
 	@MUTANTS_BASELINE=0 scripts/run-steps $(TEST_STEPS) $(GATES)
 
 # gates runs what verify adds to test (CI runs test, then gates). Both skip
-# the mutants gate's own run of the normal build: race, lincheck and
-# fuzz-short cover it in the same run.
+# the mutants gate's own run of the normal build: the race (or CI's make
+# test), trace-check, lincheck and crash steps before it and fuzz-short
+# after it run the normal build through the same gates.
 gates:
 	@MUTANTS_BASELINE=0 scripts/run-steps $(GATES)
 

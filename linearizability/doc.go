@@ -29,8 +29,8 @@
 //     SubmitKeyed operations the table-level stress records (a keyed
 //     creation is an admission and creates its job for the other two
 //     models; a replay is neither, but reads its job for JobModel), and
-//     each winning terminal call on a
-//     keyed job (tablekeys.go); CheckKeys checks a key history of the
+//     each terminal call on a keyed job that may have won (OK, or of
+//     unknown outcome) (tablekeys.go); CheckKeys checks a key history of the
 //     ledger's calls, hand-written or recorded by this package's own tests
 //     on both stores. At the HTTP level, HTTPKeyModel checks the keyed
 //     POSTs the stress records.

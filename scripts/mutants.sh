@@ -21,7 +21,8 @@
 # that is no verdict, is an error, never a catch.
 #
 # Environment: MUTANTS_BASELINE=0 skips the normal build's run (make verify
-# and make gates set it: their earlier steps run the same gates on it);
+# and make gates set it: their other steps, and CI's make test before
+# make gates, run the same gates on it);
 # GO (default go), RUNS (table-level lincheck runs, default 3),
 # FUZZTIME (the default length of a fuzz gate, 60s), FUZZ_BASELINE (how
 # long a fuzz gate runs on the normal build, 10s),

@@ -44,7 +44,7 @@
 
 // trace.mjs imports this module: what it takes from there is read only
 // when a function here runs, after both modules are evaluated.
-import { TraceError, UNKNOWN, NO_SECTION, tlaValue, applyEdits } from './trace.mjs';
+import { TraceError, UNKNOWN, NO_SECTION, tlaValue, applyEdits, int } from './trace.mjs';
 
 const str = (s) => JSON.stringify(s);
 
@@ -58,24 +58,24 @@ export function listingRecords(t) {
   const recs = [];
   const ordOf = new Map(); // job name -> the ordinal of its SubmitInsert
   const limits = new Set();
-  const int = (v, what, x) => {
+  const need = (v, what, x) => {
     if (!Number.isInteger(v)) throw new TraceError(`event ${x + 1}: ${t.events[x].a} without ${what}`);
     return v;
   };
   const sec = (e) => (Number.isInteger(e.ts) ? e.ts : UNKNOWN);
   t.events.forEach((e, x) => {
     if (e.a === 'SubmitInsert') {
-      const o = int(e.o, 'its ordinal (o)', x);
+      const o = need(e.o, 'its ordinal (o)', x);
       ordOf.set(e.j, o);
       recs.push({ a: 'Submit', o, s: sec(e), at: x });
     } else if (e.a === 'Evict') {
-      recs.push({ a: 'Evict', o: int(e.o, 'its ordinal (o)', x), s: sec(e), at: x });
+      recs.push({ a: 'Evict', o: need(e.o, 'its ordinal (o)', x), s: sec(e), at: x });
     } else if (e.a === 'List') {
       if (e.f !== undefined) throw new TraceError(`event ${x + 1}: a filtered page (${str(e.f)}): only Filter "any" is followed`);
-      const lim = int(e.lim, 'its limit (lim)', x);
+      const lim = need(e.lim, 'its limit (lim)', x);
       limits.add(lim);
-      const b = int(e.b, 'its cursor (b)', x);
-      const nx = int(e.nx, 'its next cursor (nx)', x);
+      const b = need(e.b, 'its cursor (b)', x);
+      const nx = need(e.nx, 'its next cursor (nx)', x);
       const os = e.os ?? [];
       const ids = e.ids ?? [];
       if (!os.every(Number.isInteger) || ids.length !== os.length) {
@@ -170,7 +170,6 @@ export function listingModule(spec) {
 
 // The record of one of listingRecords' records, every field present.
 export function listingRecord(r) {
-  const int = (v) => (Number.isInteger(v) ? v : UNKNOWN);
   return { a: r.a, o: int(r.o), b: int(r.b), os: r.os ?? [], io: r.io ?? [], nx: int(r.nx), s: int(r.s) };
 }
 

@@ -142,7 +142,8 @@ export function parseTrace(text) {
 const str = (s) => JSON.stringify(s);
 const set = (xs) => `{${xs.map(str).join(', ')}}`;
 
-const int = (v) => (Number.isInteger(v) ? v : UNKNOWN);
+// int is v if Go logged an integer there, else UNKNOWN.
+export const int = (v) => (Number.isInteger(v) ? v : UNKNOWN);
 
 // tlaValue writes a record of Trace (an object), a sequence (an array), a
 // string or an integer as a TLA+ expression.
@@ -187,9 +188,9 @@ Answer(c, j, r) ==
 \* A terminal call whose lookup found no job: Go answers ErrNotFound from
 \* its lock-free lookup, where the spec's TerminateWrite looks the id up
 \* holding the table mutex. A lookup that finds nothing changes nothing,
-\* so while another thread holds the mutex (between its TerminateWrite
-\* and its TerminateRelease) the call is followed as TerminateWrite's
-\* refusal, without the mutex.
+\* so while another thread holds the table mutex (between its
+\* TerminateWrite and its TerminateRelease, or in an admission or a page)
+\* the call is followed as TerminateWrite's refusal, without the mutex.
 EndNotFound(t, j) ==
     /\ ~TableFree
     /\ \/ pc[t] = "Terminate" /\ tjob[t] = j
