@@ -74,38 +74,12 @@ func AdminDSN(t testing.TB) string {
 
 // start starts a throwaway cluster with scripts/pg, as `make test` does.
 func start() (string, func(), error) {
-	root, err := moduleRoot()
+	s, stop, err := startServer()
 	if err != nil {
 		return "", nil, err
 	}
-	script := filepath.Join(root, "scripts", "pg")
-	dir, err := os.MkdirTemp("", "jobledger-pg-")
-	if err != nil {
-		return "", nil, err
-	}
-	stop := func() {
-		cmd := exec.Command(script, "stop", dir)
-		cmd.Stderr = os.Stderr
-		_ = cmd.Run()
-		_ = os.RemoveAll(dir)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, script, "start", dir)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
-	if err != nil {
-		stop()
-		return "", nil, fmt.Errorf("scripts/pg start: %w", err)
-	}
-	fields := strings.Fields(string(out))
-	if len(fields) == 0 {
-		stop()
-		return "", nil, errors.New("scripts/pg start printed no DSN")
-	}
-	dsn := fields[len(fields)-1]
-	fmt.Fprintf(os.Stderr, "pgtest: started PostgreSQL at %s (set %s to use another)\n", dsn, EnvDSN)
-	return dsn, stop, nil
+	fmt.Fprintf(os.Stderr, "pgtest: started PostgreSQL at %s (set %s to use another)\n", s.DSN, EnvDSN)
+	return s.DSN, stop, nil
 }
 
 // moduleRoot is the nearest directory above the working directory (a
@@ -159,4 +133,72 @@ func NewDatabase(t testing.TB) string {
 	}
 	u.Path = "/" + name
 	return u.String()
+}
+
+// Server is a PostgreSQL server of one test's own, which the test may
+// restart (Private).
+type Server struct {
+	DSN    string // a superuser's DSN
+	dir    string
+	script string
+}
+
+// Private starts a server for t alone, with scripts/pg, stopped and
+// removed when t ends. It takes some seconds: use it for a test that
+// restarts its server, which would disturb the tests sharing AdminDSN's.
+func Private(t testing.TB) *Server {
+	t.Helper()
+	s, stop, err := startServer()
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	t.Cleanup(stop)
+	return s
+}
+
+// startServer starts a cluster in a new temporary directory, and returns
+// it and the function that stops it and removes the directory.
+func startServer() (*Server, func(), error) {
+	root, err := moduleRoot()
+	if err != nil {
+		return nil, nil, err
+	}
+	dir, err := os.MkdirTemp("", "jobledger-pg-")
+	if err != nil {
+		return nil, nil, err
+	}
+	s := &Server{dir: dir, script: filepath.Join(root, "scripts", "pg")}
+	stop := func() {
+		_, _ = s.run(time.Minute, "stop", dir)
+		_ = os.RemoveAll(dir)
+	}
+	out, err := s.run(5*time.Minute, "start", dir)
+	if err != nil {
+		stop()
+		return nil, nil, fmt.Errorf("scripts/pg start: %w", err)
+	}
+	fields := strings.Fields(out)
+	if len(fields) == 0 {
+		stop()
+		return nil, nil, errors.New("scripts/pg start printed no DSN")
+	}
+	s.DSN = fields[len(fields)-1]
+	return s, stop, nil
+}
+
+// Restart stops the server with shutdown mode ("fast" or "immediate"),
+// waits pause, and starts it again on the same port.
+func (s *Server) Restart(mode string, pause time.Duration) error {
+	_, err := s.run(2*time.Minute, "restart", s.dir, mode, fmt.Sprintf("%.3f", pause.Seconds()))
+	return err
+}
+
+// run runs scripts/pg with args, bounded by limit, and returns its output.
+func (s *Server) run(limit time.Duration, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, s.script, args...)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	return string(out), err
 }
