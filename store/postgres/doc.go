@@ -26,24 +26,35 @@
 // writes in flight and never deadlocks with them. The ledger row holds the depth and the next completion
 // sequence; the jobs table one row per job (migrations/0001_jobs.sql).
 //
-// # Admission, ends and their order
+// # Writes: one batch, one transaction, one round trip
 //
-// Admission is one statement that checks and increments together,
-// UPDATE ledger SET depth = depth + 1 WHERE depth < MaxQueue, followed in
-// the same transaction by a retention pass and the insertion. A terminal
-// transition is one transaction: it locks the ledger row, makes the job
-// terminal only if it has no completion sequence yet (PENDING or RUNNING),
-// with its payload, completion time and sequence, releases its request,
-// decrements the depth and calls pg_notify with the job (write.go). Every
-// write that changes the depth locks the ledger row first, so those writes
-// are one at a time across all replicas, and no write locks a job row
-// before it, so none deadlock. Under READ COMMITTED a write blocked on the
-// ledger row re-reads it, and each later statement reads the latest
-// commit, so nothing is decided on a stale read. Every connection of a
-// Store, the listener's included, runs READ COMMITTED whatever the
-// database's or the role's default (Open sets the session's
-// default_transaction_isolation): at REPEATABLE READ or SERIALIZABLE those
-// re-checks would fail with serialization errors instead.
+// Submit, SubmitKeyed, the ends and Claim are queued for the Store's
+// writer goroutine, which sends every write queued, up to a bound, as one
+// pipelined batch: one round trip and one implicit transaction (writer.go).
+// The batch locks the ledger row first, so batches of all replicas are one
+// at a time, and holds it only while the server runs the batch and
+// flushes its commit: one flush for all its writes, and no client round
+// trip under the lock. In the batch, in order: the ends (each job with no
+// completion seq yet ends, with the next seq; the depth decremented; one
+// pg_notify per end, in seq order); the admissions, decided one by one in
+// queue order against MaxQueue (a keyed one whose key a retained job holds
+// is answered with that job and takes no slot), then the retention pass;
+// the claims. Every caller is answered after the commit. No write locks a
+// job row before the ledger row, and the ends lock their rows in the
+// order of n, as renewal and the reaper do, so no two writes deadlock.
+// Every connection of a Store, the listener's included, runs READ
+// COMMITTED whatever the database's or the role's default (Open sets the
+// session's default_transaction_isolation): the re-checks of a write
+// blocked behind another read the latest commit only at that level.
+//
+// A batch that fails on the server rolled back: it is tried again if the
+// failure is transient (a lost connection, a shutdown, a lock timeout, a
+// deadlock), else each write alone, so that one write the database
+// refuses fails no other. A batch whose outcome is unknown (the
+// connection failed after it was sent) may have committed: its ends are
+// tried again (a refused retry whose job ended as it asked is reported as
+// done), its admissions and claims answered with the error. Tries go on
+// with backoff for at most Options.Lease.
 //
 // # Waiting
 //
@@ -75,11 +86,10 @@
 //
 // # Idempotency keys
 //
-// SubmitKeyed locks the ledger row, which every admission of every store
-// on the database takes first, then looks the key up and, if no retained
-// job holds it, admits and inserts the job holding it, in one transaction:
-// two keyed submits with one new key, on any replicas, create one job. A
-// unique index on the key states the same in the database, and a key
+// A keyed admission looks its key up in the batch that admits it, under
+// the ledger row's lock: two keyed submits with one new key, on any
+// replicas, create one job (one batch never holds two writes of one key).
+// A unique index on the key states the same in the database, and a key
 // leaves with its row when retention deletes the job.
 //
 // # Restart
@@ -122,8 +132,10 @@
 // for as long as the replica lives.
 //
 // Claim takes the oldest PENDING job whose request nobody took, and takes
-// and starts it under a lease of this replica, in one statement that
-// locks it FOR UPDATE SKIP LOCKED (claim.go). Work is signalled when a
+// and starts it under a lease of this replica, in one statement of its
+// batch that locks it FOR UPDATE SKIP LOCKED (claim.go). The job is held
+// before its request is handed over, so its lease is renewed during a
+// long transfer. Work is signalled when a
 // job may have become claimable: each admission's transaction notifies
 // jobledger_work, and so does a restart that releases taken requests; a
 // listener reconnect signals it too, since notifications were lost. OnEnd
@@ -196,16 +208,16 @@
 //
 // # Retention
 //
-// Lazily in Submit (and once in Open), inside the admission's transaction:
-// first the terminal jobs completed at least JobTTL ago, then the lowest
-// completion sequences beyond MaxCompleted. Stats counts the evictions of
-// this Store; its depth and job counts are read from the database.
+// In each batch that admits a job (and once in Open), after the
+// admissions: first the terminal jobs completed at least JobTTL ago, then
+// the lowest completion sequences beyond MaxCompleted. Stats counts the
+// evictions of this Store; its depth and job counts are read from the
+// database.
 //
 // # Errors and contexts
 //
 // Every call honours its context: a call whose context ends returns
-// ctx.Err(), and its outcome is unknown (its transaction may have
-// committed). Wait is the one exception, in part: its reads of the job's
+// ctx.Err(), and its outcome is unknown (its batch may still commit). Wait is the one exception, in part: its reads of the job's
 // row are not cut short by its context (so that a job that ended is
 // reported as ended, even by a Wait whose context had already ended), so a
 // database that hangs holds a Wait past its context for as long as one

@@ -29,3 +29,10 @@ func (s *Store) Reap(ctx context.Context) (int, error) { return s.reap(ctx) }
 // ListQueries are the page queries of list.go, by the filter each serves,
 // for a test of their query plans.
 var ListQueries = map[string]string{"all": qListAll, "task": qListTask, "state": qListState}
+
+// Queued is the number of writes waiting for s's writer.
+func (s *Store) Queued() int {
+	s.q.mu.Lock()
+	defer s.q.mu.Unlock()
+	return len(s.q.ops)
+}

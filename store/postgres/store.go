@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -28,10 +27,12 @@ import (
 //   - onEndMu guards onEnd (work.go); work is a channel with room for
 //     one signal, sent to without blocking (work.go).
 //   - heldMu guards held, holds and failedEnd (held.go).
+//   - q: its own lock (queue.go); the writer goroutine takes from it.
 //   - closed: atomic, set once by Close before it closes quit; quit is
 //     closed once, by Close; stopListen and listenDone are the listener
 //     goroutine's (listen.go), stopKeep and keepDone the keeper's
-//     (lease.go): set by Open, read-only afterwards.
+//     (lease.go), stopWriter and writerDone the writer's (writer.go):
+//     set by Open, read-only afterwards.
 //
 // Lock order: waitMu, onEndMu and heldMu are each held only inside their
 // own methods, never together and never across a database call or a call
@@ -58,6 +59,10 @@ type Store struct {
 	// failedEnd: job id -> the hold during which an end on it failed with
 	// its outcome unknown; only for jobs held.
 	failedEnd map[string]uint64
+
+	q          *queue // the writes for the writer goroutine (writer.go)
+	stopWriter context.CancelFunc
+	writerDone chan struct{}
 
 	closed     atomic.Bool
 	quit       chan struct{}
@@ -122,6 +127,7 @@ func open(ctx context.Context, dsn string, cfg ledger.Config, opts Options, befo
 		failedEnd: map[string]uint64{},
 		quit:      make(chan struct{}),
 		work:      make(chan struct{}, 1),
+		q:         newQueue(),
 
 		beforeReconnect: beforeReconnect,
 	}
@@ -144,6 +150,10 @@ func open(ctx context.Context, dsn string, cfg ledger.Config, opts Options, befo
 	s.stopListen = stop
 	s.listenDone = make(chan struct{})
 	go s.listen(lctx, pcfg.ConnConfig, conn, seen)
+	wctx, stopWriter := context.WithCancel(context.Background())
+	s.stopWriter = stopWriter
+	s.writerDone = make(chan struct{})
+	go s.runWriter(wctx)
 	kctx, stopKeep := context.WithCancel(context.Background())
 	s.stopKeep = stopKeep
 	s.keepDone = make(chan struct{})
@@ -194,6 +204,8 @@ func (s *Store) Close() error {
 		return nil
 	}
 	close(s.quit)
+	s.stopWriter()
+	<-s.writerDone
 	s.stopKeep()
 	<-s.keepDone
 	s.stopListen()
@@ -218,18 +230,4 @@ func (s *Store) callErr(ctx context.Context, what string, err error) error {
 // inTx runs f in one transaction on a pooled connection and commits.
 func (s *Store) inTx(ctx context.Context, f func(pgx.Tx) error) error {
 	return pgx.BeginFunc(ctx, s.pool, f)
-}
-
-// refusal ends a transaction that changed nothing (pgx.BeginFunc rolls
-// back on an error) and carries the caller's answer out of it.
-type refusal struct {
-	err error
-}
-
-func (r *refusal) Error() string { return r.err.Error() }
-
-// asRefusal reports whether err is a refusal, and its answer.
-func asRefusal(err error) (*refusal, bool) {
-	var r *refusal
-	return r, errors.As(err, &r)
 }

@@ -11,41 +11,28 @@ import (
 	"github.com/jobledger/jobledger/ledger"
 )
 
-// The writes. Every write that changes the depth or the completion
-// sequence (Submit, the ends, Open's restart) locks the one ledger row
-// first, with the statement that reads it, so such writes are one at a
-// time across every replica and the rows they change after it are read
-// fresh (each statement of a READ COMMITTED transaction reads the latest
-// commit). Start changes one job row only and takes no ledger lock; it and
-// an end on the same job are ordered by the job row's lock. No write locks
-// a job row before the ledger row, so no two writes deadlock.
+// The writes that change the depth or the completion sequence (Submit,
+// the ends) are the writer's (writer.go): each batch locks the one ledger
+// row first, so they are one at a time across every replica. Open's
+// restart and the reaper lock it first too, each in a transaction of its
+// own. Start and TakeRequest change one job row only and take no ledger
+// lock; one and an end on the same job are ordered by the job row's lock.
 
 // Submit admits a job carrying req and returns its id, or ErrQueueFull,
-// once the job is committed. It evicts expired terminal jobs first. A
-// task id that is not valid UTF-8 or holds a NUL byte is refused with
-// ledger.ErrUnstorable (PostgreSQL text cannot hold it), as is such a key
-// or digest of SubmitKeyed.
-//
-// Admission is one statement that checks and increments together: the
-// UPDATE of the ledger row whose WHERE clause is the bound. The
-// transaction notifies workChannel, delivered at its commit, so that
-// every replica's claimers learn of the job (Work). Under READ
-// COMMITTED a Submit blocked behind another's lock re-checks the clause on
-// the row as the other committed it, so concurrent Submits on any
-// replicas never admit more than MaxQueue.
+// once the job is committed. A task id that is not valid UTF-8 or holds a
+// NUL byte is refused with ledger.ErrUnstorable (PostgreSQL text cannot
+// hold it), as is such a key or digest of SubmitKeyed. The batch that
+// admits it notifies workChannel, so that every replica's claimers learn
+// of the job (Work).
 func (s *Store) Submit(ctx context.Context, taskID string, req []byte) (string, error) {
 	id, _, err := s.submit(ctx, "", "", taskID, req)
 	return id, err
 }
 
-// SubmitKeyed is Submit under an idempotency key (see ledger.Ledger). The
-// transaction locks the ledger row first, which every admission of every
-// replica also takes, then looks the key up: a retained job holding it is
-// answered (a replay, or ErrKeyConflict for another digest) with no slot
-// taken; otherwise the job is admitted and inserted holding the key, all
-// before the lock is released. As in jobtable, the key is looked up
-// before the retention pass, so a replay of a job that pass would evict
-// is ordered before it.
+// SubmitKeyed is Submit under an idempotency key (see ledger.Ledger): a
+// retained job holding key is answered (a replay, or ErrKeyConflict for
+// another digest) with no slot taken; otherwise the job is admitted
+// holding the key, in the one batch, under the ledger row's lock.
 func (s *Store) SubmitKeyed(ctx context.Context, key, digest, taskID string, req []byte) (string, bool, error) {
 	if key == "" {
 		panic("postgres: SubmitKeyed with an empty key")
@@ -74,7 +61,8 @@ func (s *Store) LookupKey(ctx context.Context, key string) (string, string, erro
 	return id, digest, nil
 }
 
-// submit is Submit, under key when key is not empty.
+// submit is Submit, under key when key is not empty: a write of the
+// writer's batches (writer.go).
 func (s *Store) submit(ctx context.Context, key, digest, taskID string, req []byte) (string, bool, error) {
 	if s.closed.Load() {
 		return "", false, ledger.ErrClosed
@@ -82,70 +70,22 @@ func (s *Store) submit(ctx context.Context, key, digest, taskID string, req []by
 	if !storable(taskID) || !storable(key) || !storable(digest) {
 		return "", false, ledger.ErrUnstorable
 	}
-	id := s.cfg.NewID()
 	if req == nil {
 		req = []byte{} // NULL means released
 	}
-	req = bytes.Clone(req)
-	now := s.now()
-	var ttl, lru uint64
-	dup, replayed := false, false
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		if key != "" {
-			if _, err := tx.Exec(ctx, `SELECT 1 FROM ledger WHERE id = 1 FOR UPDATE`); err != nil {
-				return err
-			}
-			var held, heldDigest string
-			err := tx.QueryRow(ctx, `SELECT id, idem_digest FROM jobs WHERE idem_key = $1`, key).Scan(&held, &heldDigest)
-			switch {
-			case err == nil && heldDigest != digest:
-				return &refusal{err: ledger.ErrKeyConflict}
-			case err == nil:
-				id, replayed = held, true
-				return nil
-			case !errors.Is(err, pgx.ErrNoRows):
-				return err
-			}
-		}
-		tag, err := tx.Exec(ctx, `UPDATE ledger SET depth = depth + 1 WHERE id = 1 AND depth < $1`, max(s.cfg.MaxQueue, 0))
-		if err != nil {
-			return err
-		}
-		if tag.RowsAffected() == 0 {
-			return &refusal{err: ledger.ErrQueueFull}
-		}
-		if ttl, lru, err = s.evict(ctx, tx, now); err != nil {
-			return err
-		}
-		var k, d *string
-		if key != "" {
-			k, d = &key, &digest
-		}
-		tag, err = tx.Exec(ctx, `INSERT INTO jobs (id, task_id, state, request, created_at, idem_key, idem_digest)
-			VALUES ($1, $2, 0, $3, coalesce($4, `+dbNow+`), $5, $6) ON CONFLICT (id) DO NOTHING`, id, taskID, req, now, k, d)
-		if err != nil {
-			return err
-		}
-		if tag.RowsAffected() != 1 {
-			dup = true
-			return &refusal{err: errors.New("duplicate id")}
-		}
-		_, err = tx.Exec(ctx, `SELECT pg_notify($1, '')`, workChannel)
-		return err
-	})
-	if dup {
+	o := &op{kind: opSubmit, id: s.cfg.NewID(), taskID: taskID, key: key, digest: digest,
+		payload: bytes.Clone(req), now: s.now()}
+	r := s.await(ctx, o)
+	switch {
+	case r.dup:
 		// The id source repeated an id: the caller's bug, as in jobtable.
-		panic(fmt.Sprintf("postgres: Config.NewID returned duplicate id %q", id))
-	}
-	if r, ok := asRefusal(err); ok {
+		panic(fmt.Sprintf("postgres: Config.NewID returned duplicate id %q", o.id))
+	case errors.Is(r.err, ledger.ErrQueueFull), errors.Is(r.err, ledger.ErrKeyConflict):
 		return "", false, r.err
+	case r.err != nil:
+		return "", false, s.callErr(ctx, "submitting a job", r.err)
 	}
-	if err != nil {
-		return "", false, s.callErr(ctx, "submitting a job", err)
-	}
-	s.evictedTTL.Add(ttl)
-	s.evictedLRU.Add(lru)
-	return id, replayed, nil
+	return r.id, r.replayed, nil
 }
 
 // evict runs one retention pass inside tx, which holds the ledger row's
@@ -239,12 +179,14 @@ func (s *Store) Timeout(ctx context.Context, id string, cause error) (ledger.Sna
 	return s.end(ctx, id, ledger.TimedOut, nil, &msg)
 }
 
-// end is a terminal transition, in one transaction: the ledger row's lock
-// and the next completion seq; the job's state guard (only a job with no
-// seq, PENDING or RUNNING, ends), state, payload, completion time (never
-// before its other times) and seq, its request and lease released; the depth
-// decrement; and pg_notify with the job's id, which PostgreSQL delivers at
-// the commit, never before it and never if it fails.
+// end is a terminal transition, a write of the writer's batches
+// (writer.go): the job's state guard (only a job with no seq, PENDING or
+// RUNNING, ends), state, payload, completion time (never before its other
+// times) and seq, its request and lease released; the depth decrement; and
+// pg_notify with the job, which PostgreSQL delivers at the commit, never
+// before it and never if it fails. An end whose outcome was unknown at a
+// try and that is then refused reports the job's end as its own if the
+// job ended as it asked.
 func (s *Store) end(ctx context.Context, id string, state ledger.State, res []byte, msg *string) (ledger.Snapshot, error) {
 	if s.closed.Load() {
 		return ledger.Snapshot{}, ledger.ErrClosed
@@ -252,32 +194,31 @@ func (s *Store) end(ctx context.Context, id string, state ledger.State, res []by
 	if !storable(id) {
 		return ledger.Snapshot{}, ledger.ErrNotFound
 	}
-	now := s.now()
-	var snap ledger.Snapshot
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		var seq int64
-		if err := tx.QueryRow(ctx, `SELECT next_seq FROM ledger WHERE id = 1 FOR UPDATE`).Scan(&seq); err != nil {
-			return err
-		}
-		var err error
-		snap, err = endJob(ctx, tx, id, state, res, msg, now, seq)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return &refusal{err: ledger.ErrTerminal}
-		}
-		if err != nil {
-			return err
-		}
-		return endBookkeeping(ctx, tx, snap, seq)
-	})
-	_, refused := asRefusal(err)
-	s.endTried(id, err == nil || refused) // held.go
-	if r, ok := asRefusal(err); ok {
-		return s.refused(ctx, id, r.err)
+	r := s.await(ctx, &op{kind: opEnd, id: id, state: state, payload: res, msg: msg, now: s.now()})
+	s.endTried(id, r.err == nil) // held.go
+	switch {
+	case r.err != nil:
+		return ledger.Snapshot{}, s.callErr(ctx, "ending job "+id, r.err)
+	case r.ended:
+		return r.snap, nil
 	}
-	if err != nil {
-		return ledger.Snapshot{}, s.callErr(ctx, "ending job "+id, err)
+	snap, err := s.refused(ctx, id, ledger.ErrTerminal)
+	if r.unknown && errors.Is(err, ledger.ErrTerminal) && endedAs(snap, state, msg) {
+		return snap, nil // an earlier try committed
 	}
-	return snap, nil
+	return snap, err
+}
+
+// endedAs reports whether snap is the end of a job in state with message
+// msg (nil for Finish).
+func endedAs(snap ledger.Snapshot, state ledger.State, msg *string) bool {
+	if snap.State != state {
+		return false
+	}
+	if msg == nil {
+		return snap.Err == nil
+	}
+	return snap.Err != nil && snap.Err.Error() == *msg
 }
 
 // endJob makes job id terminal with seq, if it is not: pgx.ErrNoRows if it

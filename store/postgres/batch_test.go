@@ -1,0 +1,157 @@
+package postgres_test
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/store/postgres"
+)
+
+// holdLedger locks the ledger row of dsn's database from a connection of
+// its own, as a batch of another replica would, until the returned
+// function is called (at the latest when t ends).
+func holdLedger(t *testing.T, dsn string) (release func()) {
+	t.Helper()
+	conn, err := pgx.Connect(ctx, dsn)
+	require.NoError(t, err)
+	tx, err := conn.Begin(ctx)
+	require.NoError(t, err)
+	_, err = tx.Exec(ctx, `SELECT 1 FROM ledger WHERE id = 1 FOR UPDATE`)
+	require.NoError(t, err)
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			_ = tx.Rollback(ctx)
+			_ = conn.Close(ctx)
+		})
+	}
+	t.Cleanup(release)
+	return release
+}
+
+// awaitLockWaiter returns once a session of dsn's database waits for a
+// lock: the writer's batch, queued behind holdLedger.
+func awaitLockWaiter(t *testing.T, dsn string) {
+	t.Helper()
+	conn, err := pgx.Connect(ctx, dsn)
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	require.Eventually(t, func() bool {
+		var n int
+		err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&n)
+		return err == nil && n > 0
+	}, 10*time.Second, 5*time.Millisecond, "no batch waits on the ledger row")
+}
+
+// awaitQueued returns once n writes wait for s's writer.
+func awaitQueued(t *testing.T, s *postgres.Store, n int) {
+	t.Helper()
+	require.Eventually(t, func() bool { return s.Queued() == n }, 10*time.Second, time.Millisecond,
+		"writes queued: want %d", n)
+}
+
+// TestBatchAdmitsInOrder: the admissions of one batch are decided one by
+// one against the bound, in the order they were queued: a batch of five
+// Submits with room for two admits two and refuses three. Regression: a
+// batch that checks the bound once for all its admissions admits all five.
+func TestBatchAdmitsInOrder(t *testing.T) {
+	const maxQueue = 3
+	dsn := newDatabase(t)
+	s := openStore(t, dsn, ledger.Config{MaxQueue: maxQueue})
+	release := holdLedger(t, dsn)
+
+	var admitted, full atomic.Int64
+	var wg sync.WaitGroup
+	submit := func() {
+		_, err := s.Submit(ctx, "t", []byte("r"))
+		switch {
+		case err == nil:
+			admitted.Add(1)
+		case errors.Is(err, ledger.ErrQueueFull):
+			full.Add(1)
+		default:
+			t.Error(err)
+		}
+	}
+	wg.Go(submit) // the first batch: one Submit, waiting for the row
+	awaitLockWaiter(t, dsn)
+	for range 5 {
+		wg.Go(submit)
+	}
+	awaitQueued(t, s, 5) // the second batch, whole
+	release()
+	wg.Wait()
+	require.Equal(t, int64(maxQueue), admitted.Load())
+	require.Equal(t, int64(6-maxQueue), full.Load())
+	require.Equal(t, maxQueue, s.Stats().Depth)
+}
+
+// TestBatchEndsAndAdmits: a batch that ends jobs and admits others frees
+// the slots of its ends for its admissions, ends each job once though two
+// ends of it were queued together, and notifies every end.
+func TestBatchEndsAndAdmits(t *testing.T) {
+	const maxQueue = 2
+	dsn := newDatabase(t)
+	s := openStore(t, dsn, ledger.Config{MaxQueue: maxQueue})
+	other := openStore(t, dsn, ledger.Config{MaxQueue: maxQueue})
+	var ids []string
+	for range maxQueue {
+		id, err := s.Submit(ctx, "t", []byte("r"))
+		require.NoError(t, err)
+		ids = append(ids, id)
+	}
+	waits := []<-chan waitResult{waitAsync(other, ids[0]), waitAsync(other, ids[1])}
+	requireBlocked(t, other, waits[0])
+
+	release := holdLedger(t, dsn)
+	var wg sync.WaitGroup
+	var finished, refused atomic.Int64
+	wg.Go(func() { // the first batch
+		if _, err := s.Finish(ctx, ids[0], []byte("a")); err != nil {
+			t.Error(err)
+		}
+	})
+	awaitLockWaiter(t, dsn)
+	for range 2 { // the same end twice: one wins, one is refused
+		wg.Go(func() {
+			_, err := s.Finish(ctx, ids[1], []byte("b"))
+			switch {
+			case err == nil:
+				finished.Add(1)
+			case errors.Is(err, ledger.ErrTerminal):
+				refused.Add(1)
+			default:
+				t.Error(err)
+			}
+		})
+	}
+	awaitQueued(t, s, 2)
+	var admitted atomic.Int64
+	for range 2 {
+		wg.Go(func() {
+			if _, err := s.Submit(ctx, "t", []byte("r")); err == nil {
+				admitted.Add(1)
+			}
+		})
+	}
+	awaitQueued(t, s, 4)
+	release()
+	wg.Wait()
+	require.Equal(t, int64(1), finished.Load())
+	require.Equal(t, int64(1), refused.Load())
+	require.Equal(t, int64(2), admitted.Load(), "the ends freed both slots")
+	require.Equal(t, maxQueue, s.Stats().Depth)
+	for i, w := range waits {
+		r := receive(t, w)
+		require.NoError(t, r.err)
+		require.Equal(t, ledger.Done, r.snap.State, "job %d", i)
+	}
+}
