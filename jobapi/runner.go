@@ -245,7 +245,7 @@ func (s *Server) endByCause(id string, cause error) {
 }
 
 // record is a runner's end of its job. A job already ended is left as it
-// is. When the store fails the write, record tries once more to end the
+// is, and logged (its model's outcome is lost). When the store fails the write, record tries once more to end the
 // job FAILED "job store failure", so that it does not stay live with no
 // runner; a job the store will not end at all is logged, and stays live
 // until the store is reopened (a durable store then ends it FAILED
@@ -253,8 +253,17 @@ func (s *Server) endByCause(id string, cause error) {
 // lapses, unrenewed once an end was tried, and a reaper ends it FAILED
 // "worker lost".
 func (s *Server) record(id string, state ledger.State, res json.RawMessage, cause error) {
-	_, err := s.end(id, state, res, cause)
-	if err == nil || ended(err) {
+	snap, err := s.end(id, state, res, cause)
+	if err == nil {
+		return
+	}
+	if ended(err) {
+		as := "gone" // evicted since
+		if snap.ID != "" {
+			as = snap.State.String()
+		}
+		s.log.Warn("job end refused: the job had ended", "job_id", id, "state", state.String(),
+			"ended_as", as, "ended_with", snap.Err)
 		return
 	}
 	if state != ledger.Failed || !errors.Is(cause, ErrStoreFailed) {
