@@ -27,11 +27,12 @@ import (
 //   - onEndMu guards onEnd (work.go); work is a channel with room for
 //     one signal, sent to without blocking (work.go).
 //   - heldMu guards held, holds and failedEnd (held.go).
-//   - q: its own lock (queue.go); the writer goroutine takes from it.
+//   - writes, claims: each its own lock (queue.go); a writer goroutine
+//     takes from each.
 //   - closed: atomic, set once by Close before it closes quit; quit is
 //     closed once, by Close; stopListen and listenDone are the listener
 //     goroutine's (listen.go), stopKeep and keepDone the keeper's
-//     (lease.go), stopWriter and writerDone the writer's (writer.go):
+//     (lease.go), stopWriter and writerDone the writers' (writer.go):
 //     set by Open, read-only afterwards.
 //
 // Lock order: waitMu, onEndMu and heldMu are each held only inside their
@@ -60,9 +61,10 @@ type Store struct {
 	// its outcome unknown; only for jobs held.
 	failedEnd map[string]uint64
 
-	q          *queue // the writes for the writer goroutine (writer.go)
+	writes     *queue // the ends and admissions, for one writer goroutine (writer.go)
+	claims     *queue // the claims, for another
 	stopWriter context.CancelFunc
-	writerDone chan struct{}
+	writerDone sync.WaitGroup
 
 	closed     atomic.Bool
 	quit       chan struct{}
@@ -127,7 +129,8 @@ func open(ctx context.Context, dsn string, cfg ledger.Config, opts Options, befo
 		failedEnd: map[string]uint64{},
 		quit:      make(chan struct{}),
 		work:      make(chan struct{}, 1),
-		q:         newQueue(),
+		writes:    newQueue(),
+		claims:    newQueue(),
 
 		beforeReconnect: beforeReconnect,
 	}
@@ -152,8 +155,8 @@ func open(ctx context.Context, dsn string, cfg ledger.Config, opts Options, befo
 	go s.listen(lctx, pcfg.ConnConfig, conn, seen)
 	wctx, stopWriter := context.WithCancel(context.Background())
 	s.stopWriter = stopWriter
-	s.writerDone = make(chan struct{})
-	go s.runWriter(wctx)
+	s.writerDone.Go(func() { s.runWriter(wctx, s.writes) })
+	s.writerDone.Go(func() { s.runWriter(wctx, s.claims) })
 	kctx, stopKeep := context.WithCancel(context.Background())
 	s.stopKeep = stopKeep
 	s.keepDone = make(chan struct{})
@@ -205,7 +208,7 @@ func (s *Store) Close() error {
 	}
 	close(s.quit)
 	s.stopWriter()
-	<-s.writerDone
+	s.writerDone.Wait()
 	s.stopKeep()
 	<-s.keepDone
 	s.stopListen()
