@@ -18,7 +18,8 @@
 # The normal build must pass every gate that will be run first, so that a
 # failure on a mutant is the mutant's doing. Gates are named in
 # scripts/mutants.txt. A gate that does not build, or a lincheck exit status
-# that is no verdict, is an error, never a catch.
+# that is no verdict (inconclusive), or a test that timed out, is an
+# error, never a catch.
 #
 # Environment: MUTANTS_BASELINE=0 skips the normal build's run (make verify
 # and make gates set it: their other steps, and CI's make test before
@@ -113,6 +114,12 @@ gate() {
         verdict="does not build"
         return 2
       fi
+      # A test that ran out of time decided nothing: the mutant may have
+      # hung it, or the machine was slow.
+      if grep -q '^panic: test timed out after' "$log"; then
+        verdict="timed out: no verdict"
+        return 2
+      fi
       if grep -q 'WARNING: DATA RACE' "$log"; then verdict="race"; else verdict="test"; fi
       return 1
       ;;
@@ -126,6 +133,10 @@ gate() {
       if [ "$kind" = lincheck-http ]; then
         n=$HTTP_RUNS level=(-level=http) lflags=$LINCHECK_HTTP_FLAGS
       fi
+      # An inconclusive run decides nothing: the gate passes only if
+      # every run passed, and has no verdict if none caught and one was
+      # inconclusive.
+      local undecided=""
       for i in $(seq 1 "$n"); do
         # shellcheck disable=SC2086
         "$bin" "${level[@]}" $lflags -seed "$i" -out "$work" >"$log" 2>&1
@@ -135,10 +146,14 @@ gate() {
           2) verdict="panic, seed $i: no verdict"; return 2 ;;
           3) verdict="linearizability, seed $i"; return 1 ;;
           4) verdict="invariants, seed $i"; return 1 ;;
-          5) verdict="inconclusive, seed $i"; return 1 ;;
+          5) undecided=$i ;;
           *) verdict="exit $code"; return 2 ;;
         esac
       done
+      if [ -n "$undecided" ]; then
+        verdict="inconclusive, seed $undecided: no verdict"
+        return 2
+      fi
       return 0
       ;;
     crash)
@@ -161,7 +176,7 @@ gate() {
         0) return 0 ;;
         3) verdict="crash test: linearizability" ;;
         4) verdict="crash test: invariants" ;;
-        5) verdict="crash test: inconclusive" ;;
+        5) verdict="crash test: inconclusive, no verdict"; return 2 ;;
         *) verdict="crash test: exit $code"; return 2 ;;
       esac
       return 1
