@@ -3,6 +3,8 @@ package jobapi
 import (
 	"encoding/json"
 	"errors"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jobledger/jobledger/ledger"
@@ -45,17 +47,18 @@ func (s *Server) startShared() {
 	go s.claimJobs()
 }
 
-// claimJobs is the claimer: while the server lives, it takes a free worker,
-// then the oldest claimable job, and runs it; when nothing is claimable it
-// waits for the store's Work signal, at most claimRecheck. Once Shutdown has
-// begun it claims nothing more, so that the jobs nobody has claimed stay
-// PENDING for the other replicas or the next process: a job claimed in the
-// grace period could not be given back (a claim starts the job, and a job
-// runs at most once), so one claimed shortly before the grace period ended
-// would end FAILED "server shutting down" without having run, where another
-// replica could have run it. Its loop is bounded by the server's life: each
-// turn either claims a job or waits, and the start of the shutdown ends
-// both.
+// claimJobs is the claimer: while the server lives, it takes the free
+// workers (one at least), then claims as many of the oldest claimable jobs
+// at once (the store takes concurrent Claims together), and runs each;
+// when nothing is claimable it waits for the store's Work signal, at most
+// claimRecheck. Once Shutdown has begun it claims nothing more, so that
+// the jobs nobody has claimed stay PENDING for the other replicas or the
+// next process: a job claimed in the grace period could not be given back
+// (a claim starts the job, and a job runs at most once), so one claimed
+// shortly before the grace period ended would end FAILED "server shutting
+// down" without having run, where another replica could have run it. Its
+// loop is bounded by the server's life: each turn either claims a job or
+// waits, and the start of the shutdown ends both.
 func (s *Server) claimJobs() {
 	defer s.wg.Done()
 	for {
@@ -68,38 +71,64 @@ func (s *Server) claimJobs() {
 			s.workers.Release(1)
 			return
 		}
+		n := 1
+		for n < claimBatch && s.workers.TryAcquire(1) {
+			n++
+		}
 		before := s.endCount()
-		// s.writes, not s.base: a Claim given up half way could start a
-		// job that nobody here runs, RUNNING until its lease lapses. A
-		// Claim in flight as Shutdown begins may still return a job: it
-		// runs in the grace period, or, once that is over, ends FAILED
-		// "server shutting down" (runJob), as a job this replica was
-		// running would.
-		snap, req, err := s.shared.Claim(s.writes)
-		if err == nil {
-			s.runClaimed(snap, req, before) // the worker passes to it
-			continue
+		var claimed atomic.Int64
+		var wg sync.WaitGroup // the claimer's own count in s.wg covers these
+		for range n - 1 {
+			wg.Go(func() {
+				if s.claimOne(before) {
+					claimed.Add(1)
+				}
+			})
 		}
-		s.workers.Release(1)
-		switch {
-		case errors.Is(err, ledger.ErrNoWork):
-		case snap.ID != "":
-			// Claimed and started, but its request cannot be read (it
-			// does not decode): end it rather than leave it RUNNING here,
-			// under a lease this replica renews.
-			s.log.Error("job cannot start", "job_id", snap.ID, "error", err)
-			s.record(snap.ID, ledger.Failed, nil, wireError(ErrStoreFailed, ""))
-		default:
-			// The outcome is unknown: a job this Claim started, if any,
-			// is held by nobody here, so its lease is not renewed and a
-			// reaper ends it when it lapses, or its admitting replica's
-			// timer at its deadline, whichever comes first.
-			s.log.Error("job store failed", "op", "claim", "error", err)
+		if s.claimOne(before) {
+			claimed.Add(1)
 		}
-		if !s.awaitWork() {
+		wg.Wait()
+		if claimed.Load() == 0 && !s.awaitWork() {
 			return
 		}
 	}
+}
+
+// claimBatch bounds the Claims the claimer sends at once.
+const claimBatch = 64
+
+// claimOne claims a job on a worker the claimer took and runs it, or gives
+// the worker back; it reports whether it claimed one. before is the count
+// of ends heard before the Claim (see runClaimed).
+func (s *Server) claimOne(before uint64) bool {
+	// s.writes, not s.base: a Claim given up half way could start a job
+	// that nobody here runs, RUNNING until its lease lapses. A Claim in
+	// flight as Shutdown begins may still return a job: it runs in the
+	// grace period, or, once that is over, ends FAILED "server shutting
+	// down" (runJob), as a job this replica was running would.
+	snap, req, err := s.shared.Claim(s.writes)
+	if err == nil {
+		s.runClaimed(snap, req, before) // the worker passes to it
+		return true
+	}
+	s.workers.Release(1)
+	switch {
+	case errors.Is(err, ledger.ErrNoWork):
+	case snap.ID != "":
+		// Claimed and started, but its request cannot be read (it does
+		// not decode): end it rather than leave it RUNNING here, under a
+		// lease this replica renews.
+		s.log.Error("job cannot start", "job_id", snap.ID, "error", err)
+		s.record(snap.ID, ledger.Failed, nil, wireError(ErrStoreFailed, ""))
+	default:
+		// The outcome is unknown: a job this Claim started, if any, is
+		// held by nobody here, so its lease is not renewed and a reaper
+		// ends it when it lapses, or its admitting replica's timer at its
+		// deadline, whichever comes first.
+		s.log.Error("job store failed", "op", "claim", "error", err)
+	}
+	return false
 }
 
 // awaitWork blocks until the store signals work or claimRecheck passes
