@@ -16,9 +16,9 @@ export GOFLAGS
 # (model checking, linearizability, mutants, fuzzing, benchmarks) that
 # `make verify` adds. Fragments included below append their gates.
 TEST_STEPS := fmt vet staticcheck race
-GATES      := bench-smoke
+GATES      := bench-smoke bench-river-build
 
-.PHONY: all test verify gates fmt vet staticcheck race bench bench-smoke clean
+.PHONY: all test verify gates fmt vet staticcheck race bench bench-smoke bench-river bench-river-build clean
 all: test
 
 # The tests: static checks, then every test under the race detector.
@@ -48,6 +48,22 @@ bench:
 # bench-smoke runs each benchmark once, so that verify proves they still run.
 bench-smoke:
 	$(GO) test -run='^$$' -bench=. -benchtime=1x $(PKGS) >/dev/null && echo "benchmarks: ok"
+
+# bench-river runs the comparison with River (bench/cmd/vsriver, in the
+# module bench/ of its own, so that users of the library never download
+# River) on a throwaway PostgreSQL that flushes every commit (PG_DURABLE=1).
+# It takes tens of minutes, so neither test nor verify runs it;
+# docs/performance.md records its figures. Flags go through VSRIVER_FLAGS,
+# e.g. make bench-river VSRIVER_FLAGS='-jobs 2000 -reps 1'.
+VSRIVER_FLAGS ?=
+bench-river:
+	cd bench && PG_DURABLE=1 ../scripts/pg run $(GO) run ./cmd/vsriver $(VSRIVER_FLAGS)
+
+# bench-river-build proves that bench/ still builds against the library
+# (go vet type-checks it): about a second on a warm cache; on a cold one,
+# after make test, about 35 s to build River (and to download it once).
+bench-river-build:
+	cd bench && $(GO) vet ./... && echo "bench-river: builds"
 
 # verify is the main job: every check the project has, then a summary.
 verify:
