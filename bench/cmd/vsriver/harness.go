@@ -236,7 +236,7 @@ func (h *harness) header(w io.Writer) {
 	fmt.Fprintf(w, "%s\n", line)
 	fmt.Fprintf(w, "both sides: %d workers, %d inserting goroutines, a pool of %d connections, payload {}, %d jobs a workload, %d reps (order alternating), a fresh database a run\n",
 		s.workers, s.inserters, s.conns, s.jobs, s.reps)
-	fmt.Fprintf(w, "ours: store/postgres, Claim/Finish workers waking on Work() or after 1 s; its listener is outside the pool\n")
+	fmt.Fprintf(w, "ours: store/postgres, workers claiming the next job while the last one's Finish commits, waking on Work() or after 1 s; its listener is outside the pool\n")
 	fmt.Fprintf(w, "River v0.51.2 (riverpgxv5): FetchCooldown 1ms for the throughput workloads, its defaults (100ms cooldown, 1s poll) for latency; its listener holds one of the pool's connections\n")
 	fmt.Fprintf(w, "latency: %d jobs/s for %s, insert -> completion seen by the inserting side; replicas: %d stores or clients on one database\n\n",
 		s.rate, s.duration, s.replicas)

@@ -119,13 +119,32 @@ func (o ours) measure(ctx context.Context, r *run, stores []*postgres.Store, ins
 	return nil
 }
 
-// work is a worker: it claims a job and finishes it, calling finished,
-// until ctx ends (nil); with nothing to claim it waits for s.Work(), at
-// most recheck. It returns the first error of the store.
+// work is a worker: it claims a job and finishes it, calling finished once
+// the end has committed, until ctx ends (nil); with nothing to claim it
+// waits for s.Work(), at most recheck. As jobapi's runner frees its worker
+// when the model returns and records the end after, a worker claims its
+// next job while its last job's end commits (one end in flight a worker),
+// as River's executor leaves its completions to its completer. It returns
+// the first error of the store.
 func work(ctx context.Context, s *postgres.Store, finished func()) error {
+	var ending chan error // the last job's end, if in flight
+	settle := func() error {
+		if ending == nil {
+			return nil
+		}
+		err := <-ending
+		ending = nil
+		if err == nil {
+			finished()
+		}
+		return err
+	}
 	for ctx.Err() == nil {
 		snap, _, err := s.Claim(ctx)
 		if errors.Is(err, ledger.ErrNoWork) {
+			if err := settle(); err != nil {
+				return unlessOver(ctx, err)
+			}
 			select {
 			case <-s.Work():
 			case <-time.After(recheck):
@@ -134,17 +153,27 @@ func work(ctx context.Context, s *postgres.Store, finished func()) error {
 			continue
 		}
 		if err == nil {
-			_, err = s.Finish(ctx, snap.ID, payload)
+			err = settle()
 		}
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return err
+			settle()
+			return unlessOver(ctx, err)
 		}
-		finished()
+		ending = make(chan error, 1)
+		go func(id string, done chan<- error) {
+			_, err := s.Finish(ctx, id, payload)
+			done <- err
+		}(snap.ID, ending)
 	}
-	return nil
+	return unlessOver(ctx, settle())
+}
+
+// unlessOver is err, or nil once ctx has ended (the run is over).
+func unlessOver(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
 }
 
 func (o ours) latency(ctx context.Context, r *run) error {
