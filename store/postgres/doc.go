@@ -76,6 +76,23 @@
 // it is then. Nothing polls. Close wakes every blocked Wait with
 // ErrClosed at once.
 //
+// # Faults
+//
+// No replica, stopped or cut off, holds the others up for long: every
+// connection of a Store, the listener's included, is bounded from
+// Options.Lease (conn.go). The server ends a session that is idle inside
+// a transaction for Lease/3 (idle_in_transaction_session_timeout), and its
+// locks with it, so a stopped replica loses the ledger row within Lease/3
+// of its last statement; a lock wait gives up after 2·Lease/3
+// (lock_timeout, SQLSTATE 55P03), so a write queued behind a stopped
+// replica outlasts that bound and gets the row; and either end drops a
+// connection whose peer vanished (TCP_USER_TIMEOUT Lease/3; keepalives
+// after Lease/3, every Lease/9, three unanswered, in whole seconds):
+// within Lease/3 with data in flight, about 2·Lease/3 when idle. Behind
+// PgBouncer, which refuses startup parameters it does not know, list
+// these and default_transaction_isolation in its ignore_startup_parameters
+// and set them on the database role (ALTER ROLE ... SET) instead.
+//
 // # Take-once
 //
 // TakeRequest sets the row's taken mark with one UPDATE whose WHERE clause

@@ -3,6 +3,8 @@ package postgres
 import (
 	"context"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/jobledger/jobledger/ledger"
 )
 
@@ -35,4 +37,17 @@ func (s *Store) Queued() int {
 	s.writes.mu.Lock()
 	defer s.writes.mu.Unlock()
 	return len(s.writes.ops)
+}
+
+// Transient is transient, for its test.
+var Transient = transient
+
+// WithConn calls f with a connection of s's pool.
+func (s *Store) WithConn(ctx context.Context, f func(*pgx.Conn) error) error {
+	c, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Release()
+	return f(c.Conn())
 }

@@ -112,6 +112,7 @@ func open(ctx context.Context, dsn string, cfg ledger.Config, opts Options, befo
 	// REPEATABLE READ or SERIALIZABLE they fail with serialization errors
 	// instead. The listener's connection copies this config.
 	pcfg.ConnConfig.RuntimeParams["default_transaction_isolation"] = "read committed"
+	boundConnections(&pcfg.ConnConfig.Config, opts.Lease) // no peer holds the others up (conn.go)
 	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUnreachable, err)
