@@ -39,6 +39,18 @@ func (s *Store) Queued() int {
 	return len(s.writes.ops)
 }
 
+// LockLedgerRow begins a transaction on a connection of s's pool, locks the
+// ledger row in it as every admission and end does, and leaves the
+// transaction open and idle: the connection is never given back.
+func (s *Store) LockLedgerRow(ctx context.Context) error {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = tx.Exec(ctx, `SELECT 1 FROM ledger WHERE id = 1 FOR UPDATE`)
+	return err
+}
+
 // Transient is transient, for its test.
 var Transient = transient
 
