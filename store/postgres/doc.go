@@ -65,16 +65,18 @@
 // delivered only after its commit, carries the job's id and its final
 // snapshot, which wakes the local waiters of that id with the outcome
 // (so it survives an eviction right after). When the listener's
-// connection fails it reconnects, LISTENs again, and then wakes every local
-// waiter to re-read its job, since notifications sent meanwhile are lost.
-// A connection that fails silently (half-open TCP: the server's host
+// connection fails, notifications sent meanwhile are lost: until it has
+// reconnected and LISTENs again, every blocked Wait reads its row every
+// Lease/3, and then every local waiter re-reads its job once. A
+// connection that fails silently (half-open TCP: the server's host
 // crashed, a route dropped) is noticed too: the listener waits at most
 // Options.Lease/3 for a notification, then pings the connection under the
-// same bound, and a failed ping is a failed connection, so it reconnects
-// within 2·Lease/3 of the connection's last sign of life.
-// A Wait whose context ends reads the row once more and returns the job as
-// it is then. Nothing polls. Close wakes every blocked Wait with
-// ErrClosed at once.
+// same bound, and a failed ping is a failed connection. So a Wait sees an
+// end within about Lease of its commit whatever befalls the listener.
+// ListenerHealth reports the listener's state, and Options.Logger gets
+// each change of it once. A Wait whose context ends reads the row once
+// more and returns the job as it is then. Nothing else polls. Close wakes
+// every blocked Wait with ErrClosed at once.
 //
 // # Faults
 //

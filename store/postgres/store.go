@@ -23,6 +23,8 @@ import (
 //   - cfg, opts, dsn, pool, recovered, maxDepth: set by Open, read-only
 //     afterwards (pgxpool is safe for concurrent use).
 //   - evictedTTL, evictedLRU: atomics, added to by Submit.
+//   - health: atomic; stored by Open's connect of the listener, then by
+//     the listener goroutine alone (listen.go).
 //   - waitMu guards waiters (see wait.go).
 //   - onEndMu guards onEnd (work.go); work is a channel with room for
 //     one signal, sent to without blocking (work.go).
@@ -46,6 +48,7 @@ type Store struct {
 	maxDepth  int               // max(MaxQueue, 0, depth found at Open)
 
 	evictedTTL, evictedLRU atomic.Uint64
+	health                 atomic.Pointer[listenerHealth]
 
 	waitMu  sync.Mutex
 	waiters map[string]map[*waiter]struct{}
