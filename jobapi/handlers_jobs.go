@@ -3,6 +3,7 @@ package jobapi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -214,6 +215,8 @@ func (s *Server) storeFailed(w http.ResponseWriter, r *http.Request, err error) 
 }
 
 // healthz is GET /healthz: 200 while serving, 503 once shutdown began.
+// For a store with a listener, the field "listener" says "up", or "down
+// since TIME: CAUSE": the server still serves then, its waits late.
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 	s.mu.Lock()
 	closed := s.closed
@@ -222,5 +225,12 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 		writeProblem(w, http.StatusServiceUnavailable, detailShuttingDown, nil)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	body := map[string]string{"status": "ok"}
+	if s.listener != nil {
+		body["listener"] = "up"
+		if ok, since, err := s.listener.ListenerHealth(); !ok {
+			body["listener"] = fmt.Sprintf("down since %s: %v", since.UTC().Format(time.RFC3339), err)
+		}
+	}
+	writeJSON(w, http.StatusOK, body)
 }

@@ -25,7 +25,9 @@ type metrics struct {
 // latencyBuckets span 100 µs to about 100 s.
 var latencyBuckets = prometheus.ExponentialBuckets(0.0001, 4, 11)
 
-func newMetrics(stats func() ledger.Stats) *metrics {
+// newMetrics registers the series; listener, if not nil, adds the gauge
+// of the store's listener.
+func newMetrics(stats func() ledger.Stats, listener listenerHealth) *metrics {
 	m := &metrics{
 		registry: prometheus.NewRegistry(),
 		submitted: prometheus.NewCounter(prometheus.CounterOpts{
@@ -82,6 +84,17 @@ func newMetrics(stats func() ledger.Stats) *metrics {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		collectors.NewGoCollector(),
 	)
+	if listener != nil {
+		m.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "jobledger_store_listener_up",
+			Help: "1 while the store's listener, which hears the other replicas' ends and admissions, is connected; 0 while waits poll instead.",
+		}, func() float64 {
+			if ok, _, _ := listener.ListenerHealth(); ok {
+				return 1
+			}
+			return 0
+		}))
+	}
 	return m
 }
 

@@ -68,6 +68,8 @@ type Options struct {
 //   - store is safe for concurrent use (the ledger's contract); workers is
 //     the one worker pool, shared by both paths; inferBytes is the byte
 //     budget of /infer bodies (handler_infer.go).
+//   - listener (the store's report on its listener, nil for a store
+//     without one) is set by New; it is safe for concurrent use.
 //   - shared (the store's Shared side, nil for a store of one process) and
 //     closing (closed once, under mu, when Shutdown begins) are set by New.
 //   - mu guards closed, drained, flights, runners, left and waitsStopped,
@@ -106,6 +108,11 @@ type Server struct {
 	// kind), so a job still PENDING when the grace period ends is left
 	// PENDING for the next process to run (Recovered), not ended.
 	keepPending bool
+
+	// listener is the store's report on its listener connection, if it
+	// has one (store.go).
+	listener listenerHealth
+
 	// shared is the store's Shared side: non-nil, the server runs in
 	// shared mode (shared.go), its jobs claimed by any replica's claimer.
 	shared  ledger.Shared[Request]
@@ -241,7 +248,7 @@ func New(cfg Config, opts Options) (*Server, error) {
 			MaxCompleted: cfg.AsyncMaxCompleted,
 			Now:          now,
 			NewID:        opts.NewID,
-		})
+		}, s.log)
 		if err != nil {
 			return nil, err
 		}
@@ -251,7 +258,8 @@ func New(cfg Config, opts Options) (*Server, error) {
 	s.workers = semaphore.NewWeighted(int64(cfg.Workers))
 	s.inferBytes = semaphore.NewWeighted(inferBudget(cfg))
 	s.submitBytes = semaphore.NewWeighted(submitBudget(cfg))
-	s.metrics = newMetrics(s.store.Stats)
+	s.listener, _ = ledger.As[listenerHealth](s.store)
+	s.metrics = newMetrics(s.store.Stats, s.listener)
 	s.base, s.baseCancel = context.WithCancelCause(context.Background())
 	s.writes, s.stopWrites = context.WithCancel(context.Background())
 	s.mux = s.routes()

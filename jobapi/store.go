@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/jobledger/jobledger/ledger"
 	"github.com/jobledger/jobledger/store/postgres"
@@ -25,18 +27,19 @@ type storeKind struct {
 	// than ended.
 	durable bool
 	// open opens the store at path, with the ledger's configuration lcfg
-	// and the server's cfg for what is the store's own (replica, lease).
-	open func(path string, cfg Config, lcfg ledger.Config) (ledger.Ledger[Request, json.RawMessage], error)
+	// and the server's cfg for what is the store's own (replica, lease),
+	// logging to log what the store logs.
+	open func(path string, cfg Config, lcfg ledger.Config, log *slog.Logger) (ledger.Ledger[Request, json.RawMessage], error)
 }
 
 // storeKinds are the stores New can open, by name. A durable store is one
 // more entry: it opens a ledger.Ledger[[]byte, []byte] at path and returns
 // it wrapped by ledger.WithCodecs(l, RequestJSON{}, ResultJSON{}).
 var storeKinds = map[string]storeKind{
-	"memory": {form: "memory", open: func(_ string, _ Config, lcfg ledger.Config) (ledger.Ledger[Request, json.RawMessage], error) {
+	"memory": {form: "memory", open: func(_ string, _ Config, lcfg ledger.Config, _ *slog.Logger) (ledger.Ledger[Request, json.RawMessage], error) {
 		return ledger.NewMemory[Request, json.RawMessage](lcfg)
 	}},
-	"sqlite": {form: "sqlite:PATH", path: true, durable: true, open: func(path string, _ Config, lcfg ledger.Config) (ledger.Ledger[Request, json.RawMessage], error) {
+	"sqlite": {form: "sqlite:PATH", path: true, durable: true, open: func(path string, _ Config, lcfg ledger.Config, _ *slog.Logger) (ledger.Ledger[Request, json.RawMessage], error) {
 		st, err := sqlite.Open(context.Background(), path, lcfg, sqlite.Options{})
 		if err != nil {
 			return nil, err
@@ -52,8 +55,8 @@ var storeKinds = map[string]storeKind{
 // names it, each under its replica name (Config.Replica) and with its
 // lease (Config.Lease).
 func postgresKind(scheme string) storeKind {
-	return storeKind{form: scheme + "://...", url: true, durable: true, open: func(dsn string, cfg Config, lcfg ledger.Config) (ledger.Ledger[Request, json.RawMessage], error) {
-		st, err := postgres.Open(context.Background(), dsn, lcfg, postgres.Options{Replica: cfg.Replica, Lease: cfg.Lease})
+	return storeKind{form: scheme + "://...", url: true, durable: true, open: func(dsn string, cfg Config, lcfg ledger.Config, log *slog.Logger) (ledger.Ledger[Request, json.RawMessage], error) {
+		st, err := postgres.Open(context.Background(), dsn, lcfg, postgres.Options{Replica: cfg.Replica, Lease: cfg.Lease, Logger: log})
 		if err != nil {
 			return nil, err
 		}
@@ -91,15 +94,16 @@ func storeForms() string {
 	return strings.Join(forms, ", ")
 }
 
-// openStore opens the store cfg.Store names, configured by lcfg, and
-// says whether it is durable. A refused lcfg wraps ErrInvalidConfig; any
-// other failure (a file that cannot be opened) names the store.
-func openStore(cfg Config, lcfg ledger.Config) (ledger.Ledger[Request, json.RawMessage], bool, error) {
+// openStore opens the store cfg.Store names, configured by lcfg and
+// logging to log, and says whether it is durable. A refused lcfg wraps
+// ErrInvalidConfig; any other failure (a file that cannot be opened)
+// names the store.
+func openStore(cfg Config, lcfg ledger.Config, log *slog.Logger) (ledger.Ledger[Request, json.RawMessage], bool, error) {
 	k, path, err := parseStore(cfg.Store)
 	if err != nil {
 		return nil, false, fmt.Errorf("%w: store: %v", ErrInvalidConfig, err)
 	}
-	l, err := k.open(path, cfg, lcfg)
+	l, err := k.open(path, cfg, lcfg, log)
 	switch {
 	case errors.Is(err, ledger.ErrInvalidConfig):
 		return nil, false, fmt.Errorf("%w: %v", ErrInvalidConfig, err)
@@ -107,4 +111,12 @@ func openStore(cfg Config, lcfg ledger.Config) (ledger.Ledger[Request, json.RawM
 		return nil, false, fmt.Errorf("jobapi: opening the store %q: %w", cfg.Store, err)
 	}
 	return l, k.durable, nil
+}
+
+// listenerHealth is what a store whose replicas hear each other through a
+// connection of its own (the PostgreSQL store's listener) reports of it,
+// found with ledger.As: whether it is connected, since when it is so or
+// not, and while it is not, why. While it is down, waits see ends late.
+type listenerHealth interface {
+	ListenerHealth() (ok bool, since time.Time, err error)
 }

@@ -56,3 +56,32 @@ func TestAsSharedLooksThroughCodecs(t *testing.T) {
 		t.Fatalf("Claim with no work: %v, want ErrNoWork", err)
 	}
 }
+
+// pinger is an optional interface of a store, for TestAsLooksThroughCodecs.
+type pinger interface{ Ping() string }
+
+type pingingBytes struct{ ledger.Ledger[[]byte, []byte] }
+
+func (pingingBytes) Ping() string { return "pong" }
+
+func TestAsLooksThroughCodecs(t *testing.T) {
+	mem, err := ledger.NewMemory[[]byte, []byte](ledger.Config{MaxQueue: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mem.Close()
+	for name, tc := range map[string]struct {
+		l    any
+		want bool
+	}{
+		"without":                 {mem, false},
+		"without, behind a codec": {ledger.WithCodecs(mem, ledger.String{}, ledger.String{}), false},
+		"with":                    {pingingBytes{mem}, true},
+		"with, behind a codec":    {ledger.WithCodecs(ledger.Ledger[[]byte, []byte](pingingBytes{mem}), ledger.String{}, ledger.String{}), true},
+	} {
+		p, ok := ledger.As[pinger](tc.l)
+		if ok != tc.want || (ok && p.Ping() != "pong") {
+			t.Errorf("%s: As found %v, %v; want found %v", name, p, ok, tc.want)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package postgres
 import (
 	"crypto/rand"
 	"fmt"
+	"log/slog"
 	"math"
 	"time"
 
@@ -30,6 +31,10 @@ type Options struct {
 	// job whose lease lapsed. Between MinLease and MaxLease; zero means
 	// DefaultLease.
 	Lease time.Duration
+	// Logger receives each change of the listener's state, once: the
+	// loss of its connection, and its reconnect. Nil means
+	// slog.Default().
+	Logger *slog.Logger
 
 	_ struct{} // forbid positional literals
 }
@@ -53,6 +58,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if err := validReplica(o.Replica); err != nil {
 		return o, err
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
 	}
 	if o.Lease == 0 {
 		o.Lease = DefaultLease

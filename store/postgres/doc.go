@@ -65,16 +65,35 @@
 // delivered only after its commit, carries the job's id and its final
 // snapshot, which wakes the local waiters of that id with the outcome
 // (so it survives an eviction right after). When the listener's
-// connection fails it reconnects, LISTENs again, and then wakes every local
-// waiter to re-read its job, since notifications sent meanwhile are lost.
-// A connection that fails silently (half-open TCP: the server's host
+// connection fails, notifications sent meanwhile are lost: until it has
+// reconnected and LISTENs again, every blocked Wait reads its row every
+// Lease/3, and then every local waiter re-reads its job once. A
+// connection that fails silently (half-open TCP: the server's host
 // crashed, a route dropped) is noticed too: the listener waits at most
 // Options.Lease/3 for a notification, then pings the connection under the
-// same bound, and a failed ping is a failed connection, so it reconnects
-// within 2·Lease/3 of the connection's last sign of life.
-// A Wait whose context ends reads the row once more and returns the job as
-// it is then. Nothing polls. Close wakes every blocked Wait with
-// ErrClosed at once.
+// same bound, and a failed ping is a failed connection. So a Wait sees an
+// end within about Lease of its commit whatever befalls the listener.
+// ListenerHealth reports the listener's state, and Options.Logger gets
+// each change of it once. A Wait whose context ends reads the row once
+// more and returns the job as it is then. Nothing else polls. Close wakes
+// every blocked Wait with ErrClosed at once.
+//
+// # Faults
+//
+// No replica, stopped or cut off, holds the others up for long: every
+// connection of a Store, the listener's included, is bounded from
+// Options.Lease (conn.go). The server ends a session that is idle inside
+// a transaction for Lease/3 (idle_in_transaction_session_timeout), and its
+// locks with it, so a stopped replica loses the ledger row within Lease/3
+// of its last statement; a lock wait gives up after 2·Lease/3
+// (lock_timeout, SQLSTATE 55P03), so a write queued behind a stopped
+// replica outlasts that bound and gets the row; and either end drops a
+// connection whose peer vanished (TCP_USER_TIMEOUT Lease/3; keepalives
+// after Lease/3, every Lease/9, three unanswered, in whole seconds):
+// within Lease/3 with data in flight, about 2·Lease/3 when idle. Behind
+// PgBouncer, which refuses startup parameters it does not know, list
+// these and default_transaction_isolation in its ignore_startup_parameters
+// and set them on the database role (ALTER ROLE ... SET) instead.
 //
 // # Take-once
 //

@@ -3,6 +3,8 @@ package postgres
 import (
 	"context"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/jobledger/jobledger/ledger"
 )
 
@@ -35,4 +37,29 @@ func (s *Store) Queued() int {
 	s.writes.mu.Lock()
 	defer s.writes.mu.Unlock()
 	return len(s.writes.ops)
+}
+
+// LockLedgerRow begins a transaction on a connection of s's pool, locks the
+// ledger row in it as every admission and end does, and leaves the
+// transaction open and idle: the connection is never given back.
+func (s *Store) LockLedgerRow(ctx context.Context) error {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = tx.Exec(ctx, `SELECT 1 FROM ledger WHERE id = 1 FOR UPDATE`)
+	return err
+}
+
+// Transient is transient, for its test.
+var Transient = transient
+
+// WithConn calls f with a connection of s's pool.
+func (s *Store) WithConn(ctx context.Context, f func(*pgx.Conn) error) error {
+	c, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Release()
+	return f(c.Conn())
 }

@@ -17,22 +17,24 @@ import (
 // serves; the listener goroutine then hands each end notification's job
 // id and snapshot to kick and to the OnEnd functions, and each work
 // notification to Work's channel. When the connection fails,
-// notifications sent meanwhile are lost, so once it has reconnected and
-// LISTENs again it kicks every waiter, and each re-reads its job (an end
-// committed while it was away is then seen), and signals Work (a claimer
-// then claims what was admitted meanwhile).
+// notifications sent meanwhile are lost, so the listener is marked down
+// (health.go), and the Waits poll their jobs until it is up again; once
+// it has reconnected and LISTENs again it kicks every waiter, and each
+// re-reads its job (an end committed since its last poll is then seen),
+// and signals Work (a claimer then claims what was admitted meanwhile).
 //
 // A connection can also fail silently: the server's host crashed or a
 // route dropped, and the TCP connection is half-open, so a wait for a
-// notification would last until TCP keepalive gives up (minutes to
-// hours), every notification meanwhile lost. So the listener waits at
-// most Lease/3 at a time; when none came, it pings the connection, under
-// the same bound, and treats a failed ping as a failed connection. A
-// silent connection is thus noticed, and the reconnect made, within
-// 2·Lease/3 of its last sign of life, about when the keeper's renewals
-// would find the database gone too.
+// notification would last until TCP gives up, every notification
+// meanwhile lost. So the listener waits at most Lease/3 at a time; when
+// none came, it pings the connection, under the same bound, and treats a
+// failed ping as a failed connection. A silent connection is thus
+// noticed, and the reconnect made, within 2·Lease/3 of its last sign of
+// life, about when the keeper's renewals would find the database gone
+// too.
 
-// connectListener opens the listener's connection and LISTENs on it.
+// connectListener opens the listener's connection and LISTENs on it, and
+// then marks the listener up.
 func (s *Store) connectListener(ctx context.Context, cc *pgx.ConnConfig) (*pgx.Conn, error) {
 	conn, err := pgx.ConnectConfig(ctx, cc.Copy())
 	if err != nil {
@@ -44,6 +46,7 @@ func (s *Store) connectListener(ctx context.Context, cc *pgx.ConnConfig) (*pgx.C
 			return nil, fmt.Errorf("postgres: LISTEN %s: %w", ch, err)
 		}
 	}
+	s.listenerUp()
 	return conn, nil
 }
 
@@ -78,6 +81,10 @@ func (s *Store) listen(ctx context.Context, cc *pgx.ConnConfig, conn *pgx.Conn, 
 				}
 			}
 			if err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				s.listenerDown(err)
 				select {
 				case <-ctx.Done():
 					return
@@ -95,6 +102,7 @@ func (s *Store) listen(ctx context.Context, cc *pgx.ConnConfig, conn *pgx.Conn, 
 			if ctx.Err() != nil {
 				return
 			}
+			s.listenerDown(err)
 			continue
 		}
 		if n.Channel == workChannel {

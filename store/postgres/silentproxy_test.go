@@ -15,11 +15,13 @@ import (
 // silentProxy forwards TCP connections from 127.0.0.1 to a PostgreSQL
 // server, and can make the listener connections among them go silent: it
 // then reads and drops what either side sends, as a half-open connection
-// to a crashed host would, without closing either side. A listener
-// connection is one whose client sent "LISTEN jobledger_end".
+// to a crashed host would, without closing either side. It can also
+// refuse listeners: close those open, and each new one as soon as its
+// client LISTENs. A listener connection is one whose client sent "LISTEN
+// jobledger_end".
 //
-// mu guards closed, conns and each pipe's listener and silent fields; wg
-// counts the goroutines, all ended by close.
+// mu guards closed, refuse, closes, conns and each pipe's listener and silent
+// fields; wg counts the goroutines, all ended by close.
 type silentProxy struct {
 	ln       net.Listener
 	upstream string
@@ -27,6 +29,8 @@ type silentProxy struct {
 
 	mu     sync.Mutex
 	closed bool
+	refuse bool // listeners are closed
+	closes int  // listeners closed as they LISTENed
 	conns  []*pipe
 }
 
@@ -91,6 +95,13 @@ func (p *silentProxy) copy(pp *pipe, dst io.Writer, src io.Reader, fromClient bo
 			p.mu.Lock()
 			if fromClient && bytes.Contains(buf[:n], []byte("LISTEN jobledger_end")) {
 				pp.listener = true
+				if p.refuse {
+					p.closes++
+					pp.client.Close()
+					pp.server.Close()
+					p.mu.Unlock()
+					return
+				}
 			}
 			silent := pp.silent
 			p.mu.Unlock()
@@ -131,6 +142,32 @@ func (p *silentProxy) silenceListeners() int {
 		}
 	}
 	return n
+}
+
+// refuseListeners, when on, closes every listener connection open now,
+// and returns how many, and closes each new one when it LISTENs, until
+// it is called again with on false.
+func (p *silentProxy) refuseListeners(on bool) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.refuse = on
+	n := 0
+	for _, pp := range p.conns {
+		if on && pp.listener {
+			pp.listener = false
+			pp.client.Close()
+			pp.server.Close()
+			n++
+		}
+	}
+	return n
+}
+
+// refused is how many listeners were closed as they LISTENed.
+func (p *silentProxy) refused() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.closes
 }
 
 // close stops accepting, closes every connection and waits for every

@@ -23,6 +23,8 @@ import (
 //   - cfg, opts, dsn, pool, recovered, maxDepth: set by Open, read-only
 //     afterwards (pgxpool is safe for concurrent use).
 //   - evictedTTL, evictedLRU: atomics, added to by Submit.
+//   - health: atomic; stored by Open's connect of the listener, then by
+//     the listener goroutine alone (listen.go).
 //   - waitMu guards waiters (see wait.go).
 //   - onEndMu guards onEnd (work.go); work is a channel with room for
 //     one signal, sent to without blocking (work.go).
@@ -46,6 +48,7 @@ type Store struct {
 	maxDepth  int               // max(MaxQueue, 0, depth found at Open)
 
 	evictedTTL, evictedLRU atomic.Uint64
+	health                 atomic.Pointer[listenerHealth]
 
 	waitMu  sync.Mutex
 	waiters map[string]map[*waiter]struct{}
@@ -112,6 +115,7 @@ func open(ctx context.Context, dsn string, cfg ledger.Config, opts Options, befo
 	// REPEATABLE READ or SERIALIZABLE they fail with serialization errors
 	// instead. The listener's connection copies this config.
 	pcfg.ConnConfig.RuntimeParams["default_transaction_isolation"] = "read committed"
+	boundConnections(&pcfg.ConnConfig.Config, opts.Lease) // no peer holds the others up (conn.go)
 	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUnreachable, err)

@@ -2,6 +2,8 @@ package postgres
 
 import (
 	"context"
+	"errors"
+	"time"
 
 	"github.com/jobledger/jobledger/ledger"
 )
@@ -21,15 +23,17 @@ type waiter struct {
 // waits, before it saw the end), and ErrClosed, with the latest snapshot,
 // at once if the store is closed while it waits.
 //
-// It never polls. It registers locally before it reads the row, and the
-// listener, LISTENing since before Open returned, kicks it on every
-// notification carrying its job's id, which the end's transaction sends
-// and PostgreSQL delivers only after the commit. Either its read came
-// after the commit, and it sees the end, or the notification for that
-// commit kicks it after it registered. A notification lost while the
-// listener was disconnected is made up for by a kick of every waiter once
-// it is listening again (listen.go). When ctx ends it reads the row once
-// more, so that a job that ended is reported as ended.
+// It registers locally before it reads the row, and the listener,
+// LISTENing since before Open returned, kicks it on every notification
+// carrying its job's id, which the end's transaction sends and
+// PostgreSQL delivers only after the commit. Either its read came after
+// the commit, and it sees the end, or the notification for that commit
+// kicks it after it registered. It polls only while the listener is
+// down (health.go), when notifications are lost: it reads the row every
+// Lease/3, and a read that fails is tried again at the next; the kick of
+// every waiter once the listener LISTENs again covers the ends since the
+// last poll (listen.go). When ctx ends it reads the row once more, so
+// that a job that ended is reported as ended.
 func (s *Store) Wait(ctx context.Context, id string) (ledger.Snapshot, error) {
 	if s.closed.Load() {
 		return ledger.Snapshot{}, ledger.ErrClosed
@@ -43,11 +47,30 @@ func (s *Store) Wait(ctx context.Context, id string) (ledger.Snapshot, error) {
 		if err != nil || snap.State.Terminal() {
 			return snap, err
 		}
+		h := s.health.Load()
+		var poll <-chan time.Time // nil, never ready, while the listener is up
+		if !h.up {
+			poll = time.After(s.opts.Lease / 3)
+		}
 		select {
 		case final := <-w.kick:
 			if final != nil {
 				return *final, nil
 			}
+		case <-h.down: // the listener went down: poll from now on
+			continue
+		case <-poll:
+			if s.health.Load().up {
+				continue // the reconnect's kick, pending, re-reads
+			}
+			latest, err := s.readSnapshot(read, id)
+			switch {
+			case err == nil:
+				snap = latest
+			case errors.Is(err, ledger.ErrNotFound), errors.Is(err, ledger.ErrClosed):
+				return snap, err
+			}
+			continue
 		case <-ctx.Done():
 			select {
 			case final := <-w.kick:
