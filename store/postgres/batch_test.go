@@ -40,15 +40,22 @@ func holdLedger(t *testing.T, dsn string) (release func()) {
 // lock: the writer's batch, queued behind holdLedger.
 func awaitLockWaiter(t *testing.T, dsn string) {
 	t.Helper()
+	awaitLockWaiters(t, dsn, 1)
+}
+
+// awaitLockWaiters returns once n sessions of dsn's database wait for a
+// lock.
+func awaitLockWaiters(t *testing.T, dsn string, n int) {
+	t.Helper()
 	conn, err := pgx.Connect(ctx, dsn)
 	require.NoError(t, err)
 	defer conn.Close(ctx)
 	require.Eventually(t, func() bool {
-		var n int
+		var waiting int
 		err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
-			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&n)
-		return err == nil && n > 0
-	}, 10*time.Second, 5*time.Millisecond, "no batch waits on the ledger row")
+			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting)
+		return err == nil && waiting >= n
+	}, 10*time.Second, 5*time.Millisecond, "fewer than %d sessions wait for a lock", n)
 }
 
 // awaitQueued returns once n writes wait for s's writer.
@@ -154,4 +161,39 @@ func TestBatchEndsAndAdmits(t *testing.T) {
 		require.NoError(t, r.err)
 		require.Equal(t, ledger.Done, r.snap.State, "job %d", i)
 	}
+}
+
+// TestAdmissionWaitsForTheLedgerRow: two replicas' admissions queued
+// behind a write that holds the ledger row are decided one after the
+// other, each on the depth the other left: with room for one, one is
+// admitted. Regression: a batch that reads the depth before it has the
+// row's lock admits both.
+func TestAdmissionWaitsForTheLedgerRow(t *testing.T) {
+	dsn := newDatabase(t)
+	stores := []*postgres.Store{
+		openStore(t, dsn, ledger.Config{MaxQueue: 1}),
+		openStore(t, dsn, ledger.Config{MaxQueue: 1}),
+	}
+	release := holdLedger(t, dsn)
+	var admitted, full atomic.Int64
+	var wg sync.WaitGroup
+	for _, s := range stores {
+		wg.Go(func() {
+			_, err := s.Submit(ctx, "t", []byte("r"))
+			switch {
+			case err == nil:
+				admitted.Add(1)
+			case errors.Is(err, ledger.ErrQueueFull):
+				full.Add(1)
+			default:
+				t.Error(err)
+			}
+		})
+	}
+	awaitLockWaiters(t, dsn, 2)
+	release()
+	wg.Wait()
+	require.Equal(t, int64(1), admitted.Load())
+	require.Equal(t, int64(1), full.Load())
+	require.Equal(t, 1, stores[0].Stats().Depth)
 }

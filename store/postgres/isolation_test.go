@@ -76,3 +76,47 @@ func TestConformanceRepeatableRead(t *testing.T) {
 			return ledger.WithCodecs[string, string](s, ledger.String{}, ledger.String{})
 		}))
 }
+
+// TestOpenBesideAnEndOnRepeatableRead: a replica that opens while another
+// replica's end holds the ledger row, on a database whose sessions default
+// to REPEATABLE READ, waits for the end and opens on the ledger as the end
+// left it. Regression: left to the database's level, Open's transaction
+// reads from a snapshot taken before its lock was granted, and fails with
+// a serialization error (or reads a stale depth).
+func TestOpenBesideAnEndOnRepeatableRead(t *testing.T) {
+	dsn := isolatedDatabase(t, "repeatable read")
+	a, err := postgres.Open(ctx, dsn, ledger.Config{MaxQueue: 4}, postgres.Options{Replica: "a"})
+	require.NoError(t, err)
+	defer a.Close()
+	id, err := a.Submit(ctx, "t", []byte("req"))
+	require.NoError(t, err)
+	// Another replica's end, in flight: it holds the ledger row.
+	conn, err := pgx.Connect(ctx, dsn)
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	tx, err := conn.Begin(ctx)
+	require.NoError(t, err)
+	defer tx.Rollback(ctx)
+	_, err = tx.Exec(ctx, `UPDATE ledger SET depth = depth - 1, next_seq = next_seq + 1 WHERE id = 1`)
+	require.NoError(t, err)
+	_, err = tx.Exec(ctx, `UPDATE jobs SET state = 3, error = 'gone', request = NULL,
+		completed_at = created_at, seq = (SELECT next_seq - 1 FROM ledger WHERE id = 1) WHERE id = $1`, id)
+	require.NoError(t, err)
+
+	type opened struct {
+		s   *postgres.Store
+		err error
+	}
+	got := make(chan opened, 1)
+	go func() {
+		s, err := postgres.Open(ctx, dsn, ledger.Config{MaxQueue: 4}, postgres.Options{Replica: "b"})
+		got <- opened{s, err}
+	}()
+	awaitLockWaiter(t, dsn)
+	require.NoError(t, tx.Commit(ctx))
+	o := <-got
+	require.NoError(t, o.err, "Open beside a committed end")
+	defer o.s.Close()
+	require.Equal(t, 0, o.s.Stats().Depth)
+	require.NoError(t, o.s.CheckInvariants())
+}
