@@ -32,11 +32,11 @@ func (s *Store) Reap(ctx context.Context) (int, error) { return s.reap(ctx) }
 // for a test of their query plans.
 var ListQueries = map[string]string{"all": qListAll, "task": qListTask, "state": qListState}
 
-// Queued is the number of ends and admissions waiting for s's writer.
+// Queued is the number of writes waiting for s's writer.
 func (s *Store) Queued() int {
-	s.writes.mu.Lock()
-	defer s.writes.mu.Unlock()
-	return len(s.writes.ops)
+	s.q.mu.Lock()
+	defer s.q.mu.Unlock()
+	return len(s.q.ops)
 }
 
 // LockLedgerRow begins a transaction on a connection of s's pool, locks the

@@ -161,11 +161,7 @@ func (q *queue) close() []*op {
 func (s *Store) await(ctx context.Context, o *op) reply {
 	o.ctx = ctx
 	o.reply = make(chan reply, 1)
-	q := s.writes
-	if o.kind == opClaim {
-		q = s.claims
-	}
-	if !q.push(o) {
+	if !s.q.push(o) {
 		return reply{err: ledger.ErrClosed}
 	}
 	select {

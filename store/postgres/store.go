@@ -29,12 +29,11 @@ import (
 //   - onEndMu guards onEnd (work.go); work is a channel with room for
 //     one signal, sent to without blocking (work.go).
 //   - heldMu guards held, holds and failedEnd (held.go).
-//   - writes, claims: each its own lock (queue.go); a writer goroutine
-//     takes from each.
+//   - q: its own lock (queue.go); the writer goroutine takes from it.
 //   - closed: atomic, set once by Close before it closes quit; quit is
 //     closed once, by Close; stopListen and listenDone are the listener
 //     goroutine's (listen.go), stopKeep and keepDone the keeper's
-//     (lease.go), stopWriter and writerDone the writers' (writer.go):
+//     (lease.go), stopWriter and writerDone the writer's (writer.go):
 //     set by Open, read-only afterwards.
 //
 // Lock order: waitMu, onEndMu and heldMu are each held only inside their
@@ -64,10 +63,9 @@ type Store struct {
 	// its outcome unknown; only for jobs held.
 	failedEnd map[string]uint64
 
-	writes     *queue // the ends and admissions, for one writer goroutine (writer.go)
-	claims     *queue // the claims, for another
+	q          *queue // the writes for the writer goroutine (writer.go)
 	stopWriter context.CancelFunc
-	writerDone sync.WaitGroup
+	writerDone chan struct{}
 
 	closed     atomic.Bool
 	quit       chan struct{}
@@ -133,8 +131,7 @@ func open(ctx context.Context, dsn string, cfg ledger.Config, opts Options, befo
 		failedEnd: map[string]uint64{},
 		quit:      make(chan struct{}),
 		work:      make(chan struct{}, 1),
-		writes:    newQueue(),
-		claims:    newQueue(),
+		q:         newQueue(),
 
 		beforeReconnect: beforeReconnect,
 	}
@@ -159,8 +156,8 @@ func open(ctx context.Context, dsn string, cfg ledger.Config, opts Options, befo
 	go s.listen(lctx, pcfg.ConnConfig, conn, seen)
 	wctx, stopWriter := context.WithCancel(context.Background())
 	s.stopWriter = stopWriter
-	s.writerDone.Go(func() { s.runWriter(wctx, s.writes) })
-	s.writerDone.Go(func() { s.runWriter(wctx, s.claims) })
+	s.writerDone = make(chan struct{})
+	go s.runWriter(wctx)
 	kctx, stopKeep := context.WithCancel(context.Background())
 	s.stopKeep = stopKeep
 	s.keepDone = make(chan struct{})
@@ -212,7 +209,7 @@ func (s *Store) Close() error {
 	}
 	close(s.quit)
 	s.stopWriter()
-	s.writerDone.Wait()
+	<-s.writerDone
 	s.stopKeep()
 	<-s.keepDone
 	s.stopListen()

@@ -12,10 +12,9 @@ import (
 	"github.com/jobledger/jobledger/ledger"
 )
 
-// A writer goroutine applies the writes that change the depth or the
-// completion sequence (Submit, SubmitKeyed, the ends); another the claims,
-// which take no lock of the ledger row, so that they need not wait for it.
-// Each takes every write queued, up to maxBatchOps, and sends them as one
+// The writer goroutine applies the writes that change the depth or the
+// completion sequence (Submit, SubmitKeyed, the ends) and the claims. It
+// takes every write queued, up to maxBatchOps, and sends them as one
 // pipelined batch: one round trip and one implicit transaction, so one
 // lock of the ledger row, held only while the server runs the batch and
 // flushes its commit, and one flush for all. Callers get their replies
@@ -29,18 +28,19 @@ const (
 	inlineRequest = 1 << 20
 )
 
-// runWriter is a writer goroutine: it runs batches of q's writes until
-// ctx ends, then answers what q holds with ErrClosed.
-func (s *Store) runWriter(ctx context.Context, q *queue) {
+// runWriter is the writer goroutine: it runs batches until ctx ends, then
+// answers what is queued with ErrClosed and closes s.writerDone.
+func (s *Store) runWriter(ctx context.Context) {
+	defer close(s.writerDone)
 	for {
 		select {
-		case <-q.ready:
+		case <-s.q.ready:
 		case <-ctx.Done():
-			answer(q.close(), reply{err: ledger.ErrClosed})
+			answer(s.q.close(), reply{err: ledger.ErrClosed})
 			return
 		}
 		for ctx.Err() == nil {
-			ops := q.take(maxBatchOps, maxBatchBytes)
+			ops := s.q.take(maxBatchOps, maxBatchBytes)
 			if len(ops) == 0 {
 				break
 			}
