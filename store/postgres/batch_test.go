@@ -50,12 +50,7 @@ func awaitLockWaiters(t *testing.T, dsn string, n int) {
 	conn, err := pgx.Connect(ctx, dsn)
 	require.NoError(t, err)
 	defer conn.Close(ctx)
-	require.Eventually(t, func() bool {
-		var waiting int
-		err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
-			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting)
-		return err == nil && waiting >= n
-	}, 10*time.Second, 5*time.Millisecond, "fewer than %d sessions wait for a lock", n)
+	waitLockWaiters(t, conn, n)
 }
 
 // awaitQueued returns once n writes wait for s's writer.

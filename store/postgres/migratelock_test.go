@@ -27,7 +27,7 @@ func TestOpenMigratesBesideAnEnd(t *testing.T) {
 	require.NoError(t, a.Close())
 	// The database as the previous schema left it: the last migration
 	// (an index on jobs) pending.
-	execSQL(t, dsn, `DROP INDEX jobs_state_admission;
+	execSQL(t, dsn, `DROP INDEX jobs_claimable;
 		UPDATE jobledger_schema SET version = version - 1`)
 
 	// An end in flight, as write.go's: the ledger row locked first.

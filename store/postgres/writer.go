@@ -44,7 +44,7 @@ func (s *Store) runWriter(ctx context.Context) {
 			if len(ops) == 0 {
 				break
 			}
-			s.runBatch(ctx, ops)
+			s.runBatch(ctx, ops, false)
 		}
 	}
 }
@@ -56,11 +56,11 @@ func (s *Store) runWriter(ctx context.Context) {
 // fails no other. A batch whose outcome is unknown (the connection failed
 // after it was sent) may have committed: its ends are tried again (an end
 // is refused on a terminal job, and end() tells its own commit from
-// another's), its admissions and claims answered with the error.
-func (s *Store) runBatch(ctx context.Context, ops []*op) {
+// another's), its admissions and claims answered with the error. unknown
+// says whether an earlier try of ops had an unknown outcome.
+func (s *Store) runBatch(ctx context.Context, ops []*op, unknown bool) {
 	first := time.Now()
 	backoff := 10 * time.Millisecond
-	unknown := false
 	for {
 		live := ops[:0]
 		for _, o := range ops {
@@ -101,7 +101,7 @@ func (s *Store) runBatch(ctx context.Context, ops []*op) {
 				return
 			}
 			for _, o := range ops {
-				s.runBatch(ctx, []*op{o})
+				s.runBatch(ctx, []*op{o}, unknown)
 			}
 			return
 		}
@@ -178,17 +178,19 @@ func (s *Store) apply(ctx context.Context, ops []*op) ([]reply, error) {
 	if len(subs) > 0 {
 		ids, tasks, reqs, keys, digests, nows := make([]string, len(subs)), make([]string, len(subs)),
 			make([][]byte, len(subs)), make([]*string, len(subs)), make([]*string, len(subs)), make([]*int64, len(subs))
+		keyed := []string{} // the keys alone, for the unique index's lookup
 		for j, i := range subs {
 			o := ops[i]
 			ids[j], tasks[j], reqs[j], nows[j] = o.id, o.taskID, o.payload, o.now
 			if o.key != "" {
 				keys[j], digests[j] = &o.key, &o.digest
+				keyed = append(keyed, o.key)
 			}
 			if o.now != nil {
 				latest = o.now
 			}
 		}
-		b.Queue(qSubmit, ids, tasks, reqs, keys, digests, nows, max(s.cfg.MaxQueue, 0))
+		b.Queue(qSubmit, ids, tasks, reqs, keys, digests, nows, max(s.cfg.MaxQueue, 0), keyed)
 		if d := s.cfg.JobTTL; d > 0 {
 			b.Queue(qEvictTTL, latest, d.Nanoseconds(), ids)
 		}
@@ -405,7 +407,7 @@ const (
 			SELECT * FROM unnest($1::text[], $2::text[], $3::bytea[], $4::text[], $5::text[], $6::int8[])
 				WITH ORDINALITY AS u(id, task_id, request, k, d, now, i)
 		), held AS (
-			SELECT idem_key, id, idem_digest FROM jobs WHERE idem_key = ANY($4::text[])
+			SELECT idem_key, id, idem_digest FROM jobs WHERE idem_key = ANY($8::text[])
 		), fresh AS (
 			SELECT u.*, row_number() OVER (ORDER BY u.i) AS r FROM u
 			WHERE NOT EXISTS (SELECT 1 FROM held WHERE held.idem_key = u.k)
@@ -438,7 +440,8 @@ const (
 		AND EXISTS (SELECT 1 FROM jobs WHERE id = ANY($2::text[]))`
 
 	// qClaim takes up to $4 of the oldest PENDING jobs whose request nobody
-	// took, and takes and starts each under a lease of replica $2 (claim.go).
+	// took (along jobs_claimable, whose predicate its WHERE clause is), and
+	// takes and starts each under a lease of replica $2 (claim.go).
 	// A request of up to $5 bytes is returned and released; a larger one
 	// stays in its row for its caller to read.
 	qClaim = `WITH c AS (
