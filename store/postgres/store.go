@@ -113,6 +113,10 @@ func open(ctx context.Context, dsn string, cfg ledger.Config, opts Options, befo
 	// REPEATABLE READ or SERIALIZABLE they fail with serialization errors
 	// instead. The listener's connection copies this config.
 	pcfg.ConnConfig.RuntimeParams["default_transaction_isolation"] = "read committed"
+	// The statements are prepared once and their generic plans, written to
+	// be good for any argument, kept: planning a batch's statements anew
+	// each time cost more than running them.
+	pcfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
 	boundConnections(&pcfg.ConnConfig.Config, opts.Lease) // no peer holds the others up (conn.go)
 	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {

@@ -394,7 +394,7 @@ const (
 		FROM (SELECT id, seq, json_build_object('t', task_id, 's', state, 'e', error, 'c', created_at,
 				'b', started_at, 'd', completed_at, 'q', seq)::text AS p
 			FROM jobs WHERE seq >= (SELECT next_seq FROM ledger WHERE id = 1) - $1::bigint
-			ORDER BY seq OFFSET 0) ended`
+			ORDER BY seq LIMIT $1) ended`
 
 	// qSubmit admits, in order, the submits whose key no retained job
 	// holds, as many as the bound leaves room for ($7), inserts them
@@ -449,10 +449,11 @@ const (
 			WHERE seq IS NULL AND state = 0 AND NOT taken AND request IS NOT NULL
 			ORDER BY created_at, n LIMIT $4 FOR UPDATE SKIP LOCKED)
 		UPDATE jobs j SET state = 1, taken = true,
-			request = CASE WHEN octet_length(c.request) <= $5 THEN NULL ELSE c.request END,
+			request = CASE WHEN octet_length(j.request) <= $5 THEN NULL ELSE j.request END,
 			started_at = greatest(coalesce($1, ` + dbNow + `), j.created_at),
 			owner = $2, lease_until = coalesce($1, ` + dbNow + `) + $3::bigint
-		FROM c WHERE j.id = c.id
+		WHERE j.id = ANY(ARRAY(SELECT id FROM c))
 		RETURNING j.id, j.task_id, j.state, j.error, j.created_at, j.started_at, j.completed_at,
-			CASE WHEN octet_length(c.request) <= $5 THEN c.request END, octet_length(c.request)`
+			(SELECT c.request FROM c WHERE c.id = j.id AND octet_length(c.request) <= $5),
+			(SELECT octet_length(c.request) FROM c WHERE c.id = j.id)`
 )
