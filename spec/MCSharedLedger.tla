@@ -10,9 +10,10 @@ EXTENDS SharedLedger, TLC
 \* crashes, listener drops, the clock and lease renewals (a worker need not
 \* renew, and time need not pass, for anything to finish).
 Replica(r) ==
-    \/ SubmitTx(r) \/ SubmitWrite(r) \/ Claim(r) \/ WorkerEnd(r)
-    \/ WorkerNotify(r) \/ Reap(r) \/ Deliver(r) \/ Reconnect(r)
-    \/ RecoverFail(r) \/ Open(r) \/ Listen(r)
+    \/ \E w \in BOOLEAN : \E n \in 0..Submitters :
+          Batch(r, n, w) /\ Commit(r, n, w)
+    \/ WorkerNotify(r) \/ WriterRead(r) \/ Reap(r) \/ Deliver(r)
+    \/ Reconnect(r) \/ RecoverFail(r) \/ Open(r) \/ Listen(r)
 
 FairSpec ==
     /\ Spec

@@ -2,40 +2,41 @@
 (***************************************************************************)
 (* Replicas of the server sharing one ledger in a PostgreSQL database      *)
 (* (package store/postgres; docs/scaling.md): what a replica keeps         *)
-(* locally (waiters, a listener, a worker), what the database keeps, and   *)
-(* how a wakeup crosses from one to another.                               *)
+(* locally (waiters, a listener, a worker, its writer's queue), what the   *)
+(* database keeps, and how a wakeup crosses from one to another.           *)
 (*                                                                         *)
 (* The database's transactions are atomic steps (READ COMMITTED, with      *)
 (* every write that changes the depth locking the ledger row first, so     *)
-(* they are one at a time):                                                *)
-(*   SubmitTx   admission is one conditional update (depth < MaxQueue,     *)
-(*              checked and incremented together), then the retention      *)
-(*              pass and the insertion, then the acknowledgement           *)
-(*              (write.go)                                                 *)
-(*   Claim      a worker claims a PENDING job (FOR UPDATE SKIP LOCKED:     *)
-(*              a job another worker claimed is RUNNING, so not offered)   *)
-(*              and takes its lease: owner and expiry in database time     *)
-(*              (claim.go)                                                 *)
+(* they are one at a time; a batch of claims only changes the rows it      *)
+(* locks, skipping locked ones):                                           *)
+(*   Commit     a replica's writer sends a batch of its queued writes as   *)
+(*              one transaction (write.go): the ledger row locked, the     *)
+(*              end (the state guard, the completion time and order, the   *)
+(*              decrement, pg_notify, delivered on commit to every         *)
+(*              listener connected and listening then), the admissions     *)
+(*              in queue order while the bound leaves room, the retention  *)
+(*              pass, the claim of a PENDING job (FOR UPDATE SKIP LOCKED)  *)
+(*              with its lease: owner and expiry in database time          *)
+(*              (claim.go); the callers are answered after the commit      *)
 (*   Renew      the owner's keeper moves its lease's expiry on (lease.go)  *)
-(*   an end     the worker's Finish, the reaper's FAILED of another        *)
-(*              replica's job whose lease lapsed (reap.go), a restarted    *)
-(*              replica's FAILED of its own RUNNING jobs (restart.go): the *)
-(*              state guard, the completion time and order, the            *)
-(*              decrement, and pg_notify, delivered on commit to every     *)
-(*              listener connected and listening then                      *)
+(*   Reap       the reaper's FAILED of another replica's job whose lease   *)
+(*              lapsed (reap.go), and a restarted replica's FAILED of its  *)
+(*              own RUNNING jobs (restart.go): an end as above             *)
 (* A replica LISTENs before it serves.  A waiter registers locally, then   *)
 (* reads the row, then blocks; the notification wakes the local waiters of *)
 (* its job.  A listener's connection may drop (notifications sent while it *)
 (* is down are lost, and those not yet read with it); on reconnecting it   *)
 (* LISTENs again and every local waiter re-reads its job.  A replica may   *)
-(* crash: its waiters, its worker's call and its listener vanish, the      *)
-(* database keeps everything; on restart it fails its own RUNNING jobs     *)
-(* (their owner is itself) and leaves every other replica's alone.         *)
+(* crash: its waiters, its worker's call, its queue and its listener       *)
+(* vanish, the database keeps everything; on restart it fails its own      *)
+(* RUNNING jobs (their owner is itself) and leaves every other replica's   *)
+(* alone.                                                                  *)
 (*                                                                         *)
 (* Not modelled: SQL, TakeRequest (one UPDATE whose WHERE is the whole     *)
 (* check), reads other than Wait's, idempotency keys, cancel, a waiter's   *)
-(* deadline, the database's own failover.  The job state machine inside a  *)
-(* process is JobTable.tla's subject.                                      *)
+(* deadline, the database's own failover.  One worker per replica, so a    *)
+(* batch holds at most one end or one claim.  The job state machine inside *)
+(* a process is JobTable.tla's subject.                                    *)
 (*                                                                         *)
 (* Defect puts back one defect; its configuration expects the invariant    *)
 (* that names it to fail.  Self-contained, for tla-checker.                *)
@@ -46,6 +47,7 @@ CONSTANTS
     Jobs,          \* job ids, submitted in a fixed order
     Replicas,      \* server processes sharing the database
     Waiters,       \* callers of Wait, one call each, on the first replica
+    Submitters,    \* callers of Submit on each replica
     MaxQueue,      \* Config.MaxQueue, for all replicas together
     MaxCompleted,  \* Config.MaxCompleted
     TTL,           \* Config.JobTTL, in ticks of the database clock
@@ -59,15 +61,18 @@ CONSTANTS
 \* the commit.  notify_after_commit: after it, outside the transaction.
 \* no_reread: a reconnected listener does not make the waiters re-read.
 \* listen_after_serve: a restarted replica serves before it LISTENs.
-\* read_then_write: admission reads the depth, then writes depth + 1 in a
-\* second statement.  reaper_ignores_lease: the reaper fails any RUNNING
-\* job, lease or not.  restart_fails_all: a restarted replica fails every
-\* RUNNING job (right for one process, wrong for replicas).
+\* read_then_write: the writer reads the depth, then writes it in a second
+\* statement.  reaper_ignores_lease: the reaper fails any RUNNING job,
+\* lease or not.  restart_fails_all: a restarted replica fails every
+\* RUNNING job (right for one process, wrong for replicas).  bound_once: a
+\* batch checks the bound once, admitting all its submits when the depth
+\* is below it.
 Defects == {"none", "notify_before_commit", "notify_after_commit",
             "no_reread", "listen_after_serve", "read_then_write",
-            "reaper_ignores_lease", "restart_fails_all"}
+            "reaper_ignores_lease", "restart_fails_all", "bound_once"}
 
 ASSUME
+    /\ Submitters \in Nat
     /\ MaxQueue \in Nat
     /\ MaxCompleted \in Nat \ {0}
     /\ TTL \in Nat \ {0}
@@ -105,7 +110,7 @@ VARIABLES
     lst,          \* lst[r]: "listening", "lost" (reconnecting), "off"
     inbox,        \* inbox[r]: notifications delivered, not yet read
     wk,           \* wk[r]: its worker: [pc, job]
-    sub,          \* sub[r]: its Submit in flight (read_then_write): [pc, job, d]
+    wr,           \* wr[r]: its writer (read_then_write): [pc, d]
     wpc,          \* wpc[w]: "Idle", "Registered", "Blocked", "Reread",
                   \*   "Woken", "Done"
     wjob,         \* wjob[w]: the job w waits on
@@ -117,34 +122,40 @@ VARIABLES
     drops         \* listener drops so far
 
 vars == <<st, table, started, depth, lru, completedAt, owner, expiry, dbnow,
-          phase, lst, inbox, wk, sub, wpc, wjob, wout, outcome, acked,
+          phase, lst, inbox, wk, wr, wpc, wjob, wout, outcome, acked,
           crashes, drops>>
 
 Range(s) == {s[i] : i \in DOMAIN s}
 
 IdleWorker == [pc |-> "Idle", job |-> NoJob]
-IdleSubmit == [pc |-> "Idle", job |-> NoJob, d |-> 0]
+IdleWriter == [pc |-> "Idle", d |-> 0]
 
 -----------------------------------------------------------------------------
-(* Retention, run by SubmitTx in its transaction.                          *)
+(* Retention, run in a batch that admits.                                  *)
 
-Expired(j) == completedAt[j] + TTL <= dbnow
+\* l the order of the terminal rows, c their completion times.
+Expired(j, c) == c[j] + TTL <= dbnow
 
-ExpiredPrefix ==
-    CHOOSE n \in 0..Len(lru) :
-        /\ \A i \in 1..n : Expired(lru[i])
-        /\ (n < Len(lru)) => ~Expired(lru[n + 1])
+ExpiredPrefix(l, c) ==
+    CHOOSE n \in 0..Len(l) :
+        /\ \A i \in 1..n : Expired(l[i], c)
+        /\ (n < Len(l)) => ~Expired(l[n + 1], c)
 
-Swept ==
-    LET afterTTL == SubSeq(lru, ExpiredPrefix + 1, Len(lru))
+Swept(l, c) ==
+    LET afterTTL == SubSeq(l, ExpiredPrefix(l, c) + 1, Len(l))
         extra    == IF Len(afterTTL) > MaxCompleted
                         THEN Len(afterTTL) - MaxCompleted ELSE 0
     IN  SubSeq(afterTTL, extra + 1, Len(afterTTL))
 
-\* The next id to submit: ids are interchangeable, so a fixed order loses
-\* no behaviour up to renaming.
-Unclaimed == {j \in Jobs : st[j] = Absent /\ \A r \in Replicas : sub[r].job # j}
-NextId == IF Unclaimed = {} THEN {} ELSE {CHOOSE j \in Unclaimed : TRUE}
+\* Ids are interchangeable, so handing out the next ones in a fixed order
+\* loses no behaviour up to renaming.
+Unused == {j \in Jobs : st[j] = Absent}
+NewIds(k) == CHOOSE s \in SUBSET Unused : Cardinality(s) = k
+
+\* What every listener that is listening has after the commit of j's end.
+Notified(j) ==
+    [r \in Replicas |-> IF lst[r] = "listening" THEN inbox[r] \cup {j}
+                                                ELSE inbox[r]]
 
 -----------------------------------------------------------------------------
 Init ==
@@ -161,7 +172,7 @@ Init ==
     /\ lst = [r \in Replicas |-> "listening"]
     /\ inbox = [r \in Replicas |-> {}]
     /\ wk = [r \in Replicas |-> IdleWorker]
-    /\ sub = [r \in Replicas |-> IdleSubmit]
+    /\ wr = [r \in Replicas |-> IdleWriter]
     /\ wpc = [w \in Waiters |-> "Idle"]
     /\ wjob = [w \in Waiters |-> NoJob]
     /\ wout = [w \in Waiters |-> "none"]
@@ -171,82 +182,10 @@ Init ==
     /\ drops = 0
 
 -----------------------------------------------------------------------------
-(* Submit                                                                  *)
+(* The worker between its Claim and its Finish.                            *)
 
-\* Evict, insert j PENDING and acknowledge it, in the admission's
-\* transaction; d is the depth the admission decided on.
-InsertAck(j, d) ==
-    LET kept == Swept
-        gone == Range(lru) \ Range(kept)
-    IN
-    /\ lru' = kept
-    /\ table' = (table \ gone) \cup {j}
-    /\ st' = [st EXCEPT ![j] = "PENDING"]
-    /\ depth' = d + 1
-    /\ acked' = acked \cup {j}
-
-\* One transaction: UPDATE ledger SET depth = depth + 1 WHERE depth <
-\* MaxQueue, the retention pass, the insertion; a refusal (ErrQueueFull)
-\* changes nothing.  read_then_write: the read only (SubmitWrite follows).
-SubmitTx(r) ==
-    /\ phase[r] = "serving"
-    /\ sub[r].pc = "Idle"
-    /\ \E j \in NextId :
-          IF Defect = "read_then_write"
-             THEN /\ sub' = [sub EXCEPT ![r] = [pc |-> "Write", job |-> j,
-                                                  d |-> depth]]
-                  /\ UNCHANGED <<st, table, depth, lru, acked>>
-             ELSE /\ depth < MaxQueue
-                  /\ InsertAck(j, depth)
-                  /\ UNCHANGED sub
-    /\ UNCHANGED <<started, completedAt, owner, expiry, dbnow, phase, lst,
-                   inbox, wk, wpc, wjob, wout, outcome, crashes, drops>>
-
-\* read_then_write only: the write, decided on the depth read before.
-SubmitWrite(r) ==
-    /\ sub[r].pc = "Write"
-    /\ IF sub[r].d < MaxQueue
-          THEN InsertAck(sub[r].job, depth)
-          ELSE UNCHANGED <<st, table, depth, lru, acked>>
-    /\ sub' = [sub EXCEPT ![r] = IdleSubmit]
-    /\ UNCHANGED <<started, completedAt, owner, expiry, dbnow, phase, lst,
-                   inbox, wk, wpc, wjob, wout, outcome, crashes, drops>>
-
------------------------------------------------------------------------------
-(* Ends: one transaction, with the notification on commit.                 *)
-
-\* What every listener that is listening has after the commit of j's end.
-Notified(j) ==
-    [r \in Replicas |-> IF lst[r] = "listening" THEN inbox[r] \cup {j}
-                                                ELSE inbox[r]]
-
-\* The end of live job j as final, committed: state, completion time and
-\* order, the decrement, the lease released.  The notification is the
-\* caller's (Notified, on commit, or a defect's own step).
-EndCommit(j, final) ==
-    /\ st' = [st EXCEPT ![j] = final]
-    /\ outcome' = [outcome EXCEPT ![j] = final]
-    /\ completedAt' = [completedAt EXCEPT ![j] = dbnow]
-    /\ depth' = depth - 1
-    /\ lru' = Append(lru, j)
-    /\ owner' = [owner EXCEPT ![j] = NoOwner]
-
-\* A worker claims a PENDING job and takes its lease (Start).
-Claim(r) ==
-    /\ phase[r] = "serving"
-    /\ wk[r].pc = "Idle"
-    /\ \E j \in table :
-          /\ st[j] = "PENDING"
-          /\ st' = [st EXCEPT ![j] = "RUNNING"]
-          /\ started' = [started EXCEPT ![j] = TRUE]
-          /\ owner' = [owner EXCEPT ![j] = r]
-          /\ expiry' = [expiry EXCEPT ![j] = dbnow + LeaseTTL]
-          /\ wk' = [wk EXCEPT ![r] = [pc |-> "Running", job |-> j]]
-    /\ UNCHANGED <<table, depth, lru, completedAt, dbnow, phase, lst, inbox,
-                   sub, wpc, wjob, wout, outcome, acked, crashes, drops>>
-
-\* The owner renews its lease while the job runs; a job no longer its own
-\* (reaped) answers ErrTerminal and the worker lets it go.
+\* The owner renews its lease while the job runs (lease.go); a job no
+\* longer its own (reaped) answers ErrTerminal and the worker lets it go.
 Renew(r) ==
     LET j == wk[r].job IN
     /\ wk[r].pc = "Running"
@@ -256,48 +195,149 @@ Renew(r) ==
           ELSE /\ wk' = [wk EXCEPT ![r] = IdleWorker]
                /\ UNCHANGED expiry
     /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, dbnow,
-                   phase, lst, inbox, sub, wpc, wjob, wout, outcome, acked,
+                   phase, lst, inbox, wr, wpc, wjob, wout, outcome, acked,
                    crashes, drops>>
 
-\* The worker's Finish: one transaction, the state guard (a job reaped
-\* meanwhile answers ErrTerminal), the end, pg_notify on commit.
-\* notify_before_commit: the notification went out in WorkerNotify first.
-\* notify_after_commit: it goes out in WorkerNotify after.
-WorkerEnd(r) ==
-    LET j == wk[r].job IN
-    /\ wk[r].pc \in {"Running", "Notified"}
-    /\ (Defect = "notify_before_commit") => (wk[r].pc = "Notified")
-    /\ IF st[j] \in Live
-          THEN /\ EndCommit(j, "DONE")
-               /\ IF Defect \in {"notify_before_commit", "notify_after_commit"}
-                     THEN UNCHANGED inbox
-                     ELSE inbox' = Notified(j)
-               /\ wk' = [wk EXCEPT ![r] =
-                           IF Defect = "notify_after_commit"
-                              THEN [pc |-> "Committed", job |-> j]
-                              ELSE IdleWorker]
-          ELSE /\ wk' = [wk EXCEPT ![r] = IdleWorker]
-               /\ UNCHANGED <<st, outcome, completedAt, depth, lru, owner,
-                              inbox>>
-    /\ UNCHANGED <<table, started, expiry, dbnow, phase, lst, sub, wpc, wjob,
-                   wout, acked, crashes, drops>>
-
-\* Defects only: the notification as a step of its own, before the commit
-\* (from Running) or after it (from Committed).
+\* Defects only: the worker's notification as a step of its own, before
+\* its end's commit (from Running) or after it (from Committed).
 WorkerNotify(r) ==
     /\ \/ wk[r].pc = "Running" /\ Defect = "notify_before_commit"
        \/ wk[r].pc = "Committed"
     /\ inbox' = Notified(wk[r].job)
     /\ wk' = [wk EXCEPT ![r] = IF wk[r].pc = "Running"
-                                  THEN [wk[r] EXCEPT !.pc = "Notified"]
+                                  THEN [@ EXCEPT !.pc = "Notified"]
                                   ELSE IdleWorker]
     /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, expiry,
-                   dbnow, phase, lst, sub, wpc, wjob, wout, outcome, acked,
+                   dbnow, phase, lst, wr, wpc, wjob, wout, outcome, acked,
                    crashes, drops>>
 
+-----------------------------------------------------------------------------
+(* The writer (write.go): Submit, Claim and the ends queue their writes,   *)
+(* and the writer sends a batch of them as one transaction.  Nothing sees  *)
+(* a write while it is queued, so the batch takes its writes from the      *)
+(* callers: n of r's Submit callers and, if w, its worker's call (a claim  *)
+(* when idle, else its end).                                               *)
+
+\* A batch r's writer may send (under read_then_write, once it read the
+\* depth: WriterRead): something in it, ids left for its submits, and a
+\* claim only when told of work (workChannel) or with a submit (a claim
+\* that finds nothing changes nothing).
+Batch(r, n, w) ==
+    /\ phase[r] = "serving"
+    /\ wr[r].pc = IF Defect = "read_then_write" THEN "Read" ELSE "Idle"
+    /\ (n > 0 \/ w)
+    /\ w => (\/ wk[r].pc \in {"Idle", "Notified"}
+             \/ (wk[r].pc = "Running" /\ Defect # "notify_before_commit"))
+    /\ n <= Cardinality(Unused)
+    /\ (w /\ wk[r].pc = "Idle")
+          => (n > 0 \/ \E j \in table : st[j] = "PENDING")
+
+\* The end the batch carries, or NoJob.
+EndOf(r, w) == IF w /\ wk[r].pc # "Idle" THEN wk[r].job ELSE NoJob
+
+\* The fresh submits admitted of n against depth d: the first
+\* MaxQueue - d of them (bound_once: all of them, if d < MaxQueue).
+Admits(n, d) ==
+    IF Defect = "bound_once"
+       THEN IF d < MaxQueue THEN n ELSE 0
+       ELSE IF n <= MaxQueue - d THEN n
+       ELSE IF MaxQueue - d > 0 THEN MaxQueue - d ELSE 0
+
+\* How many of the batch's n submits it admits: against the depth after
+\* its end, if it ends its job (read_then_write: the depth read before).
+AdmitCount(r, n, ends) ==
+    LET ended == IF ends THEN 1 ELSE 0
+    IN  Admits(n, IF Defect = "read_then_write" THEN wr[r].d - ended
+                                               ELSE depth - ended)
+
+\* The jobs the claim may take: a PENDING one (one the batch admits, new,
+\* too), or none if there is none or no claim.
+Claimable(r, w, new) ==
+    IF ~(w /\ wk[r].pc = "Idle") THEN {NoJob}
+    ELSE LET c == {j \in table : st[j] = "PENDING"} \cup new
+         IN  IF c = {} THEN {NoJob} ELSE c
+
+\* The batch's effect on the database, committed: the ledger row locked (a
+\* seq reserved for its end e, the depth), the end if it takes effect
+\* (ends: the state guard found the job live), the admissions of the jobs
+\* new, the retention pass if it admitted, the claim of job c.
+Applied(r, e, ends, new, c) ==
+    \E lru1 \in {IF ends THEN Append(lru, e) ELSE lru} :
+    \E at1 \in {IF ends THEN [completedAt EXCEPT ![e] = dbnow]
+                         ELSE completedAt} :
+    \E kept \in {IF new # {} THEN Swept(lru1, at1) ELSE lru1} :
+    \E gone \in {Range(lru1) \ Range(kept)} :
+    \E st1 \in {[j \in Jobs |->
+                    IF j = e /\ ends THEN "DONE"
+                    ELSE IF j \in new THEN "PENDING" ELSE st[j]]} :
+    /\ st' = IF c = NoJob THEN st1 ELSE [st1 EXCEPT ![c] = "RUNNING"]
+    /\ table' = (table \ gone) \cup new
+    /\ depth' = depth - (IF ends THEN 1 ELSE 0) + Cardinality(new)
+    /\ lru' = kept
+    /\ completedAt' = at1
+    /\ outcome' = IF ends THEN [outcome EXCEPT ![e] = "DONE"] ELSE outcome
+    /\ owner' = [j \in Jobs |->
+                   IF j = c THEN r
+                   ELSE IF j = e /\ ends THEN NoOwner ELSE owner[j]]
+    /\ expiry' = IF c = NoJob THEN expiry
+                 ELSE [expiry EXCEPT ![c] = dbnow + LeaseTTL]
+    /\ started' = IF c = NoJob THEN started
+                  ELSE [started EXCEPT ![c] = TRUE]
+    /\ inbox' = IF ends /\ Defect \notin {"notify_before_commit",
+                                          "notify_after_commit"}
+                   THEN Notified(e) ELSE inbox
+
+\* The batch (Batch(r, n, w)) commits, then its callers are answered
+\* (nothing sees an answer before its caller, so in the same step): the
+\* Submits it admitted with their ids, the others with ErrQueueFull; the
+\* claim with its job (or ErrNoWork); the end with nil, or ErrTerminal for
+\* a job another end ended.  (\E x \in {v} names a value computed once.)
+Commit(r, n, w) ==
+    /\ \E e \in {EndOf(r, w)} :
+       \E ends \in {e # NoJob /\ st[e] \in Live} :
+       \E new \in {NewIds(AdmitCount(r, n, ends))} :
+       \E c \in Claimable(r, w, new) :
+          /\ Applied(r, e, ends, new, c)
+          /\ wk' = [wk EXCEPT ![r] =
+                      IF ~w THEN @
+                      ELSE IF c # NoJob
+                         THEN [pc |-> "Running", job |-> c]
+                      ELSE IF ends /\ Defect = "notify_after_commit"
+                         THEN [@ EXCEPT !.pc = "Committed"]
+                      ELSE IdleWorker]
+          /\ acked' = acked \cup new
+    /\ wr' = [wr EXCEPT ![r] = IdleWriter]
+    /\ UNCHANGED <<dbnow, phase, lst, wpc, wjob, wout, crashes, drops>>
+
+\* read_then_write only: the depth read in a statement of its own.
+WriterRead(r) ==
+    /\ Defect = "read_then_write"
+    /\ phase[r] = "serving"
+    /\ wr[r].pc = "Idle"
+    /\ Submitters > 0 /\ Unused # {}
+    /\ wr' = [wr EXCEPT ![r] = [pc |-> "Read", d |-> depth]]
+    /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, expiry,
+                   dbnow, phase, lst, inbox, wk, wpc, wjob, wout, outcome,
+                   acked, crashes, drops>>
+
+-----------------------------------------------------------------------------
+(* Ends outside the writer: the reaper, a restart.                         *)
+
+\* The end of live job j as final, committed, in a transaction of its own
+\* with its notification: state, completion time and order, the
+\* decrement, the lease released.
+EndCommit(j, final) ==
+    /\ st' = [st EXCEPT ![j] = final]
+    /\ outcome' = [outcome EXCEPT ![j] = final]
+    /\ completedAt' = [completedAt EXCEPT ![j] = dbnow]
+    /\ depth' = depth - 1
+    /\ lru' = Append(lru, j)
+    /\ owner' = [owner EXCEPT ![j] = NoOwner]
+    /\ inbox' = Notified(j)
+
 \* Any serving replica's reaper: another replica's RUNNING job whose lease
-\* lapsed ends FAILED ("worker lost"), in one transaction with its
-\* notification.  A replica never reaps its own jobs: it is alive.
+\* lapsed ends FAILED ("worker lost").  A replica never reaps its own jobs:
+\* it is alive.
 Reap(r) ==
     /\ phase[r] = "serving"
     /\ \E j \in table :
@@ -305,8 +345,7 @@ Reap(r) ==
           /\ owner[j] # r
           /\ (Defect # "reaper_ignores_lease") => (expiry[j] <= dbnow)
           /\ EndCommit(j, "FAILED")
-          /\ inbox' = Notified(j)
-    /\ UNCHANGED <<table, started, expiry, dbnow, phase, lst, wk, sub, wpc,
+    /\ UNCHANGED <<table, started, expiry, dbnow, phase, lst, wk, wr, wpc,
                    wjob, wout, acked, crashes, drops>>
 
 -----------------------------------------------------------------------------
@@ -318,7 +357,7 @@ WaitRegister(w) ==
     /\ \E j \in Jobs : wjob' = [wjob EXCEPT ![w] = j]
     /\ wpc' = [wpc EXCEPT ![w] = "Registered"]
     /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, expiry,
-                   dbnow, phase, lst, inbox, wk, sub, wout, outcome, acked,
+                   dbnow, phase, lst, inbox, wk, wr, wout, outcome, acked,
                    crashes, drops>>
 
 \* The read of the committed row, after the registration or again after a
@@ -336,7 +375,7 @@ WaitRead(w) ==
           ELSE /\ wpc' = [wpc EXCEPT ![w] = "Blocked"]
                /\ UNCHANGED wout
     /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, expiry,
-                   dbnow, phase, lst, inbox, wk, sub, wjob, outcome, acked,
+                   dbnow, phase, lst, inbox, wk, wr, wjob, outcome, acked,
                    crashes, drops>>
 
 \* The listener reads notification j and wakes the local waiters blocked
@@ -349,7 +388,7 @@ Deliver(r) ==
                        IF Home = r /\ wpc[w] = "Blocked" /\ wjob[w] = j
                           THEN "Woken" ELSE wpc[w]]
     /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, expiry,
-                   dbnow, phase, lst, wk, sub, wjob, wout, outcome, acked,
+                   dbnow, phase, lst, wk, wr, wjob, wout, outcome, acked,
                    crashes, drops>>
 
 WaitReturn(w) ==
@@ -357,7 +396,7 @@ WaitReturn(w) ==
     /\ wpc' = [wpc EXCEPT ![w] = "Done"]
     /\ wout' = [wout EXCEPT ![w] = "ok"]
     /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, expiry,
-                   dbnow, phase, lst, inbox, wk, sub, wjob, outcome, acked,
+                   dbnow, phase, lst, inbox, wk, wr, wjob, outcome, acked,
                    crashes, drops>>
 
 -----------------------------------------------------------------------------
@@ -372,7 +411,7 @@ ListenerDrop(r) ==
     /\ inbox' = [inbox EXCEPT ![r] = {}]
     /\ drops' = drops + 1
     /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, expiry,
-                   dbnow, phase, wk, sub, wpc, wjob, wout, outcome, acked,
+                   dbnow, phase, wk, wr, wpc, wjob, wout, outcome, acked,
                    crashes>>
 
 \* Reconnect, LISTEN again, then make every local waiter re-read its row
@@ -384,10 +423,10 @@ Reconnect(r) ==
               ELSE [w \in Waiters |->
                       IF wpc[w] = "Blocked" THEN "Reread" ELSE wpc[w]]
     /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, expiry,
-                   dbnow, phase, inbox, wk, sub, wjob, wout, outcome, acked,
+                   dbnow, phase, inbox, wk, wr, wjob, wout, outcome, acked,
                    crashes, drops>>
 
-\* kill -9: the local waiters, the worker's call, a Submit in flight and
+\* kill -9: the local waiters, the worker's call, the writer's queue and
 \* the listener vanish; the database keeps everything.
 Crash(r) ==
     /\ crashes < MaxCrashes
@@ -396,7 +435,7 @@ Crash(r) ==
     /\ lst' = [lst EXCEPT ![r] = "off"]
     /\ inbox' = [inbox EXCEPT ![r] = {}]
     /\ wk' = [wk EXCEPT ![r] = IdleWorker]
-    /\ sub' = [sub EXCEPT ![r] = IdleSubmit]
+    /\ wr' = [wr EXCEPT ![r] = IdleWriter]
     /\ wpc' = IF Home # r THEN wpc
               ELSE [w \in Waiters |->
                       IF wpc[w] = "Idle" THEN "Idle" ELSE "Done"]
@@ -416,8 +455,7 @@ RecoverFail(r) ==
           /\ st[j] = "RUNNING"
           /\ (Defect # "restart_fails_all") => (owner[j] = r)
           /\ EndCommit(j, "FAILED")
-          /\ inbox' = Notified(j)
-    /\ UNCHANGED <<table, started, expiry, dbnow, phase, lst, wk, sub, wpc,
+    /\ UNCHANGED <<table, started, expiry, dbnow, phase, lst, wk, wr, wpc,
                    wjob, wout, acked, crashes, drops>>
 
 \* Open, once no RUNNING job is its own: LISTEN, then serve
@@ -429,7 +467,7 @@ Open(r) ==
     /\ lst' = [lst EXCEPT ![r] =
                  IF Defect = "listen_after_serve" THEN "off" ELSE "listening"]
     /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, expiry,
-                   dbnow, inbox, wk, sub, wpc, wjob, wout, outcome, acked,
+                   dbnow, inbox, wk, wr, wpc, wjob, wout, outcome, acked,
                    crashes, drops>>
 
 \* listen_after_serve only: the LISTEN, after the replica began serving.
@@ -438,7 +476,7 @@ Listen(r) ==
     /\ lst[r] = "off"
     /\ lst' = [lst EXCEPT ![r] = "listening"]
     /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, expiry,
-                   dbnow, phase, inbox, wk, sub, wpc, wjob, wout, outcome,
+                   dbnow, phase, inbox, wk, wr, wpc, wjob, wout, outcome,
                    acked, crashes, drops>>
 
 \* The database clock moves on.
@@ -446,8 +484,8 @@ Tick ==
     /\ dbnow < MaxTime
     /\ dbnow' = dbnow + 1
     /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, expiry,
-                   phase, lst, inbox, wk, sub, wpc, wjob, wout, outcome,
-                   acked, crashes, drops>>
+                   phase, lst, inbox, wk, wr, wpc, wjob, wout, outcome, acked,
+                   crashes, drops>>
 
 \* Every job submitted and ended, every waiter returned, every replica
 \* serving: stutter.
@@ -457,16 +495,22 @@ Terminated ==
     /\ \A r \in Replicas : phase[r] = "serving" /\ wk[r].pc = "Idle"
     /\ UNCHANGED vars
 
-Next ==
+\* A batch of r's writer, committed.
+Write(r) ==
+    \E w \in BOOLEAN : \E n \in 0..Submitters :
+        Batch(r, n, w) /\ Commit(r, n, w)
+
+OtherNext ==
     \/ \E r \in Replicas :
-          \/ SubmitTx(r) \/ SubmitWrite(r)
-          \/ Claim(r) \/ Renew(r) \/ WorkerEnd(r) \/ WorkerNotify(r)
+          \/ Renew(r) \/ WorkerNotify(r) \/ WriterRead(r)
           \/ Reap(r) \/ Deliver(r)
           \/ ListenerDrop(r) \/ Reconnect(r)
           \/ Crash(r) \/ RecoverFail(r) \/ Open(r) \/ Listen(r)
     \/ \E w \in Waiters : WaitRegister(w) \/ WaitRead(w) \/ WaitReturn(w)
     \/ Tick
     \/ Terminated
+
+Next == (\E r \in Replicas : Write(r)) \/ OtherNext
 
 Spec == Init /\ [][Next]_vars
 
@@ -488,7 +532,8 @@ TypeInv ==
                            "Done"}]
     /\ wout \in [Waiters -> {"none", "ok"}]
 
-\* (3) Admission is one step against the bound, across all replicas.
+\* (3) Admission is decided against the bound, in order within a batch,
+\* across all replicas.
 DepthBoundInv ==
     0 <= depth /\ depth <= MaxQueue
 
