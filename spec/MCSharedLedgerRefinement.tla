@@ -18,9 +18,10 @@
 (* variables added).  A waiter blocked on a job whose end is committed is, *)
 (* to the contract, already woken: its wakeup is in flight (the            *)
 (* notification, or the re-read after a reconnect), and its receipt is a   *)
-(* stuttering step.  Renewals, listener drops and reconnects, LISTEN, a    *)
-(* crash's loss of the worker's call change nothing the contract sees; a   *)
-(* crash ends its waiters' calls (WaitVanish).                             *)
+(* stuttering step.  Renewals, failed batches that did not commit,         *)
+(* listener drops and reconnects, LISTEN, a crash's loss of the worker's   *)
+(* call change nothing the contract sees; a crash ends its waiters' calls  *)
+(* (WaitVanish).                                                           *)
 (*                                                                         *)
 (* What the mapping cannot see: a wakeup that never comes is a liveness    *)
 (* failure, and refinement of the contract's safety says nothing of it;    *)
@@ -31,6 +32,9 @@
 EXTENDS SharedLedger, TLC
 
 VARIABLE pend  \* the contract's states a commit passes through, to show
+
+\* The clock may pass MaxTime until an orphan's lease lapses (Tick): the
+\* contract's bound is MaxTime + LeaseTTL.
 
 \* The rows as the contract sees them.
 View(s, t, sd, l, c, o) ==
@@ -97,6 +101,7 @@ Abs == INSTANCE JobLedger WITH
     Readers      <- {},
     Outcomes     <- {"DONE", "FAILED"},
     WaitDeadline <- FALSE,
+    MaxTime      <- MaxTime + LeaseTTL,
     st           <- V.st,
     table        <- V.table,
     started      <- V.started,

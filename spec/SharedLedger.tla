@@ -18,6 +18,12 @@
 (*              pass, the claim of a PENDING job (FOR UPDATE SKIP LOCKED)  *)
 (*              with its lease: owner and expiry in database time          *)
 (*              (claim.go); the callers are answered after the commit      *)
+(*   Abort      the batch rolled back: nothing of it happened; its writes  *)
+(*              are tried again (no change: a stuttering step) or answered *)
+(*              with an error                                              *)
+(*   Lost       the connection failed with the batch sent: it committed or *)
+(*              not; its end is tried again, its admissions and claim are  *)
+(*              answered with an error                                     *)
 (*   Renew      the owner's keeper moves its lease's expiry on (lease.go)  *)
 (*   Reap       the reaper's FAILED of another replica's job whose lease   *)
 (*              lapsed (reap.go), and a restarted replica's FAILED of its  *)
@@ -55,6 +61,7 @@ CONSTANTS
     MaxTime,       \* bound of the database clock
     MaxCrashes,    \* replica crashes at most
     MaxDrops,      \* listener connection drops at most
+    MaxFailures,   \* batches that fail (Abort with errors, Lost) at most
     Defect         \* "none", or the defect to put back (see Defects)
 
 \* notify_before_commit: the worker's end sends its notification before
@@ -66,10 +73,12 @@ CONSTANTS
 \* lease or not.  restart_fails_all: a restarted replica fails every
 \* RUNNING job (right for one process, wrong for replicas).  bound_once: a
 \* batch checks the bound once, admitting all its submits when the depth
-\* is below it.
+\* is below it.  retry_overwrites: a retried end has no state guard: it
+\* writes its state over a terminal row (decrementing for a live one only).
 Defects == {"none", "notify_before_commit", "notify_after_commit",
             "no_reread", "listen_after_serve", "read_then_write",
-            "reaper_ignores_lease", "restart_fails_all", "bound_once"}
+            "reaper_ignores_lease", "restart_fails_all", "bound_once",
+            "retry_overwrites"}
 
 ASSUME
     /\ Submitters \in Nat
@@ -80,6 +89,7 @@ ASSUME
     /\ MaxTime \in Nat
     /\ MaxCrashes \in Nat
     /\ MaxDrops \in Nat
+    /\ MaxFailures \in Nat
     /\ Defect \in Defects
 
 Absent   == "ABSENT"
@@ -107,6 +117,7 @@ VARIABLES
     dbnow,        \* the database clock
     \* each replica
     phase,        \* phase[r]: "serving", "down" (crashed, restarting)
+    conn,         \* conn[r]: its writer's connection, "up" or "lost"
     lst,          \* lst[r]: "listening", "lost" (reconnecting), "off"
     inbox,        \* inbox[r]: notifications delivered, not yet read
     wk,           \* wk[r]: its worker: [pc, job]
@@ -119,11 +130,12 @@ VARIABLES
     outcome,      \* the first terminal state of each job
     acked,        \* jobs whose Submit was acknowledged
     crashes,      \* crashes so far
-    drops         \* listener drops so far
+    drops,        \* listener drops so far
+    failures      \* failed batches so far
 
 vars == <<st, table, started, depth, lru, completedAt, owner, expiry, dbnow,
-          phase, lst, inbox, wk, wr, wpc, wjob, wout, outcome, acked,
-          crashes, drops>>
+          phase, conn, lst, inbox, wk, wr, wpc, wjob, wout, outcome,
+          acked, crashes, drops, failures>>
 
 Range(s) == {s[i] : i \in DOMAIN s}
 
@@ -169,6 +181,7 @@ Init ==
     /\ expiry = [j \in Jobs |-> 0]
     /\ dbnow = 0
     /\ phase = [r \in Replicas |-> "serving"]
+    /\ conn = [r \in Replicas |-> "up"]
     /\ lst = [r \in Replicas |-> "listening"]
     /\ inbox = [r \in Replicas |-> {}]
     /\ wk = [r \in Replicas |-> IdleWorker]
@@ -180,6 +193,7 @@ Init ==
     /\ acked = {}
     /\ crashes = 0
     /\ drops = 0
+    /\ failures = 0
 
 -----------------------------------------------------------------------------
 (* The worker between its Claim and its Finish.                            *)
@@ -189,14 +203,15 @@ Init ==
 Renew(r) ==
     LET j == wk[r].job IN
     /\ wk[r].pc = "Running"
+    /\ conn[r] = "up"
     /\ IF st[j] = "RUNNING" /\ owner[j] = r
           THEN /\ expiry' = [expiry EXCEPT ![j] = dbnow + LeaseTTL]
                /\ UNCHANGED wk
           ELSE /\ wk' = [wk EXCEPT ![r] = IdleWorker]
                /\ UNCHANGED expiry
     /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, dbnow,
-                   phase, lst, inbox, wr, wpc, wjob, wout, outcome, acked,
-                   crashes, drops>>
+                   phase, conn, lst, inbox, wr, wpc, wjob, wout, outcome,
+                   acked, crashes, drops, failures>>
 
 \* Defects only: the worker's notification as a step of its own, before
 \* its end's commit (from Running) or after it (from Committed).
@@ -208,8 +223,8 @@ WorkerNotify(r) ==
                                   THEN [@ EXCEPT !.pc = "Notified"]
                                   ELSE IdleWorker]
     /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, expiry,
-                   dbnow, phase, lst, wr, wpc, wjob, wout, outcome, acked,
-                   crashes, drops>>
+                   dbnow, phase, conn, lst, wr, wpc, wjob, wout, outcome,
+                   acked, crashes, drops, failures>>
 
 -----------------------------------------------------------------------------
 (* The writer (write.go): Submit, Claim and the ends queue their writes,   *)
@@ -218,15 +233,16 @@ WorkerNotify(r) ==
 (* callers: n of r's Submit callers and, if w, its worker's call (a claim  *)
 (* when idle, else its end).                                               *)
 
-\* A batch r's writer may send (under read_then_write, once it read the
-\* depth: WriterRead): something in it, ids left for its submits, and a
-\* claim only when told of work (workChannel) or with a submit (a claim
-\* that finds nothing changes nothing).
+\* A batch r's writer may send: the connection up (under read_then_write,
+\* the depth read first: WriterRead), something in it, ids left for its
+\* submits, and a claim only when told of work (workChannel) or with a
+\* submit (a claim that finds nothing changes nothing).
 Batch(r, n, w) ==
     /\ phase[r] = "serving"
+    /\ conn[r] = "up"
     /\ wr[r].pc = IF Defect = "read_then_write" THEN "Read" ELSE "Idle"
     /\ (n > 0 \/ w)
-    /\ w => (\/ wk[r].pc \in {"Idle", "Notified"}
+    /\ w => (\/ wk[r].pc \in {"Idle", "Retry", "Notified"}
              \/ (wk[r].pc = "Running" /\ Defect # "notify_before_commit"))
     /\ n <= Cardinality(Unused)
     /\ (w /\ wk[r].pc = "Idle")
@@ -261,14 +277,18 @@ Claimable(r, w, new) ==
 \* seq reserved for its end e, the depth), the end if it takes effect
 \* (ends: the state guard found the job live), the admissions of the jobs
 \* new, the retention pass if it admitted, the claim of job c.
+\* retry_overwrites: a retried end writes over a terminal row.
 Applied(r, e, ends, new, c) ==
+    \E over \in {/\ Defect = "retry_overwrites"
+                 /\ e # NoJob /\ wk[r].pc = "Retry"
+                 /\ st[e] \in Terminal} :
     \E lru1 \in {IF ends THEN Append(lru, e) ELSE lru} :
     \E at1 \in {IF ends THEN [completedAt EXCEPT ![e] = dbnow]
                          ELSE completedAt} :
     \E kept \in {IF new # {} THEN Swept(lru1, at1) ELSE lru1} :
     \E gone \in {Range(lru1) \ Range(kept)} :
     \E st1 \in {[j \in Jobs |->
-                    IF j = e /\ ends THEN "DONE"
+                    IF j = e /\ (ends \/ over) THEN "DONE"
                     ELSE IF j \in new THEN "PENDING" ELSE st[j]]} :
     /\ st' = IF c = NoJob THEN st1 ELSE [st1 EXCEPT ![c] = "RUNNING"]
     /\ table' = (table \ gone) \cup new
@@ -287,11 +307,17 @@ Applied(r, e, ends, new, c) ==
                                           "notify_after_commit"}
                    THEN Notified(e) ELSE inbox
 
+DbUnchanged ==
+    UNCHANGED <<st, table, started, depth, lru, completedAt, owner, expiry,
+                outcome, inbox>>
+
 \* The batch (Batch(r, n, w)) commits, then its callers are answered
 \* (nothing sees an answer before its caller, so in the same step): the
 \* Submits it admitted with their ids, the others with ErrQueueFull; the
 \* claim with its job (or ErrNoWork); the end with nil, or ErrTerminal for
-\* a job another end ended.  (\E x \in {v} names a value computed once.)
+\* a job another end ended (a retried end that finds its job ended as it
+\* asked takes that as its own).  (\E x \in {v} names a value computed
+\* once.)
 Commit(r, n, w) ==
     /\ \E e \in {EndOf(r, w)} :
        \E ends \in {e # NoJob /\ st[e] \in Live} :
@@ -307,18 +333,61 @@ Commit(r, n, w) ==
                       ELSE IdleWorker]
           /\ acked' = acked \cup new
     /\ wr' = [wr EXCEPT ![r] = IdleWriter]
-    /\ UNCHANGED <<dbnow, phase, lst, wpc, wjob, wout, crashes, drops>>
+    /\ UNCHANGED <<dbnow, phase, conn, lst, wpc, wjob, wout, crashes, drops,
+                   failures>>
+
+\* The batch rolled back (a server error), answered with errors: the
+\* Submits and the claim get an error, and the worker gives up a job whose
+\* end failed (nobody runs it: a reaper ends it once its lease lapses).
+\* Tried again instead, whole or split into single writes (batches of
+\* one), it changes nothing: a stuttering step.
+Abort(r, n, w) ==
+    /\ wk' = IF w THEN [wk EXCEPT ![r] = IdleWorker] ELSE wk
+    /\ wr' = [wr EXCEPT ![r] = IdleWriter]
+    /\ failures' = failures + 1
+    /\ DbUnchanged
+    /\ UNCHANGED <<dbnow, phase, conn, lst, wpc, wjob, wout, acked, crashes,
+                   drops>>
+
+\* The connection failed with the batch sent: it committed or not.  The
+\* Submits and the claim are answered with an error (a job claimed is run
+\* by nobody); the end is tried again, the second time given up.
+Lost(r, n, w) ==
+    /\ \/ \E e \in {EndOf(r, w)} :
+          \E ends \in {e # NoJob /\ st[e] \in Live} :
+          \E new \in {NewIds(AdmitCount(r, n, ends))} :
+          \E c \in Claimable(r, w, new) :
+             Applied(r, e, ends, new, c)
+       \/ DbUnchanged
+    /\ conn' = [conn EXCEPT ![r] = "lost"]
+    /\ wk' = [wk EXCEPT ![r] =
+                IF w /\ @.pc \in {"Idle", "Retry"} THEN IdleWorker
+                ELSE IF w THEN [@ EXCEPT !.pc = "Retry"]
+                ELSE @]
+    /\ wr' = [wr EXCEPT ![r] = IdleWriter]
+    /\ failures' = failures + 1
+    /\ UNCHANGED <<dbnow, phase, lst, wpc, wjob, wout, acked, crashes,
+                   drops>>
+
+\* The writer connects again.
+WriterReconnect(r) ==
+    /\ conn[r] = "lost"
+    /\ conn' = [conn EXCEPT ![r] = "up"]
+    /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, expiry,
+                   dbnow, phase, lst, inbox, wk, wr, wpc, wjob, wout,
+                   outcome, acked, crashes, drops, failures>>
 
 \* read_then_write only: the depth read in a statement of its own.
 WriterRead(r) ==
     /\ Defect = "read_then_write"
     /\ phase[r] = "serving"
+    /\ conn[r] = "up"
     /\ wr[r].pc = "Idle"
     /\ Submitters > 0 /\ Unused # {}
     /\ wr' = [wr EXCEPT ![r] = [pc |-> "Read", d |-> depth]]
     /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, expiry,
-                   dbnow, phase, lst, inbox, wk, wpc, wjob, wout, outcome,
-                   acked, crashes, drops>>
+                   dbnow, phase, conn, lst, inbox, wk, wpc, wjob, wout,
+                   outcome, acked, crashes, drops, failures>>
 
 -----------------------------------------------------------------------------
 (* Ends outside the writer: the reaper, a restart.                         *)
@@ -336,17 +405,17 @@ EndCommit(j, final) ==
     /\ inbox' = Notified(j)
 
 \* Any serving replica's reaper: another replica's RUNNING job whose lease
-\* lapsed ends FAILED ("worker lost").  A replica never reaps its own jobs:
-\* it is alive.
+\* lapsed ends FAILED ("worker lost").
 Reap(r) ==
     /\ phase[r] = "serving"
+    /\ conn[r] = "up"
     /\ \E j \in table :
           /\ st[j] = "RUNNING"
           /\ owner[j] # r
           /\ (Defect # "reaper_ignores_lease") => (expiry[j] <= dbnow)
           /\ EndCommit(j, "FAILED")
-    /\ UNCHANGED <<table, started, expiry, dbnow, phase, lst, wk, wr, wpc,
-                   wjob, wout, acked, crashes, drops>>
+    /\ UNCHANGED <<table, started, expiry, dbnow, phase, conn, lst, wk, wr,
+                   wpc, wjob, wout, acked, crashes, drops, failures>>
 
 -----------------------------------------------------------------------------
 (* Waiters: register locally, read the row, block; woken by the listener.  *)
@@ -357,8 +426,8 @@ WaitRegister(w) ==
     /\ \E j \in Jobs : wjob' = [wjob EXCEPT ![w] = j]
     /\ wpc' = [wpc EXCEPT ![w] = "Registered"]
     /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, expiry,
-                   dbnow, phase, lst, inbox, wk, wr, wout, outcome, acked,
-                   crashes, drops>>
+                   dbnow, phase, conn, lst, inbox, wk, wr, wout,
+                   outcome, acked, crashes, drops, failures>>
 
 \* The read of the committed row, after the registration or again after a
 \* reconnect (Reread): gone (ErrNotFound), terminal (return it), or live
@@ -375,8 +444,8 @@ WaitRead(w) ==
           ELSE /\ wpc' = [wpc EXCEPT ![w] = "Blocked"]
                /\ UNCHANGED wout
     /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, expiry,
-                   dbnow, phase, lst, inbox, wk, wr, wjob, outcome, acked,
-                   crashes, drops>>
+                   dbnow, phase, conn, lst, inbox, wk, wr, wjob,
+                   outcome, acked, crashes, drops, failures>>
 
 \* The listener reads notification j and wakes the local waiters blocked
 \* on j, with the final snapshot it carries.
@@ -388,16 +457,16 @@ Deliver(r) ==
                        IF Home = r /\ wpc[w] = "Blocked" /\ wjob[w] = j
                           THEN "Woken" ELSE wpc[w]]
     /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, expiry,
-                   dbnow, phase, lst, wk, wr, wjob, wout, outcome, acked,
-                   crashes, drops>>
+                   dbnow, phase, conn, lst, wk, wr, wjob, wout,
+                   outcome, acked, crashes, drops, failures>>
 
 WaitReturn(w) ==
     /\ wpc[w] = "Woken"
     /\ wpc' = [wpc EXCEPT ![w] = "Done"]
     /\ wout' = [wout EXCEPT ![w] = "ok"]
     /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, expiry,
-                   dbnow, phase, lst, inbox, wk, wr, wjob, outcome, acked,
-                   crashes, drops>>
+                   dbnow, phase, conn, lst, inbox, wk, wr, wjob,
+                   outcome, acked, crashes, drops, failures>>
 
 -----------------------------------------------------------------------------
 (* The listener's connection, replica crashes and restarts, the clock.     *)
@@ -411,8 +480,8 @@ ListenerDrop(r) ==
     /\ inbox' = [inbox EXCEPT ![r] = {}]
     /\ drops' = drops + 1
     /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, expiry,
-                   dbnow, phase, wk, wr, wpc, wjob, wout, outcome, acked,
-                   crashes>>
+                   dbnow, phase, conn, wk, wr, wpc, wjob, wout,
+                   outcome, acked, crashes, failures>>
 
 \* Reconnect, LISTEN again, then make every local waiter re-read its row
 \* (no_reread: leave them blocked).
@@ -423,8 +492,8 @@ Reconnect(r) ==
               ELSE [w \in Waiters |->
                       IF wpc[w] = "Blocked" THEN "Reread" ELSE wpc[w]]
     /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, expiry,
-                   dbnow, phase, inbox, wk, wr, wjob, wout, outcome, acked,
-                   crashes, drops>>
+                   dbnow, phase, conn, inbox, wk, wr, wjob, wout,
+                   outcome, acked, crashes, drops, failures>>
 
 \* kill -9: the local waiters, the worker's call, the writer's queue and
 \* the listener vanish; the database keeps everything.
@@ -432,6 +501,7 @@ Crash(r) ==
     /\ crashes < MaxCrashes
     /\ phase[r] = "serving"
     /\ phase' = [phase EXCEPT ![r] = "down"]
+    /\ conn' = [conn EXCEPT ![r] = "up"]
     /\ lst' = [lst EXCEPT ![r] = "off"]
     /\ inbox' = [inbox EXCEPT ![r] = {}]
     /\ wk' = [wk EXCEPT ![r] = IdleWorker]
@@ -445,7 +515,7 @@ Crash(r) ==
                        IF wpc[w] = "Registered" THEN NoJob ELSE wjob[w]]
     /\ crashes' = crashes + 1
     /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, expiry,
-                   dbnow, wout, outcome, acked, drops>>
+                   dbnow, wout, outcome, acked, drops, failures>>
 
 \* The restarted replica fails its own RUNNING jobs, one transaction each,
 \* with the notification (restart_fails_all: every RUNNING job).
@@ -455,8 +525,8 @@ RecoverFail(r) ==
           /\ st[j] = "RUNNING"
           /\ (Defect # "restart_fails_all") => (owner[j] = r)
           /\ EndCommit(j, "FAILED")
-    /\ UNCHANGED <<table, started, expiry, dbnow, phase, lst, wk, wr, wpc,
-                   wjob, wout, acked, crashes, drops>>
+    /\ UNCHANGED <<table, started, expiry, dbnow, phase, conn, lst, wk, wr,
+                   wpc, wjob, wout, acked, crashes, drops, failures>>
 
 \* Open, once no RUNNING job is its own: LISTEN, then serve
 \* (listen_after_serve: serve now, LISTEN in Listen).
@@ -467,8 +537,8 @@ Open(r) ==
     /\ lst' = [lst EXCEPT ![r] =
                  IF Defect = "listen_after_serve" THEN "off" ELSE "listening"]
     /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, expiry,
-                   dbnow, inbox, wk, wr, wpc, wjob, wout, outcome, acked,
-                   crashes, drops>>
+                   dbnow, conn, inbox, wk, wr, wpc, wjob, wout,
+                   outcome, acked, crashes, drops, failures>>
 
 \* listen_after_serve only: the LISTEN, after the replica began serving.
 Listen(r) ==
@@ -476,16 +546,25 @@ Listen(r) ==
     /\ lst[r] = "off"
     /\ lst' = [lst EXCEPT ![r] = "listening"]
     /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, expiry,
-                   dbnow, phase, inbox, wk, wr, wpc, wjob, wout, outcome,
-                   acked, crashes, drops>>
+                   dbnow, phase, conn, inbox, wk, wr, wpc, wjob, wout,
+                   outcome, acked, crashes, drops, failures>>
 
-\* The database clock moves on.
+\* A RUNNING job of a serving replica whose worker does not have it (its
+\* claim's answer or its end was lost): its lease runs out, unrenewed.
+Orphan(j) ==
+    /\ st[j] = "RUNNING"
+    /\ phase[owner[j]] = "serving"
+    /\ wk[owner[j]].job # j
+    /\ expiry[j] > dbnow
+
+\* The database clock moves on (past MaxTime only until an orphan's lease
+\* lapses).
 Tick ==
-    /\ dbnow < MaxTime
+    /\ (dbnow < MaxTime \/ \E j \in table : Orphan(j))
     /\ dbnow' = dbnow + 1
     /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, expiry,
-                   phase, lst, inbox, wk, wr, wpc, wjob, wout, outcome, acked,
-                   crashes, drops>>
+                   phase, conn, lst, inbox, wk, wr, wpc, wjob, wout,
+                   outcome, acked, crashes, drops, failures>>
 
 \* Every job submitted and ended, every waiter returned, every replica
 \* serving: stutter.
@@ -495,14 +574,17 @@ Terminated ==
     /\ \A r \in Replicas : phase[r] = "serving" /\ wk[r].pc = "Idle"
     /\ UNCHANGED vars
 
-\* A batch of r's writer, committed.
+\* A batch of r's writer, committed or, MaxFailures times at most, failed.
 Write(r) ==
     \E w \in BOOLEAN : \E n \in 0..Submitters :
-        Batch(r, n, w) /\ Commit(r, n, w)
+        /\ Batch(r, n, w)
+        /\ \/ Commit(r, n, w)
+           \/ (failures < MaxFailures /\ (Abort(r, n, w) \/ Lost(r, n, w)))
 
 OtherNext ==
     \/ \E r \in Replicas :
-          \/ Renew(r) \/ WorkerNotify(r) \/ WriterRead(r)
+          \/ Renew(r) \/ WorkerNotify(r)
+          \/ WriterReconnect(r) \/ WriterRead(r)
           \/ Reap(r) \/ Deliver(r)
           \/ ListenerDrop(r) \/ Reconnect(r)
           \/ Crash(r) \/ RecoverFail(r) \/ Open(r) \/ Listen(r)
@@ -524,8 +606,9 @@ TypeInv ==
     /\ depth \in Int
     /\ lru \in Seq(Jobs)
     /\ owner \in [Jobs -> Replicas \cup {NoOwner}]
-    /\ dbnow \in 0..MaxTime
+    /\ dbnow \in 0..(MaxTime + LeaseTTL)
     /\ phase \in [Replicas -> {"serving", "down"}]
+    /\ conn \in [Replicas -> {"up", "lost"}]
     /\ lst \in [Replicas -> {"listening", "lost", "off"}]
     /\ \A r \in Replicas : inbox[r] \subseteq Jobs
     /\ wpc \in [Waiters -> {"Idle", "Registered", "Blocked", "Reread", "Woken",
@@ -542,7 +625,8 @@ DepthBoundInv ==
 DepthInv ==
     depth = Cardinality({j \in Jobs : st[j] \in Live})
 
-\* (4) A committed terminal state never changes.
+\* (4) A committed terminal state never changes: a retried end whose job
+\* another end ended is refused.
 TerminalAbsorbingInv ==
     \A j \in Jobs : (outcome[j] # Absent) => (st[j] = outcome[j])
 
