@@ -13,8 +13,9 @@ EXTENDS SharedLedger, TLC
 Replica(r) ==
     \/ \E w \in BOOLEAN : \E n \in 0..Submitters :
           Batch(r, n, w) /\ Commit(r, n, w)
-    \/ WorkerNotify(r) \/ WriterRead(r) \/ WriterReconnect(r) \/ Reap(r)
-    \/ Deliver(r) \/ Reconnect(r) \/ RecoverFail(r) \/ Open(r) \/ Listen(r)
+    \/ Transfer(r) \/ WorkerNotify(r) \/ WriterRead(r) \/ WriterReconnect(r)
+    \/ Reap(r) \/ Deliver(r) \/ Reconnect(r) \/ RecoverFail(r) \/ Open(r)
+    \/ Listen(r)
 
 FairSpec ==
     /\ Spec

@@ -24,19 +24,22 @@
 (*   Lost       the connection failed with the batch sent: it committed or *)
 (*              not; its end is tried again, its admissions and claim are  *)
 (*              answered with an error                                     *)
-(*   Renew      the owner's keeper moves its lease's expiry on (lease.go)  *)
-(*   Reap       the reaper's FAILED of another replica's job whose lease   *)
-(*              lapsed (reap.go), and a restarted replica's FAILED of its  *)
-(*              own RUNNING jobs (restart.go): an end as above             *)
-(* A replica LISTENs before it serves.  A waiter registers locally, then   *)
-(* reads the row, then blocks; the notification wakes the local waiters of *)
-(* its job.  A listener's connection may drop (notifications sent while it *)
-(* is down are lost, and those not yet read with it); on reconnecting it   *)
-(* LISTENs again and every local waiter re-reads its job.  A replica may   *)
-(* crash: its waiters, its worker's call, its queue and its listener       *)
-(* vanish, the database keeps everything; on restart it fails its own      *)
-(* RUNNING jobs (their owner is itself) and leaves every other replica's   *)
-(* alone.                                                                  *)
+(*   Reap       the reaper's FAILED of a job whose lease lapsed and that   *)
+(*              no caller of its replica holds (reap.go), and a restarted  *)
+(*              replica's FAILED of its own RUNNING jobs (restart.go): an  *)
+(*              end as above                                               *)
+(* A claimed job is held (held.go): the keeper renews its lease within     *)
+(* every tick of the clock while its replica reaches the database          *)
+(* (lease.go); its request is transferred after the claim, then the lease  *)
+(* is renewed once more.  A replica LISTENs before it serves.  A waiter    *)
+(* registers locally, then reads the row, then blocks; the notification    *)
+(* wakes the local waiters of its job.  A listener's connection may drop   *)
+(* (notifications sent while it is down are lost, and those not yet read   *)
+(* with it); on reconnecting it LISTENs again and every local waiter       *)
+(* re-reads its job.  A replica may crash: its waiters, its worker's call, *)
+(* its queue and its listener vanish, the database keeps everything; on    *)
+(* restart it fails its own RUNNING jobs (their owner is itself) and       *)
+(* leaves every other replica's alone.                                     *)
 (*                                                                         *)
 (* Not modelled: SQL, TakeRequest (one UPDATE whose WHERE is the whole     *)
 (* check), reads other than Wait's, idempotency keys, cancel, a waiter's   *)
@@ -75,10 +78,12 @@ CONSTANTS
 \* batch checks the bound once, admitting all its submits when the depth
 \* is below it.  retry_overwrites: a retried end has no state guard: it
 \* writes its state over a terminal row (decrementing for a live one only).
+\* renew_after_transfer: the lease is stamped at the claim and the keeper
+\* holds the job only once its request is transferred.
 Defects == {"none", "notify_before_commit", "notify_after_commit",
             "no_reread", "listen_after_serve", "read_then_write",
             "reaper_ignores_lease", "restart_fails_all", "bound_once",
-            "retry_overwrites"}
+            "retry_overwrites", "renew_after_transfer"}
 
 ASSUME
     /\ Submitters \in Nat
@@ -120,7 +125,8 @@ VARIABLES
     conn,         \* conn[r]: its writer's connection, "up" or "lost"
     lst,          \* lst[r]: "listening", "lost" (reconnecting), "off"
     inbox,        \* inbox[r]: notifications delivered, not yet read
-    wk,           \* wk[r]: its worker: [pc, job]
+    wk,           \* wk[r]: its worker: [pc, job, lost] (lost: the
+                  \*   connection failed while it had the job)
     wr,           \* wr[r]: its writer (read_then_write): [pc, d]
     wpc,          \* wpc[w]: "Idle", "Registered", "Blocked", "Reread",
                   \*   "Woken", "Done"
@@ -139,8 +145,26 @@ vars == <<st, table, started, depth, lru, completedAt, owner, expiry, dbnow,
 
 Range(s) == {s[i] : i \in DOMAIN s}
 
-IdleWorker == [pc |-> "Idle", job |-> NoJob]
+IdleWorker == [pc |-> "Idle", job |-> NoJob, lost |-> FALSE]
 IdleWriter == [pc |-> "Idle", d |-> 0]
+
+\* The worker holds its job (held.go) from the claim until its end's
+\* outcome is known (Retry: its end is tried again; Notified: the end of
+\* notify_before_commit); renew_after_transfer: once its request is
+\* transferred.
+HoldPcs == IF Defect = "renew_after_transfer"
+              THEN {"Running", "Retry", "Notified"}
+              ELSE {"Transfer", "Running", "Retry", "Notified"}
+
+Holds(r, j) == wk[r].pc \in HoldPcs /\ wk[r].job = j
+
+\* The keeper of j's owner renews its lease: the owner serves, reaches
+\* the database and holds j.
+Renewed(j) ==
+    /\ st[j] = "RUNNING"
+    /\ phase[owner[j]] = "serving"
+    /\ conn[owner[j]] = "up"
+    /\ Holds(owner[j], j)
 
 -----------------------------------------------------------------------------
 (* Retention, run in a batch that admits.                                  *)
@@ -196,10 +220,25 @@ Init ==
     /\ failures = 0
 
 -----------------------------------------------------------------------------
-(* The worker between its Claim and its Finish.                            *)
+(* The worker's calls between its Claim and its Finish.                    *)
 
-\* The owner renews its lease while the job runs (lease.go); a job no
-\* longer its own (reaped) answers ErrTerminal and the worker lets it go.
+\* The request is read after the claim (claim.go), then the lease renewed
+\* once more; a job no longer its own answers ErrTerminal and is let go.
+Transfer(r) ==
+    LET j == wk[r].job IN
+    /\ wk[r].pc = "Transfer"
+    /\ conn[r] = "up"
+    /\ IF st[j] = "RUNNING" /\ owner[j] = r
+          THEN /\ expiry' = [expiry EXCEPT ![j] = dbnow + LeaseTTL]
+               /\ wk' = [wk EXCEPT ![r] = [@ EXCEPT !.pc = "Running"]]
+          ELSE /\ wk' = [wk EXCEPT ![r] = IdleWorker]
+               /\ UNCHANGED expiry
+    /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, dbnow,
+                   phase, conn, lst, inbox, wr, wpc, wjob, wout, outcome,
+                   acked, crashes, drops, failures>>
+
+\* The keeper's round for the running job (lease.go); a job no longer its
+\* own (reaped) answers ErrTerminal and the worker lets it go.
 Renew(r) ==
     LET j == wk[r].job IN
     /\ wk[r].pc = "Running"
@@ -327,7 +366,7 @@ Commit(r, n, w) ==
           /\ wk' = [wk EXCEPT ![r] =
                       IF ~w THEN @
                       ELSE IF c # NoJob
-                         THEN [pc |-> "Running", job |-> c]
+                         THEN [pc |-> "Transfer", job |-> c, lost |-> FALSE]
                       ELSE IF ends /\ Defect = "notify_after_commit"
                          THEN [@ EXCEPT !.pc = "Committed"]
                       ELSE IdleWorker]
@@ -338,7 +377,7 @@ Commit(r, n, w) ==
 
 \* The batch rolled back (a server error), answered with errors: the
 \* Submits and the claim get an error, and the worker gives up a job whose
-\* end failed (nobody runs it: a reaper ends it once its lease lapses).
+\* end failed (no longer held, a reaper ends it once its lease lapses).
 \* Tried again instead, whole or split into single writes (batches of
 \* one), it changes nothing: a stuttering step.
 Abort(r, n, w) ==
@@ -350,7 +389,7 @@ Abort(r, n, w) ==
                    drops>>
 
 \* The connection failed with the batch sent: it committed or not.  The
-\* Submits and the claim are answered with an error (a job claimed is run
+\* Submits and the claim are answered with an error (a job claimed is held
 \* by nobody); the end is tried again, the second time given up.
 Lost(r, n, w) ==
     /\ \/ \E e \in {EndOf(r, w)} :
@@ -362,7 +401,9 @@ Lost(r, n, w) ==
     /\ conn' = [conn EXCEPT ![r] = "lost"]
     /\ wk' = [wk EXCEPT ![r] =
                 IF w /\ @.pc \in {"Idle", "Retry"} THEN IdleWorker
-                ELSE IF w THEN [@ EXCEPT !.pc = "Retry"]
+                ELSE IF w THEN [@ EXCEPT !.pc = "Retry", !.lost = TRUE]
+                ELSE IF @.pc \in {"Transfer", "Running"}
+                   THEN [@ EXCEPT !.lost = TRUE]
                 ELSE @]
     /\ wr' = [wr EXCEPT ![r] = IdleWriter]
     /\ failures' = failures + 1
@@ -404,14 +445,14 @@ EndCommit(j, final) ==
     /\ owner' = [owner EXCEPT ![j] = NoOwner]
     /\ inbox' = Notified(j)
 
-\* Any serving replica's reaper: another replica's RUNNING job whose lease
-\* lapsed ends FAILED ("worker lost").
+\* Any serving replica's reaper: a RUNNING job whose lease lapsed and that
+\* no caller of its own holds ends FAILED ("worker lost").
 Reap(r) ==
     /\ phase[r] = "serving"
     /\ conn[r] = "up"
     /\ \E j \in table :
           /\ st[j] = "RUNNING"
-          /\ owner[j] # r
+          /\ ~Holds(r, j)
           /\ (Defect # "reaper_ignores_lease") => (expiry[j] <= dbnow)
           /\ EndCommit(j, "FAILED")
     /\ UNCHANGED <<table, started, expiry, dbnow, phase, conn, lst, wk, wr,
@@ -549,20 +590,23 @@ Listen(r) ==
                    dbnow, phase, conn, inbox, wk, wr, wpc, wjob, wout,
                    outcome, acked, crashes, drops, failures>>
 
-\* A RUNNING job of a serving replica whose worker does not have it (its
-\* claim's answer or its end was lost): its lease runs out, unrenewed.
+\* A RUNNING job of a serving replica that nobody there holds (its claim's
+\* answer or its end was lost): its lease runs out, unrenewed.
 Orphan(j) ==
     /\ st[j] = "RUNNING"
     /\ phase[owner[j]] = "serving"
-    /\ wk[owner[j]].job # j
+    /\ ~Holds(owner[j], j)
     /\ expiry[j] > dbnow
 
 \* The database clock moves on (past MaxTime only until an orphan's lease
-\* lapses).
+\* lapses); every keeper that reaches the database renews the leases of
+\* the jobs its replica holds within the tick (lease.go: every Lease/3).
 Tick ==
     /\ (dbnow < MaxTime \/ \E j \in table : Orphan(j))
     /\ dbnow' = dbnow + 1
-    /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, expiry,
+    /\ expiry' = [j \in Jobs |->
+                    IF Renewed(j) THEN dbnow + 1 + LeaseTTL ELSE expiry[j]]
+    /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner,
                    phase, conn, lst, inbox, wk, wr, wpc, wjob, wout,
                    outcome, acked, crashes, drops, failures>>
 
@@ -583,7 +627,7 @@ Write(r) ==
 
 OtherNext ==
     \/ \E r \in Replicas :
-          \/ Renew(r) \/ WorkerNotify(r)
+          \/ Transfer(r) \/ Renew(r) \/ WorkerNotify(r)
           \/ WriterReconnect(r) \/ WriterRead(r)
           \/ Reap(r) \/ Deliver(r)
           \/ ListenerDrop(r) \/ Reconnect(r)
@@ -656,13 +700,22 @@ WakeCommittedInv ==
     /\ \A w \in Waiters : (wpc[w] = "Woken") => (st[wjob[w]] \in Terminal)
     /\ \A w \in Waiters : (wout[w] = "ok") => (st[wjob[w]] \in Terminal)
 
-\* Leases: while a worker runs a job under a lease that has not lapsed, the
-\* job is RUNNING and the lease its own: no reaper and no other replica's
-\* restart ends it.
+\* Leases: while a worker has a job under a lease that has not lapsed
+\* (transferring its request or running it), the job is RUNNING and the
+\* lease its own: no reaper and no other replica's restart ends it.
 LeaseHeldInv ==
     \A r \in Replicas :
         LET j == wk[r].job IN
-        (wk[r].pc = "Running" /\ expiry[j] > dbnow)
+        (wk[r].pc \in {"Transfer", "Running"} /\ expiry[j] > dbnow)
+            => (st[j] = "RUNNING" /\ owner[j] = r)
+
+\* A job a live replica holds, while that replica has reached the database
+\* since the claim, is never reaped: its keeper renews the lease from the
+\* claim on, through the request's transfer.
+HeldNotReapedInv ==
+    \A r \in Replicas :
+        LET j == wk[r].job IN
+        (wk[r].pc \in {"Transfer", "Running"} /\ ~wk[r].lost)
             => (st[j] = "RUNNING" /\ owner[j] = r)
 
 \* A RUNNING job has an owner, and only RUNNING jobs have one.
