@@ -2,40 +2,50 @@
 (***************************************************************************)
 (* Replicas of the server sharing one ledger in a PostgreSQL database      *)
 (* (package store/postgres; docs/scaling.md): what a replica keeps         *)
-(* locally (waiters, a listener, a worker), what the database keeps, and   *)
-(* how a wakeup crosses from one to another.                               *)
+(* locally (waiters, a listener, a worker, its writer's queue), what the   *)
+(* database keeps, and how a wakeup crosses from one to another.           *)
 (*                                                                         *)
 (* The database's transactions are atomic steps (READ COMMITTED, with      *)
 (* every write that changes the depth locking the ledger row first, so     *)
-(* they are one at a time):                                                *)
-(*   SubmitTx   admission is one conditional update (depth < MaxQueue,     *)
-(*              checked and incremented together), then the retention      *)
-(*              pass and the insertion, then the acknowledgement           *)
-(*              (write.go)                                                 *)
-(*   Claim      a worker claims a PENDING job (FOR UPDATE SKIP LOCKED:     *)
-(*              a job another worker claimed is RUNNING, so not offered)   *)
-(*              and takes its lease: owner and expiry in database time     *)
-(*              (claim.go)                                                 *)
-(*   Renew      the owner's keeper moves its lease's expiry on (lease.go)  *)
-(*   an end     the worker's Finish, the reaper's FAILED of another        *)
-(*              replica's job whose lease lapsed (reap.go), a restarted    *)
-(*              replica's FAILED of its own RUNNING jobs (restart.go): the *)
-(*              state guard, the completion time and order, the            *)
-(*              decrement, and pg_notify, delivered on commit to every     *)
-(*              listener connected and listening then                      *)
-(* A replica LISTENs before it serves.  A waiter registers locally, then   *)
-(* reads the row, then blocks; the notification wakes the local waiters of *)
-(* its job.  A listener's connection may drop (notifications sent while it *)
-(* is down are lost, and those not yet read with it); on reconnecting it   *)
-(* LISTENs again and every local waiter re-reads its job.  A replica may   *)
-(* crash: its waiters, its worker's call and its listener vanish, the      *)
-(* database keeps everything; on restart it fails its own RUNNING jobs     *)
-(* (their owner is itself) and leaves every other replica's alone.         *)
+(* they are one at a time; a batch of claims only changes the rows it      *)
+(* locks, skipping locked ones):                                           *)
+(*   Commit     a replica's writer sends a batch of its queued writes as   *)
+(*              one transaction (write.go): the ledger row locked, the     *)
+(*              end (the state guard, the completion time and order, the   *)
+(*              decrement, pg_notify, delivered on commit to every         *)
+(*              listener connected and listening then), the admissions     *)
+(*              in queue order while the bound leaves room, the retention  *)
+(*              pass, the claim of a PENDING job (FOR UPDATE SKIP LOCKED)  *)
+(*              with its lease: owner and expiry in database time          *)
+(*              (claim.go); the callers are answered after the commit      *)
+(*   Abort      the batch rolled back: nothing of it happened; its writes  *)
+(*              are tried again (no change: a stuttering step) or answered *)
+(*              with an error                                              *)
+(*   Lost       the connection failed with the batch sent: it committed or *)
+(*              not; its end is tried again, its admissions and claim are  *)
+(*              answered with an error                                     *)
+(*   Reap       the reaper's FAILED of a job whose lease lapsed and that   *)
+(*              no caller of its replica holds (reap.go), and a restarted  *)
+(*              replica's FAILED of its own RUNNING jobs (restart.go): an  *)
+(*              end as above                                               *)
+(* A claimed job is held (held.go): the keeper renews its lease within     *)
+(* every tick of the clock while its replica reaches the database          *)
+(* (lease.go); its request is transferred after the claim, then the lease  *)
+(* is renewed once more.  A replica LISTENs before it serves.  A waiter    *)
+(* registers locally, then reads the row, then blocks; the notification    *)
+(* wakes the local waiters of its job.  A listener's connection may drop   *)
+(* (notifications sent while it is down are lost, and those not yet read   *)
+(* with it); on reconnecting it LISTENs again and every local waiter       *)
+(* re-reads its job.  A replica may crash: its waiters, its worker's call, *)
+(* its queue and its listener vanish, the database keeps everything; on    *)
+(* restart it fails its own RUNNING jobs (their owner is itself) and       *)
+(* leaves every other replica's alone.                                     *)
 (*                                                                         *)
 (* Not modelled: SQL, TakeRequest (one UPDATE whose WHERE is the whole     *)
 (* check), reads other than Wait's, idempotency keys, cancel, a waiter's   *)
-(* deadline, the database's own failover.  The job state machine inside a  *)
-(* process is JobTable.tla's subject.                                      *)
+(* deadline, the database's own failover.  One worker per replica, so a    *)
+(* batch holds at most one end or one claim.  The job state machine inside *)
+(* a process is JobTable.tla's subject.                                    *)
 (*                                                                         *)
 (* Defect puts back one defect; its configuration expects the invariant    *)
 (* that names it to fail.  Self-contained, for tla-checker.                *)
@@ -46,6 +56,7 @@ CONSTANTS
     Jobs,          \* job ids, submitted in a fixed order
     Replicas,      \* server processes sharing the database
     Waiters,       \* callers of Wait, one call each, on the first replica
+    Submitters,    \* callers of Submit on each replica
     MaxQueue,      \* Config.MaxQueue, for all replicas together
     MaxCompleted,  \* Config.MaxCompleted
     TTL,           \* Config.JobTTL, in ticks of the database clock
@@ -53,21 +64,29 @@ CONSTANTS
     MaxTime,       \* bound of the database clock
     MaxCrashes,    \* replica crashes at most
     MaxDrops,      \* listener connection drops at most
+    MaxFailures,   \* batches that fail (Abort with errors, Lost) at most
     Defect         \* "none", or the defect to put back (see Defects)
 
 \* notify_before_commit: the worker's end sends its notification before
 \* the commit.  notify_after_commit: after it, outside the transaction.
 \* no_reread: a reconnected listener does not make the waiters re-read.
 \* listen_after_serve: a restarted replica serves before it LISTENs.
-\* read_then_write: admission reads the depth, then writes depth + 1 in a
-\* second statement.  reaper_ignores_lease: the reaper fails any RUNNING
-\* job, lease or not.  restart_fails_all: a restarted replica fails every
-\* RUNNING job (right for one process, wrong for replicas).
+\* read_then_write: the writer reads the depth, then writes it in a second
+\* statement.  reaper_ignores_lease: the reaper fails any RUNNING job,
+\* lease or not.  restart_fails_all: a restarted replica fails every
+\* RUNNING job (right for one process, wrong for replicas).  bound_once: a
+\* batch checks the bound once, admitting all its submits when the depth
+\* is below it.  retry_overwrites: a retried end has no state guard: it
+\* writes its state over a terminal row (decrementing for a live one only).
+\* renew_after_transfer: the lease is stamped at the claim and the keeper
+\* holds the job only once its request is transferred.
 Defects == {"none", "notify_before_commit", "notify_after_commit",
             "no_reread", "listen_after_serve", "read_then_write",
-            "reaper_ignores_lease", "restart_fails_all"}
+            "reaper_ignores_lease", "restart_fails_all", "bound_once",
+            "retry_overwrites", "renew_after_transfer"}
 
 ASSUME
+    /\ Submitters \in Nat
     /\ MaxQueue \in Nat
     /\ MaxCompleted \in Nat \ {0}
     /\ TTL \in Nat \ {0}
@@ -75,6 +94,7 @@ ASSUME
     /\ MaxTime \in Nat
     /\ MaxCrashes \in Nat
     /\ MaxDrops \in Nat
+    /\ MaxFailures \in Nat
     /\ Defect \in Defects
 
 Absent   == "ABSENT"
@@ -102,10 +122,12 @@ VARIABLES
     dbnow,        \* the database clock
     \* each replica
     phase,        \* phase[r]: "serving", "down" (crashed, restarting)
+    conn,         \* conn[r]: its writer's connection, "up" or "lost"
     lst,          \* lst[r]: "listening", "lost" (reconnecting), "off"
     inbox,        \* inbox[r]: notifications delivered, not yet read
-    wk,           \* wk[r]: its worker: [pc, job]
-    sub,          \* sub[r]: its Submit in flight (read_then_write): [pc, job, d]
+    wk,           \* wk[r]: its worker: [pc, job, lost] (lost: the
+                  \*   connection failed while it had the job)
+    wr,           \* wr[r]: its writer (read_then_write): [pc, d]
     wpc,          \* wpc[w]: "Idle", "Registered", "Blocked", "Reread",
                   \*   "Woken", "Done"
     wjob,         \* wjob[w]: the job w waits on
@@ -114,37 +136,62 @@ VARIABLES
     outcome,      \* the first terminal state of each job
     acked,        \* jobs whose Submit was acknowledged
     crashes,      \* crashes so far
-    drops         \* listener drops so far
+    drops,        \* listener drops so far
+    failures      \* failed batches so far
 
 vars == <<st, table, started, depth, lru, completedAt, owner, expiry, dbnow,
-          phase, lst, inbox, wk, sub, wpc, wjob, wout, outcome, acked,
-          crashes, drops>>
+          phase, conn, lst, inbox, wk, wr, wpc, wjob, wout, outcome,
+          acked, crashes, drops, failures>>
 
 Range(s) == {s[i] : i \in DOMAIN s}
 
-IdleWorker == [pc |-> "Idle", job |-> NoJob]
-IdleSubmit == [pc |-> "Idle", job |-> NoJob, d |-> 0]
+IdleWorker == [pc |-> "Idle", job |-> NoJob, lost |-> FALSE]
+IdleWriter == [pc |-> "Idle", d |-> 0]
+
+\* The worker holds its job (held.go) from the claim until its end's
+\* outcome is known (Retry: its end is tried again; Notified: the end of
+\* notify_before_commit); renew_after_transfer: once its request is
+\* transferred.
+HoldPcs == IF Defect = "renew_after_transfer"
+              THEN {"Running", "Retry", "Notified"}
+              ELSE {"Transfer", "Running", "Retry", "Notified"}
+
+Holds(r, j) == wk[r].pc \in HoldPcs /\ wk[r].job = j
+
+\* The keeper of j's owner renews its lease: the owner serves, reaches
+\* the database and holds j.
+Renewed(j) ==
+    /\ st[j] = "RUNNING"
+    /\ phase[owner[j]] = "serving"
+    /\ conn[owner[j]] = "up"
+    /\ Holds(owner[j], j)
 
 -----------------------------------------------------------------------------
-(* Retention, run by SubmitTx in its transaction.                          *)
+(* Retention, run in a batch that admits.                                  *)
 
-Expired(j) == completedAt[j] + TTL <= dbnow
+\* l the order of the terminal rows, c their completion times.
+Expired(j, c) == c[j] + TTL <= dbnow
 
-ExpiredPrefix ==
-    CHOOSE n \in 0..Len(lru) :
-        /\ \A i \in 1..n : Expired(lru[i])
-        /\ (n < Len(lru)) => ~Expired(lru[n + 1])
+ExpiredPrefix(l, c) ==
+    CHOOSE n \in 0..Len(l) :
+        /\ \A i \in 1..n : Expired(l[i], c)
+        /\ (n < Len(l)) => ~Expired(l[n + 1], c)
 
-Swept ==
-    LET afterTTL == SubSeq(lru, ExpiredPrefix + 1, Len(lru))
+Swept(l, c) ==
+    LET afterTTL == SubSeq(l, ExpiredPrefix(l, c) + 1, Len(l))
         extra    == IF Len(afterTTL) > MaxCompleted
                         THEN Len(afterTTL) - MaxCompleted ELSE 0
     IN  SubSeq(afterTTL, extra + 1, Len(afterTTL))
 
-\* The next id to submit: ids are interchangeable, so a fixed order loses
-\* no behaviour up to renaming.
-Unclaimed == {j \in Jobs : st[j] = Absent /\ \A r \in Replicas : sub[r].job # j}
-NextId == IF Unclaimed = {} THEN {} ELSE {CHOOSE j \in Unclaimed : TRUE}
+\* Ids are interchangeable, so handing out the next ones in a fixed order
+\* loses no behaviour up to renaming.
+Unused == {j \in Jobs : st[j] = Absent}
+NewIds(k) == CHOOSE s \in SUBSET Unused : Cardinality(s) = k
+
+\* What every listener that is listening has after the commit of j's end.
+Notified(j) ==
+    [r \in Replicas |-> IF lst[r] = "listening" THEN inbox[r] \cup {j}
+                                                ELSE inbox[r]]
 
 -----------------------------------------------------------------------------
 Init ==
@@ -158,10 +205,11 @@ Init ==
     /\ expiry = [j \in Jobs |-> 0]
     /\ dbnow = 0
     /\ phase = [r \in Replicas |-> "serving"]
+    /\ conn = [r \in Replicas |-> "up"]
     /\ lst = [r \in Replicas |-> "listening"]
     /\ inbox = [r \in Replicas |-> {}]
     /\ wk = [r \in Replicas |-> IdleWorker]
-    /\ sub = [r \in Replicas |-> IdleSubmit]
+    /\ wr = [r \in Replicas |-> IdleWriter]
     /\ wpc = [w \in Waiters |-> "Idle"]
     /\ wjob = [w \in Waiters |-> NoJob]
     /\ wout = [w \in Waiters |-> "none"]
@@ -169,60 +217,225 @@ Init ==
     /\ acked = {}
     /\ crashes = 0
     /\ drops = 0
+    /\ failures = 0
 
 -----------------------------------------------------------------------------
-(* Submit                                                                  *)
+(* The worker's calls between its Claim and its Finish.                    *)
 
-\* Evict, insert j PENDING and acknowledge it, in the admission's
-\* transaction; d is the depth the admission decided on.
-InsertAck(j, d) ==
-    LET kept == Swept
-        gone == Range(lru) \ Range(kept)
-    IN
-    /\ lru' = kept
-    /\ table' = (table \ gone) \cup {j}
-    /\ st' = [st EXCEPT ![j] = "PENDING"]
-    /\ depth' = d + 1
-    /\ acked' = acked \cup {j}
+\* The request is read after the claim (claim.go), then the lease renewed
+\* once more; a job no longer its own answers ErrTerminal and is let go.
+Transfer(r) ==
+    LET j == wk[r].job IN
+    /\ wk[r].pc = "Transfer"
+    /\ conn[r] = "up"
+    /\ IF st[j] = "RUNNING" /\ owner[j] = r
+          THEN /\ expiry' = [expiry EXCEPT ![j] = dbnow + LeaseTTL]
+               /\ wk' = [wk EXCEPT ![r] = [@ EXCEPT !.pc = "Running"]]
+          ELSE /\ wk' = [wk EXCEPT ![r] = IdleWorker]
+               /\ UNCHANGED expiry
+    /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, dbnow,
+                   phase, conn, lst, inbox, wr, wpc, wjob, wout, outcome,
+                   acked, crashes, drops, failures>>
 
-\* One transaction: UPDATE ledger SET depth = depth + 1 WHERE depth <
-\* MaxQueue, the retention pass, the insertion; a refusal (ErrQueueFull)
-\* changes nothing.  read_then_write: the read only (SubmitWrite follows).
-SubmitTx(r) ==
+\* The keeper's round for the running job (lease.go); a job no longer its
+\* own (reaped) answers ErrTerminal and the worker lets it go.
+Renew(r) ==
+    LET j == wk[r].job IN
+    /\ wk[r].pc = "Running"
+    /\ conn[r] = "up"
+    /\ IF st[j] = "RUNNING" /\ owner[j] = r
+          THEN /\ expiry' = [expiry EXCEPT ![j] = dbnow + LeaseTTL]
+               /\ UNCHANGED wk
+          ELSE /\ wk' = [wk EXCEPT ![r] = IdleWorker]
+               /\ UNCHANGED expiry
+    /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, dbnow,
+                   phase, conn, lst, inbox, wr, wpc, wjob, wout, outcome,
+                   acked, crashes, drops, failures>>
+
+\* Defects only: the worker's notification as a step of its own, before
+\* its end's commit (from Running) or after it (from Committed).
+WorkerNotify(r) ==
+    /\ \/ wk[r].pc = "Running" /\ Defect = "notify_before_commit"
+       \/ wk[r].pc = "Committed"
+    /\ inbox' = Notified(wk[r].job)
+    /\ wk' = [wk EXCEPT ![r] = IF wk[r].pc = "Running"
+                                  THEN [@ EXCEPT !.pc = "Notified"]
+                                  ELSE IdleWorker]
+    /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, expiry,
+                   dbnow, phase, conn, lst, wr, wpc, wjob, wout, outcome,
+                   acked, crashes, drops, failures>>
+
+-----------------------------------------------------------------------------
+(* The writer (write.go): Submit, Claim and the ends queue their writes,   *)
+(* and the writer sends a batch of them as one transaction.  Nothing sees  *)
+(* a write while it is queued, so the batch takes its writes from the      *)
+(* callers: n of r's Submit callers and, if w, its worker's call (a claim  *)
+(* when idle, else its end).                                               *)
+
+\* A batch r's writer may send: the connection up (under read_then_write,
+\* the depth read first: WriterRead), something in it, ids left for its
+\* submits, and a claim only when told of work (workChannel) or with a
+\* submit (a claim that finds nothing changes nothing).
+Batch(r, n, w) ==
     /\ phase[r] = "serving"
-    /\ sub[r].pc = "Idle"
-    /\ \E j \in NextId :
-          IF Defect = "read_then_write"
-             THEN /\ sub' = [sub EXCEPT ![r] = [pc |-> "Write", job |-> j,
-                                                  d |-> depth]]
-                  /\ UNCHANGED <<st, table, depth, lru, acked>>
-             ELSE /\ depth < MaxQueue
-                  /\ InsertAck(j, depth)
-                  /\ UNCHANGED sub
-    /\ UNCHANGED <<started, completedAt, owner, expiry, dbnow, phase, lst,
-                   inbox, wk, wpc, wjob, wout, outcome, crashes, drops>>
+    /\ conn[r] = "up"
+    /\ wr[r].pc = IF Defect = "read_then_write" THEN "Read" ELSE "Idle"
+    /\ (n > 0 \/ w)
+    /\ w => (\/ wk[r].pc \in {"Idle", "Retry", "Notified"}
+             \/ (wk[r].pc = "Running" /\ Defect # "notify_before_commit"))
+    /\ n <= Cardinality(Unused)
+    /\ (w /\ wk[r].pc = "Idle")
+          => (n > 0 \/ \E j \in table : st[j] = "PENDING")
 
-\* read_then_write only: the write, decided on the depth read before.
-SubmitWrite(r) ==
-    /\ sub[r].pc = "Write"
-    /\ IF sub[r].d < MaxQueue
-          THEN InsertAck(sub[r].job, depth)
-          ELSE UNCHANGED <<st, table, depth, lru, acked>>
-    /\ sub' = [sub EXCEPT ![r] = IdleSubmit]
-    /\ UNCHANGED <<started, completedAt, owner, expiry, dbnow, phase, lst,
-                   inbox, wk, wpc, wjob, wout, outcome, crashes, drops>>
+\* The end the batch carries, or NoJob.
+EndOf(r, w) == IF w /\ wk[r].pc # "Idle" THEN wk[r].job ELSE NoJob
+
+\* The fresh submits admitted of n against depth d: the first
+\* MaxQueue - d of them (bound_once: all of them, if d < MaxQueue).
+Admits(n, d) ==
+    IF Defect = "bound_once"
+       THEN IF d < MaxQueue THEN n ELSE 0
+       ELSE IF n <= MaxQueue - d THEN n
+       ELSE IF MaxQueue - d > 0 THEN MaxQueue - d ELSE 0
+
+\* How many of the batch's n submits it admits: against the depth after
+\* its end, if it ends its job (read_then_write: the depth read before).
+AdmitCount(r, n, ends) ==
+    LET ended == IF ends THEN 1 ELSE 0
+    IN  Admits(n, IF Defect = "read_then_write" THEN wr[r].d - ended
+                                               ELSE depth - ended)
+
+\* The jobs the claim may take: a PENDING one (one the batch admits, new,
+\* too), or none if there is none or no claim.
+Claimable(r, w, new) ==
+    IF ~(w /\ wk[r].pc = "Idle") THEN {NoJob}
+    ELSE LET c == {j \in table : st[j] = "PENDING"} \cup new
+         IN  IF c = {} THEN {NoJob} ELSE c
+
+\* The batch's effect on the database, committed: the ledger row locked (a
+\* seq reserved for its end e, the depth), the end if it takes effect
+\* (ends: the state guard found the job live), the admissions of the jobs
+\* new, the retention pass if it admitted, the claim of job c.
+\* retry_overwrites: a retried end writes over a terminal row.
+Applied(r, e, ends, new, c) ==
+    \E over \in {/\ Defect = "retry_overwrites"
+                 /\ e # NoJob /\ wk[r].pc = "Retry"
+                 /\ st[e] \in Terminal} :
+    \E lru1 \in {IF ends THEN Append(lru, e) ELSE lru} :
+    \E at1 \in {IF ends THEN [completedAt EXCEPT ![e] = dbnow]
+                         ELSE completedAt} :
+    \E kept \in {IF new # {} THEN Swept(lru1, at1) ELSE lru1} :
+    \E gone \in {Range(lru1) \ Range(kept)} :
+    \E st1 \in {[j \in Jobs |->
+                    IF j = e /\ (ends \/ over) THEN "DONE"
+                    ELSE IF j \in new THEN "PENDING" ELSE st[j]]} :
+    /\ st' = IF c = NoJob THEN st1 ELSE [st1 EXCEPT ![c] = "RUNNING"]
+    /\ table' = (table \ gone) \cup new
+    /\ depth' = depth - (IF ends THEN 1 ELSE 0) + Cardinality(new)
+    /\ lru' = kept
+    /\ completedAt' = at1
+    /\ outcome' = IF ends THEN [outcome EXCEPT ![e] = "DONE"] ELSE outcome
+    /\ owner' = [j \in Jobs |->
+                   IF j = c THEN r
+                   ELSE IF j = e /\ ends THEN NoOwner ELSE owner[j]]
+    /\ expiry' = IF c = NoJob THEN expiry
+                 ELSE [expiry EXCEPT ![c] = dbnow + LeaseTTL]
+    /\ started' = IF c = NoJob THEN started
+                  ELSE [started EXCEPT ![c] = TRUE]
+    /\ inbox' = IF ends /\ Defect \notin {"notify_before_commit",
+                                          "notify_after_commit"}
+                   THEN Notified(e) ELSE inbox
+
+DbUnchanged ==
+    UNCHANGED <<st, table, started, depth, lru, completedAt, owner, expiry,
+                outcome, inbox>>
+
+\* The batch (Batch(r, n, w)) commits, then its callers are answered
+\* (nothing sees an answer before its caller, so in the same step): the
+\* Submits it admitted with their ids, the others with ErrQueueFull; the
+\* claim with its job (or ErrNoWork); the end with nil, or ErrTerminal for
+\* a job another end ended (a retried end that finds its job ended as it
+\* asked takes that as its own).  (\E x \in {v} names a value computed
+\* once.)
+Commit(r, n, w) ==
+    /\ \E e \in {EndOf(r, w)} :
+       \E ends \in {e # NoJob /\ st[e] \in Live} :
+       \E new \in {NewIds(AdmitCount(r, n, ends))} :
+       \E c \in Claimable(r, w, new) :
+          /\ Applied(r, e, ends, new, c)
+          /\ wk' = [wk EXCEPT ![r] =
+                      IF ~w THEN @
+                      ELSE IF c # NoJob
+                         THEN [pc |-> "Transfer", job |-> c, lost |-> FALSE]
+                      ELSE IF ends /\ Defect = "notify_after_commit"
+                         THEN [@ EXCEPT !.pc = "Committed"]
+                      ELSE IdleWorker]
+          /\ acked' = acked \cup new
+    /\ wr' = [wr EXCEPT ![r] = IdleWriter]
+    /\ UNCHANGED <<dbnow, phase, conn, lst, wpc, wjob, wout, crashes, drops,
+                   failures>>
+
+\* The batch rolled back (a server error), answered with errors: the
+\* Submits and the claim get an error, and the worker gives up a job whose
+\* end failed (no longer held, a reaper ends it once its lease lapses).
+\* Tried again instead, whole or split into single writes (batches of
+\* one), it changes nothing: a stuttering step.
+Abort(r, n, w) ==
+    /\ wk' = IF w THEN [wk EXCEPT ![r] = IdleWorker] ELSE wk
+    /\ wr' = [wr EXCEPT ![r] = IdleWriter]
+    /\ failures' = failures + 1
+    /\ DbUnchanged
+    /\ UNCHANGED <<dbnow, phase, conn, lst, wpc, wjob, wout, acked, crashes,
+                   drops>>
+
+\* The connection failed with the batch sent: it committed or not.  The
+\* Submits and the claim are answered with an error (a job claimed is held
+\* by nobody); the end is tried again, the second time given up.
+Lost(r, n, w) ==
+    /\ \/ \E e \in {EndOf(r, w)} :
+          \E ends \in {e # NoJob /\ st[e] \in Live} :
+          \E new \in {NewIds(AdmitCount(r, n, ends))} :
+          \E c \in Claimable(r, w, new) :
+             Applied(r, e, ends, new, c)
+       \/ DbUnchanged
+    /\ conn' = [conn EXCEPT ![r] = "lost"]
+    /\ wk' = [wk EXCEPT ![r] =
+                IF w /\ @.pc \in {"Idle", "Retry"} THEN IdleWorker
+                ELSE IF w THEN [@ EXCEPT !.pc = "Retry", !.lost = TRUE]
+                ELSE IF @.pc \in {"Transfer", "Running"}
+                   THEN [@ EXCEPT !.lost = TRUE]
+                ELSE @]
+    /\ wr' = [wr EXCEPT ![r] = IdleWriter]
+    /\ failures' = failures + 1
+    /\ UNCHANGED <<dbnow, phase, lst, wpc, wjob, wout, acked, crashes,
+                   drops>>
+
+\* The writer connects again.
+WriterReconnect(r) ==
+    /\ conn[r] = "lost"
+    /\ conn' = [conn EXCEPT ![r] = "up"]
+    /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, expiry,
+                   dbnow, phase, lst, inbox, wk, wr, wpc, wjob, wout,
+                   outcome, acked, crashes, drops, failures>>
+
+\* read_then_write only: the depth read in a statement of its own.
+WriterRead(r) ==
+    /\ Defect = "read_then_write"
+    /\ phase[r] = "serving"
+    /\ conn[r] = "up"
+    /\ wr[r].pc = "Idle"
+    /\ Submitters > 0 /\ Unused # {}
+    /\ wr' = [wr EXCEPT ![r] = [pc |-> "Read", d |-> depth]]
+    /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, expiry,
+                   dbnow, phase, conn, lst, inbox, wk, wpc, wjob, wout,
+                   outcome, acked, crashes, drops, failures>>
 
 -----------------------------------------------------------------------------
-(* Ends: one transaction, with the notification on commit.                 *)
+(* Ends outside the writer: the reaper, a restart.                         *)
 
-\* What every listener that is listening has after the commit of j's end.
-Notified(j) ==
-    [r \in Replicas |-> IF lst[r] = "listening" THEN inbox[r] \cup {j}
-                                                ELSE inbox[r]]
-
-\* The end of live job j as final, committed: state, completion time and
-\* order, the decrement, the lease released.  The notification is the
-\* caller's (Notified, on commit, or a defect's own step).
+\* The end of live job j as final, committed, in a transaction of its own
+\* with its notification: state, completion time and order, the
+\* decrement, the lease released.
 EndCommit(j, final) ==
     /\ st' = [st EXCEPT ![j] = final]
     /\ outcome' = [outcome EXCEPT ![j] = final]
@@ -230,84 +443,20 @@ EndCommit(j, final) ==
     /\ depth' = depth - 1
     /\ lru' = Append(lru, j)
     /\ owner' = [owner EXCEPT ![j] = NoOwner]
+    /\ inbox' = Notified(j)
 
-\* A worker claims a PENDING job and takes its lease (Start).
-Claim(r) ==
-    /\ phase[r] = "serving"
-    /\ wk[r].pc = "Idle"
-    /\ \E j \in table :
-          /\ st[j] = "PENDING"
-          /\ st' = [st EXCEPT ![j] = "RUNNING"]
-          /\ started' = [started EXCEPT ![j] = TRUE]
-          /\ owner' = [owner EXCEPT ![j] = r]
-          /\ expiry' = [expiry EXCEPT ![j] = dbnow + LeaseTTL]
-          /\ wk' = [wk EXCEPT ![r] = [pc |-> "Running", job |-> j]]
-    /\ UNCHANGED <<table, depth, lru, completedAt, dbnow, phase, lst, inbox,
-                   sub, wpc, wjob, wout, outcome, acked, crashes, drops>>
-
-\* The owner renews its lease while the job runs; a job no longer its own
-\* (reaped) answers ErrTerminal and the worker lets it go.
-Renew(r) ==
-    LET j == wk[r].job IN
-    /\ wk[r].pc = "Running"
-    /\ IF st[j] = "RUNNING" /\ owner[j] = r
-          THEN /\ expiry' = [expiry EXCEPT ![j] = dbnow + LeaseTTL]
-               /\ UNCHANGED wk
-          ELSE /\ wk' = [wk EXCEPT ![r] = IdleWorker]
-               /\ UNCHANGED expiry
-    /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, dbnow,
-                   phase, lst, inbox, sub, wpc, wjob, wout, outcome, acked,
-                   crashes, drops>>
-
-\* The worker's Finish: one transaction, the state guard (a job reaped
-\* meanwhile answers ErrTerminal), the end, pg_notify on commit.
-\* notify_before_commit: the notification went out in WorkerNotify first.
-\* notify_after_commit: it goes out in WorkerNotify after.
-WorkerEnd(r) ==
-    LET j == wk[r].job IN
-    /\ wk[r].pc \in {"Running", "Notified"}
-    /\ (Defect = "notify_before_commit") => (wk[r].pc = "Notified")
-    /\ IF st[j] \in Live
-          THEN /\ EndCommit(j, "DONE")
-               /\ IF Defect \in {"notify_before_commit", "notify_after_commit"}
-                     THEN UNCHANGED inbox
-                     ELSE inbox' = Notified(j)
-               /\ wk' = [wk EXCEPT ![r] =
-                           IF Defect = "notify_after_commit"
-                              THEN [pc |-> "Committed", job |-> j]
-                              ELSE IdleWorker]
-          ELSE /\ wk' = [wk EXCEPT ![r] = IdleWorker]
-               /\ UNCHANGED <<st, outcome, completedAt, depth, lru, owner,
-                              inbox>>
-    /\ UNCHANGED <<table, started, expiry, dbnow, phase, lst, sub, wpc, wjob,
-                   wout, acked, crashes, drops>>
-
-\* Defects only: the notification as a step of its own, before the commit
-\* (from Running) or after it (from Committed).
-WorkerNotify(r) ==
-    /\ \/ wk[r].pc = "Running" /\ Defect = "notify_before_commit"
-       \/ wk[r].pc = "Committed"
-    /\ inbox' = Notified(wk[r].job)
-    /\ wk' = [wk EXCEPT ![r] = IF wk[r].pc = "Running"
-                                  THEN [wk[r] EXCEPT !.pc = "Notified"]
-                                  ELSE IdleWorker]
-    /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, expiry,
-                   dbnow, phase, lst, sub, wpc, wjob, wout, outcome, acked,
-                   crashes, drops>>
-
-\* Any serving replica's reaper: another replica's RUNNING job whose lease
-\* lapsed ends FAILED ("worker lost"), in one transaction with its
-\* notification.  A replica never reaps its own jobs: it is alive.
+\* Any serving replica's reaper: a RUNNING job whose lease lapsed and that
+\* no caller of its own holds ends FAILED ("worker lost").
 Reap(r) ==
     /\ phase[r] = "serving"
+    /\ conn[r] = "up"
     /\ \E j \in table :
           /\ st[j] = "RUNNING"
-          /\ owner[j] # r
+          /\ ~Holds(r, j)
           /\ (Defect # "reaper_ignores_lease") => (expiry[j] <= dbnow)
           /\ EndCommit(j, "FAILED")
-          /\ inbox' = Notified(j)
-    /\ UNCHANGED <<table, started, expiry, dbnow, phase, lst, wk, sub, wpc,
-                   wjob, wout, acked, crashes, drops>>
+    /\ UNCHANGED <<table, started, expiry, dbnow, phase, conn, lst, wk, wr,
+                   wpc, wjob, wout, acked, crashes, drops, failures>>
 
 -----------------------------------------------------------------------------
 (* Waiters: register locally, read the row, block; woken by the listener.  *)
@@ -318,8 +467,8 @@ WaitRegister(w) ==
     /\ \E j \in Jobs : wjob' = [wjob EXCEPT ![w] = j]
     /\ wpc' = [wpc EXCEPT ![w] = "Registered"]
     /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, expiry,
-                   dbnow, phase, lst, inbox, wk, sub, wout, outcome, acked,
-                   crashes, drops>>
+                   dbnow, phase, conn, lst, inbox, wk, wr, wout,
+                   outcome, acked, crashes, drops, failures>>
 
 \* The read of the committed row, after the registration or again after a
 \* reconnect (Reread): gone (ErrNotFound), terminal (return it), or live
@@ -336,8 +485,8 @@ WaitRead(w) ==
           ELSE /\ wpc' = [wpc EXCEPT ![w] = "Blocked"]
                /\ UNCHANGED wout
     /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, expiry,
-                   dbnow, phase, lst, inbox, wk, sub, wjob, outcome, acked,
-                   crashes, drops>>
+                   dbnow, phase, conn, lst, inbox, wk, wr, wjob,
+                   outcome, acked, crashes, drops, failures>>
 
 \* The listener reads notification j and wakes the local waiters blocked
 \* on j, with the final snapshot it carries.
@@ -349,16 +498,16 @@ Deliver(r) ==
                        IF Home = r /\ wpc[w] = "Blocked" /\ wjob[w] = j
                           THEN "Woken" ELSE wpc[w]]
     /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, expiry,
-                   dbnow, phase, lst, wk, sub, wjob, wout, outcome, acked,
-                   crashes, drops>>
+                   dbnow, phase, conn, lst, wk, wr, wjob, wout,
+                   outcome, acked, crashes, drops, failures>>
 
 WaitReturn(w) ==
     /\ wpc[w] = "Woken"
     /\ wpc' = [wpc EXCEPT ![w] = "Done"]
     /\ wout' = [wout EXCEPT ![w] = "ok"]
     /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, expiry,
-                   dbnow, phase, lst, inbox, wk, sub, wjob, outcome, acked,
-                   crashes, drops>>
+                   dbnow, phase, conn, lst, inbox, wk, wr, wjob,
+                   outcome, acked, crashes, drops, failures>>
 
 -----------------------------------------------------------------------------
 (* The listener's connection, replica crashes and restarts, the clock.     *)
@@ -372,8 +521,8 @@ ListenerDrop(r) ==
     /\ inbox' = [inbox EXCEPT ![r] = {}]
     /\ drops' = drops + 1
     /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, expiry,
-                   dbnow, phase, wk, sub, wpc, wjob, wout, outcome, acked,
-                   crashes>>
+                   dbnow, phase, conn, wk, wr, wpc, wjob, wout,
+                   outcome, acked, crashes, failures>>
 
 \* Reconnect, LISTEN again, then make every local waiter re-read its row
 \* (no_reread: leave them blocked).
@@ -384,19 +533,20 @@ Reconnect(r) ==
               ELSE [w \in Waiters |->
                       IF wpc[w] = "Blocked" THEN "Reread" ELSE wpc[w]]
     /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, expiry,
-                   dbnow, phase, inbox, wk, sub, wjob, wout, outcome, acked,
-                   crashes, drops>>
+                   dbnow, phase, conn, inbox, wk, wr, wjob, wout,
+                   outcome, acked, crashes, drops, failures>>
 
-\* kill -9: the local waiters, the worker's call, a Submit in flight and
+\* kill -9: the local waiters, the worker's call, the writer's queue and
 \* the listener vanish; the database keeps everything.
 Crash(r) ==
     /\ crashes < MaxCrashes
     /\ phase[r] = "serving"
     /\ phase' = [phase EXCEPT ![r] = "down"]
+    /\ conn' = [conn EXCEPT ![r] = "up"]
     /\ lst' = [lst EXCEPT ![r] = "off"]
     /\ inbox' = [inbox EXCEPT ![r] = {}]
     /\ wk' = [wk EXCEPT ![r] = IdleWorker]
-    /\ sub' = [sub EXCEPT ![r] = IdleSubmit]
+    /\ wr' = [wr EXCEPT ![r] = IdleWriter]
     /\ wpc' = IF Home # r THEN wpc
               ELSE [w \in Waiters |->
                       IF wpc[w] = "Idle" THEN "Idle" ELSE "Done"]
@@ -406,7 +556,7 @@ Crash(r) ==
                        IF wpc[w] = "Registered" THEN NoJob ELSE wjob[w]]
     /\ crashes' = crashes + 1
     /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, expiry,
-                   dbnow, wout, outcome, acked, drops>>
+                   dbnow, wout, outcome, acked, drops, failures>>
 
 \* The restarted replica fails its own RUNNING jobs, one transaction each,
 \* with the notification (restart_fails_all: every RUNNING job).
@@ -416,9 +566,8 @@ RecoverFail(r) ==
           /\ st[j] = "RUNNING"
           /\ (Defect # "restart_fails_all") => (owner[j] = r)
           /\ EndCommit(j, "FAILED")
-          /\ inbox' = Notified(j)
-    /\ UNCHANGED <<table, started, expiry, dbnow, phase, lst, wk, sub, wpc,
-                   wjob, wout, acked, crashes, drops>>
+    /\ UNCHANGED <<table, started, expiry, dbnow, phase, conn, lst, wk, wr,
+                   wpc, wjob, wout, acked, crashes, drops, failures>>
 
 \* Open, once no RUNNING job is its own: LISTEN, then serve
 \* (listen_after_serve: serve now, LISTEN in Listen).
@@ -429,8 +578,8 @@ Open(r) ==
     /\ lst' = [lst EXCEPT ![r] =
                  IF Defect = "listen_after_serve" THEN "off" ELSE "listening"]
     /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, expiry,
-                   dbnow, inbox, wk, sub, wpc, wjob, wout, outcome, acked,
-                   crashes, drops>>
+                   dbnow, conn, inbox, wk, wr, wpc, wjob, wout,
+                   outcome, acked, crashes, drops, failures>>
 
 \* listen_after_serve only: the LISTEN, after the replica began serving.
 Listen(r) ==
@@ -438,16 +587,28 @@ Listen(r) ==
     /\ lst[r] = "off"
     /\ lst' = [lst EXCEPT ![r] = "listening"]
     /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, expiry,
-                   dbnow, phase, inbox, wk, sub, wpc, wjob, wout, outcome,
-                   acked, crashes, drops>>
+                   dbnow, phase, conn, inbox, wk, wr, wpc, wjob, wout,
+                   outcome, acked, crashes, drops, failures>>
 
-\* The database clock moves on.
+\* A RUNNING job of a serving replica that nobody there holds (its claim's
+\* answer or its end was lost): its lease runs out, unrenewed.
+Orphan(j) ==
+    /\ st[j] = "RUNNING"
+    /\ phase[owner[j]] = "serving"
+    /\ ~Holds(owner[j], j)
+    /\ expiry[j] > dbnow
+
+\* The database clock moves on (past MaxTime only until an orphan's lease
+\* lapses); every keeper that reaches the database renews the leases of
+\* the jobs its replica holds within the tick (lease.go: every Lease/3).
 Tick ==
-    /\ dbnow < MaxTime
+    /\ (dbnow < MaxTime \/ \E j \in table : Orphan(j))
     /\ dbnow' = dbnow + 1
-    /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, expiry,
-                   phase, lst, inbox, wk, sub, wpc, wjob, wout, outcome,
-                   acked, crashes, drops>>
+    /\ expiry' = [j \in Jobs |->
+                    IF Renewed(j) THEN dbnow + 1 + LeaseTTL ELSE expiry[j]]
+    /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner,
+                   phase, conn, lst, inbox, wk, wr, wpc, wjob, wout,
+                   outcome, acked, crashes, drops, failures>>
 
 \* Every job submitted and ended, every waiter returned, every replica
 \* serving: stutter.
@@ -457,16 +618,25 @@ Terminated ==
     /\ \A r \in Replicas : phase[r] = "serving" /\ wk[r].pc = "Idle"
     /\ UNCHANGED vars
 
-Next ==
+\* A batch of r's writer, committed or, MaxFailures times at most, failed.
+Write(r) ==
+    \E w \in BOOLEAN : \E n \in 0..Submitters :
+        /\ Batch(r, n, w)
+        /\ \/ Commit(r, n, w)
+           \/ (failures < MaxFailures /\ (Abort(r, n, w) \/ Lost(r, n, w)))
+
+OtherNext ==
     \/ \E r \in Replicas :
-          \/ SubmitTx(r) \/ SubmitWrite(r)
-          \/ Claim(r) \/ Renew(r) \/ WorkerEnd(r) \/ WorkerNotify(r)
+          \/ Transfer(r) \/ Renew(r) \/ WorkerNotify(r)
+          \/ WriterReconnect(r) \/ WriterRead(r)
           \/ Reap(r) \/ Deliver(r)
           \/ ListenerDrop(r) \/ Reconnect(r)
           \/ Crash(r) \/ RecoverFail(r) \/ Open(r) \/ Listen(r)
     \/ \E w \in Waiters : WaitRegister(w) \/ WaitRead(w) \/ WaitReturn(w)
     \/ Tick
     \/ Terminated
+
+Next == (\E r \in Replicas : Write(r)) \/ OtherNext
 
 Spec == Init /\ [][Next]_vars
 
@@ -480,15 +650,17 @@ TypeInv ==
     /\ depth \in Int
     /\ lru \in Seq(Jobs)
     /\ owner \in [Jobs -> Replicas \cup {NoOwner}]
-    /\ dbnow \in 0..MaxTime
+    /\ dbnow \in 0..(MaxTime + LeaseTTL)
     /\ phase \in [Replicas -> {"serving", "down"}]
+    /\ conn \in [Replicas -> {"up", "lost"}]
     /\ lst \in [Replicas -> {"listening", "lost", "off"}]
     /\ \A r \in Replicas : inbox[r] \subseteq Jobs
     /\ wpc \in [Waiters -> {"Idle", "Registered", "Blocked", "Reread", "Woken",
                            "Done"}]
     /\ wout \in [Waiters -> {"none", "ok"}]
 
-\* (3) Admission is one step against the bound, across all replicas.
+\* (3) Admission is decided against the bound, in order within a batch,
+\* across all replicas.
 DepthBoundInv ==
     0 <= depth /\ depth <= MaxQueue
 
@@ -497,7 +669,8 @@ DepthBoundInv ==
 DepthInv ==
     depth = Cardinality({j \in Jobs : st[j] \in Live})
 
-\* (4) A committed terminal state never changes.
+\* (4) A committed terminal state never changes: a retried end whose job
+\* another end ended is refused.
 TerminalAbsorbingInv ==
     \A j \in Jobs : (outcome[j] # Absent) => (st[j] = outcome[j])
 
@@ -527,13 +700,22 @@ WakeCommittedInv ==
     /\ \A w \in Waiters : (wpc[w] = "Woken") => (st[wjob[w]] \in Terminal)
     /\ \A w \in Waiters : (wout[w] = "ok") => (st[wjob[w]] \in Terminal)
 
-\* Leases: while a worker runs a job under a lease that has not lapsed, the
-\* job is RUNNING and the lease its own: no reaper and no other replica's
-\* restart ends it.
+\* Leases: while a worker has a job under a lease that has not lapsed
+\* (transferring its request or running it), the job is RUNNING and the
+\* lease its own: no reaper and no other replica's restart ends it.
 LeaseHeldInv ==
     \A r \in Replicas :
         LET j == wk[r].job IN
-        (wk[r].pc = "Running" /\ expiry[j] > dbnow)
+        (wk[r].pc \in {"Transfer", "Running"} /\ expiry[j] > dbnow)
+            => (st[j] = "RUNNING" /\ owner[j] = r)
+
+\* A job a live replica holds, while that replica has reached the database
+\* since the claim, is never reaped: its keeper renews the lease from the
+\* claim on, through the request's transfer.
+HeldNotReapedInv ==
+    \A r \in Replicas :
+        LET j == wk[r].job IN
+        (wk[r].pc \in {"Transfer", "Running"} /\ ~wk[r].lost)
             => (st[j] = "RUNNING" /\ owner[j] = r)
 
 \* A RUNNING job has an owner, and only RUNNING jobs have one.
