@@ -49,7 +49,7 @@ func TestClaimPassesOverLockedJob(t *testing.T) {
 	require.NoError(t, err)
 	lockJob(t, dsn, `SELECT 1 FROM jobs WHERE id = $1 FOR UPDATE`, first)
 
-	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	snap, req, err := s.Claim(cctx)
 	require.NoError(t, err, "the claim waited for a locked row")
