@@ -60,6 +60,23 @@ func awaitQueued(t *testing.T, s *postgres.Store, n int) {
 		"writes queued: want %d", n)
 }
 
+// admissions counts the answers of Submits, from any goroutine.
+type admissions struct{ admitted, full atomic.Int64 }
+
+// submit submits a job on s and counts its answer: admitted, or refused
+// for a full queue; any other error fails t.
+func (a *admissions) submit(t *testing.T, s *postgres.Store) {
+	_, err := s.Submit(ctx, "t", []byte("r"))
+	switch {
+	case err == nil:
+		a.admitted.Add(1)
+	case errors.Is(err, ledger.ErrQueueFull):
+		a.full.Add(1)
+	default:
+		t.Error(err)
+	}
+}
+
 // TestBatchAdmitsInOrder: the admissions of one batch are decided one by
 // one against the bound, in the order they were queued: a batch of five
 // Submits with room for two admits two and refuses three. Regression: a
@@ -70,19 +87,9 @@ func TestBatchAdmitsInOrder(t *testing.T) {
 	s := openStore(t, dsn, ledger.Config{MaxQueue: maxQueue})
 	release := holdLedger(t, dsn)
 
-	var admitted, full atomic.Int64
+	var got admissions
 	var wg sync.WaitGroup
-	submit := func() {
-		_, err := s.Submit(ctx, "t", []byte("r"))
-		switch {
-		case err == nil:
-			admitted.Add(1)
-		case errors.Is(err, ledger.ErrQueueFull):
-			full.Add(1)
-		default:
-			t.Error(err)
-		}
-	}
+	submit := func() { got.submit(t, s) }
 	wg.Go(submit) // the first batch: one Submit, waiting for the row
 	awaitLockWaiter(t, dsn)
 	for range 5 {
@@ -91,8 +98,8 @@ func TestBatchAdmitsInOrder(t *testing.T) {
 	awaitQueued(t, s, 5) // the second batch, whole
 	release()
 	wg.Wait()
-	require.Equal(t, int64(maxQueue), admitted.Load())
-	require.Equal(t, int64(6-maxQueue), full.Load())
+	require.Equal(t, int64(maxQueue), got.admitted.Load())
+	require.Equal(t, int64(6-maxQueue), got.full.Load())
 	require.Equal(t, maxQueue, s.Stats().Depth)
 }
 
@@ -170,25 +177,15 @@ func TestAdmissionWaitsForTheLedgerRow(t *testing.T) {
 		openStore(t, dsn, ledger.Config{MaxQueue: 1}),
 	}
 	release := holdLedger(t, dsn)
-	var admitted, full atomic.Int64
+	var got admissions
 	var wg sync.WaitGroup
 	for _, s := range stores {
-		wg.Go(func() {
-			_, err := s.Submit(ctx, "t", []byte("r"))
-			switch {
-			case err == nil:
-				admitted.Add(1)
-			case errors.Is(err, ledger.ErrQueueFull):
-				full.Add(1)
-			default:
-				t.Error(err)
-			}
-		})
+		wg.Go(func() { got.submit(t, s) })
 	}
 	awaitLockWaiters(t, dsn, 2)
 	release()
 	wg.Wait()
-	require.Equal(t, int64(1), admitted.Load())
-	require.Equal(t, int64(1), full.Load())
+	require.Equal(t, int64(1), got.admitted.Load())
+	require.Equal(t, int64(1), got.full.Load())
 	require.Equal(t, 1, stores[0].Stats().Depth)
 }
