@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -386,16 +387,6 @@ const (
 		)
 		SELECT * FROM up`
 
-	// qNotifyEnds notifies the batch's ends in the order of their seqs,
-	// each with its id and final snapshot (notify.go), delivered at the
-	// commit, never before it and never if it fails.
-	qNotifyEnds = `SELECT pg_notify('` + notifyChannel + `', id || E'\n' ||
-			CASE WHEN octet_length(id) + 1 + octet_length(p) <= 7900 THEN p ELSE '{"q":' || seq || '}' END)
-		FROM (SELECT id, seq, json_build_object('t', task_id, 's', state, 'e', error, 'c', created_at,
-				'b', started_at, 'd', completed_at, 'q', seq)::text AS p
-			FROM jobs WHERE seq >= (SELECT next_seq FROM ledger WHERE id = 1) - $1::bigint
-			ORDER BY seq LIMIT $1) ended`
-
 	// qSubmit admits, in order, the submits whose key no retained job
 	// holds, as many as the bound leaves room for ($7), inserts them
 	// holding their keys, adds them to the depth and notifies workChannel.
@@ -457,3 +448,13 @@ const (
 			(SELECT c.request FROM c WHERE c.id = j.id AND octet_length(c.request) <= $5),
 			(SELECT octet_length(c.request) FROM c WHERE c.id = j.id)`
 )
+
+// qNotifyEnds notifies the batch's ends in the order of their seqs,
+// each with its id and final snapshot (notify.go), delivered at the
+// commit, never before it and never if it fails.
+var qNotifyEnds = `SELECT pg_notify('` + notifyChannel + `', id || E'\n' ||
+		CASE WHEN octet_length(id) + 1 + octet_length(p) <= ` + strconv.Itoa(maxPayload) + ` THEN p ELSE '{"q":' || seq || '}' END)
+	FROM (SELECT id, seq, json_build_object('t', task_id, 's', state, 'e', error, 'c', created_at,
+			'b', started_at, 'd', completed_at, 'q', seq)::text AS p
+		FROM jobs WHERE seq >= (SELECT next_seq FROM ledger WHERE id = 1) - $1::bigint
+		ORDER BY seq LIMIT $1) ended`
