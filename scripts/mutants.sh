@@ -8,7 +8,8 @@
 #                                 order, stopping at the first that fails
 #                                 (make mutants: what verify and CI run)
 #   scripts/mutants.sh -full      every gate on every mutant (the package
-#                                 tests, lincheck at both levels, the trace
+#                                 tests, lincheck at both levels, the crash
+#                                 and replicas tests, the trace
 #                                 driver's runs and FuzzTrace's seeds
 #                                 and corpus checked against the spec, and the
 #                                 mutant's own gates), listing each one
@@ -30,7 +31,9 @@
 # HTTP_RUNS (HTTP-level runs, default 0 for the first-catch mode and 1 with
 # -full), LINCHECK_FLAGS (default "-short -q"), LINCHECK_HTTP_FLAGS
 # (default "-duration=1s -q"), CRASH_FLAGS (the crash gate's lincheck
-# flags, default "-cycles 20 -q"), TRACE_N and TRACE_JOBS (the trace gate's
+# flags, default "-cycles 20 -q"), REPLICAS_N and REPLICAS_FLAGS (the
+# replicas gate's replicas, default 3, and lincheck flags, default "-q"),
+# TRACE_N and TRACE_JOBS (the trace gate's
 # runs, default 20, and jobs admitted per run, default 50).
 # Exit status: 0 when the normal build passes and every mutant is caught.
 set -u
@@ -41,6 +44,8 @@ RUNS=${RUNS:-3}
 LINCHECK_FLAGS=${LINCHECK_FLAGS:-"-short -q"}
 LINCHECK_HTTP_FLAGS=${LINCHECK_HTTP_FLAGS:-"-duration=1s -q"}
 CRASH_FLAGS=${CRASH_FLAGS:-"-cycles 20 -q"}
+REPLICAS_N=${REPLICAS_N:-3}
+REPLICAS_FLAGS=${REPLICAS_FLAGS:-"-q"}
 full=0
 if [ "${1:-}" = "-full" ]; then
   full=1
@@ -71,7 +76,7 @@ fi
 # patch_of MUTANT: the diff of PKG/NAME, PKG/testdata/mutants/NAME.patch.
 patch_of() { echo "${1%/*}/testdata/mutants/${1##*/}.patch"; }
 
-all_gates=(test:jobtable test:ledger test:jobapi test:store/sqlite test:store/postgres test:linearizability test:stress test:fuzz lincheck crash trace fuzztrace)
+all_gates=(test:jobtable test:ledger test:jobapi test:store/sqlite test:store/postgres test:linearizability test:stress test:fuzz lincheck crash replicas trace fuzztrace)
 [ "$HTTP_RUNS" -gt 0 ] && all_gates+=(lincheck-http)
 
 work=$(mktemp -d)
@@ -178,6 +183,35 @@ gate() {
         4) verdict="crash test: invariants" ;;
         5) verdict="crash test: inconclusive, no verdict"; return 2 ;;
         *) verdict="crash test: exit $code"; return 2 ;;
+      esac
+      return 1
+      ;;
+    replicas)
+      # The replicas test (make replicas): REPLICAS_N jobserver replicas of
+      # this build on one throwaway PostgreSQL (scripts/pg), one killed
+      # and restarted, keyed submits raced across them; lincheck itself is
+      # the normal build's.
+      bin=$work/jobserver-${tag//\//-}
+      if [ ! -x "$bin" ] && ! "$GO" build "${ov[@]}" -o "$bin" ./cmd/jobserver >"$log" 2>&1; then
+        verdict="does not build"
+        return 2
+      fi
+      if [ ! -x "$work/lincheck" ] && ! "$GO" build -o "$work/lincheck" ./cmd/lincheck >"$log" 2>&1; then
+        verdict="does not build"
+        return 2
+      fi
+      local dir=$work/replicas-${tag//\//-}
+      rm -rf "$dir" && mkdir -p "$dir"
+      # shellcheck disable=SC2016
+      LINCHECK="$work/lincheck" SERVER="$bin" DIR="$dir" OUT="$work" N="$REPLICAS_N" FLAGS="$REPLICAS_FLAGS" \
+        scripts/pg run sh -c '"$LINCHECK" -level=http -replicas "$N" -server "$SERVER" -store "$JOBLEDGER_PG_DSN" -dir "$DIR" -out "$OUT" $FLAGS' >"$log" 2>&1
+      code=$?
+      case $code in
+        0) return 0 ;;
+        3) verdict="replicas test: linearizability" ;;
+        4) verdict="replicas test: invariants" ;;
+        5) verdict="replicas test: inconclusive, no verdict"; return 2 ;;
+        *) verdict="replicas test: exit $code"; return 2 ;;
       esac
       return 1
       ;;

@@ -18,8 +18,11 @@ import (
 // httpWorkload is the shared state of one HTTP stress's clients.
 type httpWorkload struct {
 	*stressRun
-	cfg   HTTPConfig // its Config is stressRun's
-	api   *client.Client
+	cfg HTTPConfig // its Config is stressRun's
+	api *client.Client
+	// peer, if set, returns the server of the j-th racing client of a
+	// keyed race (racingClients), nil for none now.
+	peer  func(j int) *client.Client
 	lost  atomic.Int64
 	walks atomic.Int64 // walks of the listing begun, at most maxWalks
 }

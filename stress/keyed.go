@@ -24,7 +24,9 @@ import (
 // one once retention freed it; then the keys are replaced by fresh ones.
 // The first submit of a fresh key's first turn is keyRace submits at
 // once, from the submitter and its racing clients, released together: the
-// race that a key checked apart from the admission loses. A key's request
+// race that a key checked apart from the admission loses. In the replicas
+// test the racing clients send through the other replicas, so that the
+// race is between servers on one store. A key's request
 // is fixed (its task id and request name the key), so that a repeat is a
 // replay; one keyed submit in conflictEvery sends another, which a
 // retained job of the key refuses (ErrKeyConflict, 422).
@@ -70,16 +72,11 @@ func (k *keyedRun) next(keys int, r *rand.Rand) keyTurn {
 }
 
 // race sends one keyed submit through c and through each of racers at
-// once, released together, and returns when all have returned. It first
-// adds racing clients made by newClient, as needed, to racers (each used
-// by one goroutine at a time).
-func race[C any](c C, racers *[]C, newClient func() C, send func(C)) {
-	for len(*racers) < keyRace-1 {
-		*racers = append(*racers, newClient())
-	}
+// once, released together, and returns when all have returned.
+func race[C any](c C, racers []C, send func(C)) {
 	release := make(chan struct{})
 	var wg sync.WaitGroup
-	for _, rc := range append([]C{c}, *racers...) {
+	for _, rc := range append([]C{c}, racers...) {
 		wg.Go(func() {
 			<-release
 			send(rc)
@@ -127,7 +124,30 @@ func (w *httpWorkload) submitKeyed(ctx context.Context, c *HTTPClient, racers *[
 		send(c)
 		return
 	}
-	race(c, racers, func() *HTTPClient { return w.rec.HTTPClient(w.api) }, send)
+	race(c, w.racingClients(racers), send)
+}
+
+// racingClients returns the keyRace-1 clients that race a submitter's
+// submits of a fresh key, kept in racers between races: each sends
+// through the server w.peer names for it, or, where it names none (no
+// other replica, or one that is down), through w.api. A client whose
+// server changed is replaced.
+func (w *httpWorkload) racingClients(racers *[]*HTTPClient) []*HTTPClient {
+	for j := range keyRace - 1 {
+		api := w.api
+		if w.peer != nil {
+			if p := w.peer(j); p != nil {
+				api = p
+			}
+		}
+		switch {
+		case j == len(*racers):
+			*racers = append(*racers, w.rec.HTTPClient(api))
+		case (*racers)[j].api != api:
+			(*racers)[j] = w.rec.HTTPClient(api)
+		}
+	}
+	return *racers
 }
 
 // sendKeyed sends one keyed submit, and counts what came back as a plain

@@ -132,6 +132,11 @@ func RunReplicas(ctx context.Context, cfg ReplicasConfig) (*ReplicasResult, erro
 	}()
 	for i := range reps {
 		reps[i] = &replica{name: "r" + strconv.Itoa(i+1), dir: filepath.Join(cfg.Dir, "r"+strconv.Itoa(i+1))}
+	}
+	for i, r := range reps {
+		r.peers = append(append([]*replica{}, reps[i+1:]...), reps[:i]...)
+	}
+	for i := range reps {
 		if err := reps[i].start(cfg, run, tr); err != nil {
 			return nil, err
 		}
@@ -147,6 +152,7 @@ func RunReplicas(ctx context.Context, cfg ReplicasConfig) (*ReplicasResult, erro
 	res.Victim = victim.name
 	if sleepCtx(loadCtx, cfg.KillAt) {
 		victim.srv.kill() // first, so that requests are in flight when it dies
+		victim.api.Store(nil)
 		victim.stopClients()
 		victim.srv = nil
 		res.Lost += victim.w.lost.Load()

@@ -22,8 +22,12 @@ type replica struct {
 	life      int
 	srv       *server
 	w         *httpWorkload
-	stopLoad  context.CancelFunc
-	clients   sync.WaitGroup
+	// peers are the other replicas, whose servers race this one's keyed
+	// submits; api is the client of the live server, nil while it is down.
+	peers    []*replica
+	api      atomic.Pointer[client.Client]
+	stopLoad context.CancelFunc
+	clients  sync.WaitGroup
 }
 
 // start starts a life of the replica's server and a workload on it.
@@ -55,6 +59,10 @@ func (r *replica) start(cfg ReplicasConfig, run *stressRun, tr *http.Transport) 
 	}
 	r.srv = srv
 	r.w = &httpWorkload{stressRun: run, cfg: cfg.HTTPConfig, api: api}
+	if len(r.peers) > 0 {
+		r.w.peer = func(j int) *client.Client { return r.peers[j%len(r.peers)].api.Load() }
+	}
+	r.api.Store(api)
 	return nil
 }
 

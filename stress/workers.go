@@ -75,7 +75,10 @@ func (w *workload) submitKeyed(ctx context.Context, c *Client, racers *[]*Client
 		send(c)
 		return
 	}
-	race(c, racers, func() *Client { return w.rec.Client(w.ledger) }, send)
+	for len(*racers) < keyRace-1 {
+		*racers = append(*racers, w.rec.Client(w.ledger))
+	}
+	race(c, *racers, send)
 }
 
 // runner plays the worker pool: it takes each accepted job's request,
