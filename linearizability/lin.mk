@@ -18,12 +18,14 @@
 #                   store per replica, which must fail (a job is only on the
 #                   replica that admitted it)
 #   make mutants       each mutant build of the ledger against the gates
-#                      that catch it first, stopping at the first catch
+#                      that catch it first, stopping at the first catch,
+#                      MUTANT_JOBS mutants at once
 #   make mutants-full  every gate against every mutant, listing each catcher
 
 LINCHECK_FLAGS      ?= -short -runs=3
 LINCHECK_HTTP_FLAGS ?= -duration=400ms
 MUTANT_RUNS         ?= 3
+MUTANT_JOBS         ?= 2
 CRASH_CYCLES        ?= 20
 REPLICAS            ?= 3
 # CI runs the shortest load the check is claimed for (docs/verification.md).
@@ -65,8 +67,10 @@ replicas:
 	code=$$?; if [ $$code -eq 3 ] || [ $$code -eq 4 ]; then echo "replicas: memory stores caught (exit $$code), as they must be"; \
 	else echo "replicas: the memory stores were not caught (exit $$code): the test cannot see replicas that share nothing"; cat bin/replicas-memory/lincheck.log; exit 1; fi
 
+# The mutants' PostgreSQL tests share one throwaway server (a database of
+# their own each), rather than each go test starting its own.
 mutants:
-	RUNS=$(MUTANT_RUNS) GO=$(GO) scripts/mutants.sh
+	scripts/pg run env RUNS=$(MUTANT_RUNS) JOBS=$(MUTANT_JOBS) GO=$(GO) scripts/mutants.sh
 
 mutants-full:
-	RUNS=$(MUTANT_RUNS) GO=$(GO) scripts/mutants.sh -full
+	scripts/pg run env RUNS=$(MUTANT_RUNS) JOBS=$(MUTANT_JOBS) GO=$(GO) scripts/mutants.sh -full

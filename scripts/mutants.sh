@@ -22,7 +22,7 @@
 # that is no verdict (inconclusive), or a test that timed out, is an
 # error, never a catch.
 #
-# Environment: MUTANTS_BASELINE=0 skips the normal build's run (make verify
+# Environment: JOBS (mutants run at once, default 1); MUTANTS_BASELINE=0 skips the normal build's run (make verify
 # and make gates set it: their other steps, and CI's make test before
 # make gates, run the same gates on it);
 # GO (default go), RUNS (table-level lincheck runs, default 3),
@@ -44,6 +44,7 @@ RUNS=${RUNS:-3}
 LINCHECK_FLAGS=${LINCHECK_FLAGS:-"-short -q"}
 LINCHECK_HTTP_FLAGS=${LINCHECK_HTTP_FLAGS:-"-duration=1s -q"}
 CRASH_FLAGS=${CRASH_FLAGS:-"-cycles 20 -q"}
+JOBS=${JOBS:-1}
 REPLICAS_N=${REPLICAS_N:-3}
 REPLICAS_FLAGS=${REPLICAS_FLAGS:-"-q"}
 full=0
@@ -342,12 +343,16 @@ for g in "${base[@]}"; do
 done
 [ ${#base[@]} -gt 0 ] && row "(normal build)" "passes ${#base[@]} gates" "$(secs "$t0" "$(now)")"
 
-for tag in "${tags[@]}"; do
+# one_mutant TAG: puts TAG back and runs its gates, with a log of its
+# own; prints its row (and, for an error, the end of the log) and
+# returns 1 unless a gate caught it and none erred.
+one_mutant() {
+  local tag=$1 t0 took g gs caught=() errors=()
+  log=$work/log-${tag//\//-}
   if ! scripts/mutant-overlay "$(patch_of "$tag")" "$work/ov-${tag//\//-}" >"$log" 2>&1; then
     row "$tag" "ERROR: $(patch_of "$tag") does not apply" "-"
     cat "$log"
-    status=1
-    continue
+    return 1
   fi
   IFS=, read -r -a gs <<<"${first_gates[$tag]}"
   if [ "$full" -eq 1 ]; then
@@ -355,7 +360,6 @@ for tag in "${tags[@]}"; do
     mapfile -t gs < <(printf '%s\n' "${all_gates[@]}" "${gs[@]}" | awk '!seen[$0]++')
   fi
   t0=$(now)
-  caught=() errors=()
   for g in "${gs[@]}"; do
     gate "$g" "$tag"
     case $? in
@@ -368,13 +372,41 @@ for tag in "${tags[@]}"; do
   if [ ${#errors[@]} -gt 0 ]; then
     row "$tag" "ERROR: ${errors[*]}" "$took"
     tail -20 "$log"
-    status=1
+    return 1
   elif [ ${#caught[@]} -eq 0 ]; then
     row "$tag" "NOT CAUGHT by ${gs[*]}" "$took"
-    status=1
-  else
-    row "$tag" "$(IFS=';'; echo "${caught[*]}" | sed 's/;/; /g')" "$took"
+    return 1
   fi
+  row "$tag" "$(IFS=';'; echo "${caught[*]}" | sed 's/;/; /g')" "$took"
+}
+
+# The crash and replicas gates share the normal build's lincheck: built
+# once here, before mutants run side by side.
+if [ "$full" -eq 1 ] || printf '%s\n' "${first_gates[@]}" | grep -q '\(^\|,\)\(crash\|replicas\)\(,\|$\)'; then
+  "$GO" build -o "$work/lincheck" ./cmd/lincheck >"$log" 2>&1 || { cat "$log"; exit 1; }
+fi
+
+# JOBS mutants run at once, each in a subshell; their rows are printed in
+# the listed order as soon as each and those before it are done.
+next=0
+flush() {
+  while [ "$next" -lt "${#tags[@]}" ] && [ -f "$work/rc-$next" ]; do
+    cat "$work/out-$next"
+    [ "$(cat "$work/rc-$next")" = 0 ] || status=1
+    next=$((next + 1))
+  done
+}
+for i in "${!tags[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do
+    wait -n
+    flush
+  done
+  (
+    one_mutant "${tags[$i]}" >"$work/out-$i" 2>&1
+    echo $? >"$work/rc-$i.tmp" && mv "$work/rc-$i.tmp" "$work/rc-$i"
+  ) &
 done
+wait
+flush
 echo "mutants: ${#tags[@]} mutants in $(secs "$start_all" "$(now)")"
 exit $status
