@@ -37,9 +37,12 @@ staticcheck:
 
 # race starts a throwaway PostgreSQL for store/postgres (scripts/pg run:
 # stopped and removed afterwards, whatever the outcome) and hands the tests
-# its DSN in JOBLEDGER_PG_DSN.
+# its DSN in JOBLEDGER_PG_DSN. Parallel tests (the conformance suite's
+# rules, each on a store of its own) mostly wait on the database, so
+# more of them run at once than there are cores.
+TEST_PARALLEL ?= 8
 race:
-	scripts/pg run $(GO) test -race -count=1 $(PKGS)
+	scripts/pg run $(GO) test -race -count=1 -parallel $(TEST_PARALLEL) $(PKGS)
 
 # bench runs every benchmark; docs/performance.md records the figures.
 bench:

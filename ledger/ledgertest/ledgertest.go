@@ -3,6 +3,7 @@ package ledgertest
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,14 +33,23 @@ type Store struct {
 }
 
 // Run runs every rule of the contract against s, each as a subtest of t
-// named for the rule.
+// named for the rule, on stores of its own. The races and the stress run
+// first, one at a time, since what they catch depends on their goroutines
+// meeting; the other rules then run in parallel, so s.Open and s.Restart
+// must be safe for concurrent use.
 func Run(t *testing.T, s Store) {
 	t.Helper()
 	if s.Open == nil {
 		t.Fatal("ledgertest: Store.Open is nil")
 	}
 	for _, r := range rules {
-		t.Run(r.name, func(t *testing.T) { r.run(t, s) })
+		alone := strings.HasPrefix(r.name, "Race/") || r.name == "Stress"
+		t.Run(r.name, func(t *testing.T) {
+			if !alone {
+				t.Parallel()
+			}
+			r.run(t, s)
+		})
 	}
 }
 

@@ -25,6 +25,7 @@ import (
 // while the suite moves its fake clock: reaping is tested on its own
 // (reap_test.go), and here it would end jobs the suite means to run.
 func TestConformanceThreeReplicas(t *testing.T) {
+	t.Parallel()
 	ledgertest.Run(t, reopenable(func(t *testing.T, dsn string, cfg ledger.Config) ledger.Ledger[string, string] {
 		r := &replicas{}
 		for i := range 3 {

@@ -16,6 +16,7 @@ import (
 // the store and opens the same database again with the same Config. Each
 // store gets a database of its own.
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	ledgertest.Run(t, reopenable(func(t *testing.T, dsn string, cfg ledger.Config) ledger.Ledger[string, string] {
 		s, err := postgres.Open(ctx, dsn, cfg, postgres.Options{})
 		require.NoError(t, err)

@@ -69,6 +69,7 @@ func TestIsolationOfTheDatabaseIgnored(t *testing.T) {
 // TestConformanceRepeatableRead runs the contract's suite on databases
 // whose sessions default to REPEATABLE READ.
 func TestConformanceRepeatableRead(t *testing.T) {
+	t.Parallel()
 	ledgertest.Run(t, reopenableOn(func(t testing.TB) string { return isolatedDatabase(t, "repeatable read") },
 		func(t *testing.T, dsn string, cfg ledger.Config) ledger.Ledger[string, string] {
 			s, err := postgres.Open(ctx, dsn, cfg, postgres.Options{})
