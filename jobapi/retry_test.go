@@ -14,11 +14,15 @@ import (
 )
 
 // advanceRetries moves clock through the pauses before retries from to
-// to-1 of a write the store failed, each once it is armed.
-func advanceRetries(t *testing.T, clock *fakeClock, from, to int) {
+// to-1 of a write st failed, each once it is armed; the job must stay live
+// meanwhile, not be given up.
+func advanceRetries(t *testing.T, clock *fakeClock, st *failing, from, to int) {
 	t.Helper()
 	for n := from; n < to; n++ {
-		until(t, "a retry armed", func() bool { return clock.PendingIn(jobapi.RetryBackoff(n)) == 1 })
+		until(t, "a retry armed, or the job ended", func() bool {
+			return clock.PendingIn(jobapi.RetryBackoff(n)) == 1 || st.Stats().Depth == 0
+		})
+		require.Equal(t, 1, st.Stats().Depth, "the job ended before retry %d", n+1)
 		clock.Advance(jobapi.RetryBackoff(n))
 	}
 }
@@ -53,7 +57,7 @@ func TestRefusedEndIsRetried(t *testing.T) {
 	id := h.submit("t", nil)
 	require.Equal(t, "t", <-g.started)
 	g.release <- struct{}{}
-	advanceRetries(t, clock, 0, 1)
+	advanceRetries(t, clock, st, 0, 1)
 
 	r := h.get("/healthz")
 	require.Equal(t, http.StatusOK, r.Status)
@@ -63,7 +67,7 @@ func TestRefusedEndIsRetried(t *testing.T) {
 	require.Equal(t, "RUNNING", h.get("/jobs/" + id).Body["state"])
 	requireProblem(t, h.postJSON("/jobs", map[string]any{"task_id": "full"}), http.StatusTooManyRequests, "job queue is full")
 
-	advanceRetries(t, clock, 1, refusals)
+	advanceRetries(t, clock, st, 1, refusals)
 	r = h.waitBounded(id)
 	require.Equal(t, "DONE", r.Body["state"], "%s", r.Raw)
 	require.Equal(t, map[string]any{"task": "t"}, h.get("/jobs/" + id + "/result").Body["result"], "the model's result")
@@ -92,7 +96,7 @@ func TestRefusedStartIsRetried(t *testing.T) {
 		h := newHarnessWith(t, jobapi.Options{Model: jobapi.Echo{}, Ledger: st, Clock: clock}, nil)
 		st.failNext("Start", 2)
 		id := h.submit("t", nil)
-		advanceRetries(t, clock, 0, 2)
+		advanceRetries(t, clock, st, 0, 2)
 		require.Equal(t, "DONE", h.waitBounded(id).Body["state"])
 		require.Equal(t, "2", h.metric("jobledger_store_write_failures_total"))
 		require.Equal(t, "DONE", h.waitBounded(h.submit("next", nil)).Body["state"])
@@ -105,14 +109,14 @@ func TestRefusedStartIsRetried(t *testing.T) {
 		st.failNext("Start", -1)
 		st.failNext("Timeout", -1)
 		id := h.submit("t", nil)
-		advanceRetries(t, clock, 0, 5) // 50+100+200+400+800 ms
+		advanceRetries(t, clock, st, 0, 5) // 50+100+200+400+800 ms
 		require.Equal(t, "PENDING", h.get("/jobs/" + id).Body["state"])
 		until(t, "a retry armed", func() bool { return clock.PendingIn(jobapi.RetryBackoff(5)) == 1 })
 		clock.Advance(time.Second) // past the deadline: the start's retry stops, the TIMEOUT is refused
-		advanceRetries(t, clock, 0, 2)
+		advanceRetries(t, clock, st, 0, 2)
 		require.Equal(t, "PENDING", h.get("/jobs/" + id).Body["state"])
 		st.failNext("Timeout", 0)
-		advanceRetries(t, clock, 2, 3)
+		advanceRetries(t, clock, st, 2, 3)
 		r := h.waitBounded(id)
 		require.Equal(t, "TIMEOUT", r.Body["state"], "%s", r.Raw)
 		require.Equal(t, map[string]any{"status": "ok"}, h.get("/healthz").Body)
