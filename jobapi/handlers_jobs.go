@@ -216,7 +216,11 @@ func (s *Server) storeFailed(w http.ResponseWriter, r *http.Request, err error) 
 
 // healthz is GET /healthz: 200 while serving, 503 once shutdown began.
 // For a store with a listener, the field "listener" says "up", or "down
-// since TIME: CAUSE": the server still serves then, its waits late.
+// since TIME: CAUSE": the server still serves then, its waits late. While
+// the store fails writes (writehealth.go), "status" says "degraded" and
+// "store" says "writes failing since TIME: CAUSE"; the answer stays 200,
+// since a check that took the server out of service would also keep away
+// the submits whose commit ends the report.
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 	s.mu.Lock()
 	closed := s.closed
@@ -231,6 +235,10 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 		if ok, since, err := s.listener.ListenerHealth(); !ok {
 			body["listener"] = fmt.Sprintf("down since %s: %v", since.UTC().Format(time.RFC3339), err)
 		}
+	}
+	if failing, since, err := s.health.report(); failing {
+		body["status"] = "degraded"
+		body["store"] = fmt.Sprintf("writes failing since %s: %v", since.UTC().Format(time.RFC3339), err)
 	}
 	writeJSON(w, http.StatusOK, body)
 }

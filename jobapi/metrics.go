@@ -20,14 +20,16 @@ type metrics struct {
 	runTime   prometheus.Histogram
 	waiters   prometheus.Gauge
 	requests  *prometheus.CounterVec // by route and code
+	// writeFailures counts the store's writes that failed (writehealth.go).
+	writeFailures prometheus.Counter
 }
 
 // latencyBuckets span 100 µs to about 100 s.
 var latencyBuckets = prometheus.ExponentialBuckets(0.0001, 4, 11)
 
-// newMetrics registers the series; listener, if not nil, adds the gauge
-// of the store's listener.
-func newMetrics(stats func() ledger.Stats, listener listenerHealth) *metrics {
+// newMetrics registers the series; health reports the store's writes, and
+// listener, if not nil, adds the gauge of the store's listener.
+func newMetrics(stats func() ledger.Stats, listener listenerHealth, health *writeHealth) *metrics {
 	m := &metrics{
 		registry: prometheus.NewRegistry(),
 		submitted: prometheus.NewCounter(prometheus.CounterOpts{
@@ -60,12 +62,25 @@ func newMetrics(stats func() ledger.Stats, listener listenerHealth) *metrics {
 			Name: "jobledger_http_requests_total",
 			Help: "HTTP requests served, by route and status code; 499 for a request whose client went away before any reply.",
 		}, []string{"route", "code"}),
+		writeFailures: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "jobledger_store_write_failures_total",
+			Help: "Writes the store failed (a full disk, an I/O error), each retry counted.",
+		}),
 	}
 	for _, s := range []string{"DONE", "FAILED", "TIMEOUT"} {
 		m.completed.WithLabelValues(s) // every state appears from the start
 	}
 	m.registry.MustRegister(
-		m.submitted, m.rejected, m.completed, m.queueWait, m.runTime, m.waiters, m.requests,
+		m.submitted, m.rejected, m.completed, m.queueWait, m.runTime, m.waiters, m.requests, m.writeFailures,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "jobledger_store_writes_failing",
+			Help: "1 from a write the store failed until one commits, 0 otherwise.",
+		}, func() float64 {
+			if failing, _, _ := health.report(); failing {
+				return 1
+			}
+			return 0
+		}),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "jobledger_queue_depth",
 			Help: "Admitted jobs not yet terminal (PENDING or RUNNING).",

@@ -68,6 +68,9 @@ func (s *Server) admit(req Request, key, digest string) (string, error) {
 	} else {
 		id, err = s.store.Submit(s.writes, req.TaskID, req)
 	}
+	if !replayed {
+		s.noteWrite(err)
+	}
 	if err != nil {
 		if errors.Is(err, ledger.ErrQueueFull) {
 			s.metrics.rejected.Inc()
@@ -128,6 +131,33 @@ func (s *Server) run(ctx context.Context, id string, release func()) {
 		s.workers.Release(1)
 		cause = context.Cause(s.base)
 	}
+	var (
+		req  Request
+		snap ledger.Snapshot
+	)
+	if cause == nil {
+		var err error
+		req, snap, err = s.startJob(ctx, id)
+		switch {
+		case err == nil:
+		case ctx.Err() != nil && !ended(err):
+			// Its context ended while the store failed its start: it ends
+			// as a job that never got a worker does.
+			s.workers.Release(1)
+			cause = context.Cause(ctx)
+		default:
+			s.workers.Release(1)
+			if !ended(err) {
+				// The job is live and cannot run: the store refused it for
+				// good, or a runner of an earlier process took its request.
+				// End it rather than leave it holding its slot with no
+				// runner.
+				s.log.Error("job cannot start", "job_id", id, "error", err)
+				s.record(id, ledger.Failed, nil, wireError(ErrStoreFailed, ""))
+			}
+			return
+		}
+	}
 	if cause != nil {
 		if s.keepPending && errors.Is(cause, ErrShuttingDown) {
 			// Never started, on a durable store: the next process runs it.
@@ -139,25 +169,48 @@ func (s *Server) run(ctx context.Context, id string, release func()) {
 		s.endByCause(id, cause)
 		return
 	}
-	// Both fail when the job already ended (cancel): TakeRequest with
-	// ledger.ErrTerminal, the request dropped with the job's end.
-	req, err := s.store.TakeRequest(s.writes, id)
-	var snap ledger.Snapshot
-	if err == nil {
-		snap, err = s.store.Start(s.writes, id)
-	}
-	if err != nil {
-		s.workers.Release(1)
-		if !ended(err) {
-			// The job is live and cannot run: the store failed, or a runner
-			// of an earlier process took its request. End it rather than
-			// leave it holding its slot with no runner.
-			s.log.Error("job cannot start", "job_id", id, "error", err)
-			s.record(id, ledger.Failed, nil, wireError(ErrStoreFailed, ""))
-		}
-		return
-	}
 	s.runJob(ctx, snap, req)
+}
+
+// startJob takes the request of job id and starts it, trying again
+// (retry.go) what the store fails in passing until ctx ends. Both calls
+// fail when the job already ended (cancel): TakeRequest with
+// ledger.ErrTerminal, the request dropped with the job's end. Once ctx has
+// ended it returns the latest failure.
+func (s *Server) startJob(ctx context.Context, id string) (Request, ledger.Snapshot, error) {
+	var (
+		req   Request
+		taken bool
+	)
+	for n := 0; ; n++ {
+		var (
+			snap ledger.Snapshot
+			err  error
+		)
+		if !taken {
+			req, err = s.store.TakeRequest(s.writes, id)
+			taken = err == nil
+		}
+		if taken {
+			snap, err = s.store.Start(s.writes, id)
+			s.noteWrite(err)
+			if n > 0 && errors.Is(err, ledger.ErrNotPending) {
+				// The failed try may have committed after all (its outcome
+				// was unknown): the job running is this runner's.
+				if cur, e := s.store.Snapshot(s.writes, id); e == nil && cur.State == ledger.Running {
+					return req, cur, nil
+				}
+			}
+		}
+		if err == nil || !s.retryable(err) {
+			return req, snap, err
+		}
+		s.log.Warn("job start failed in the store; retrying", "job_id", id, "error", err,
+			"retry_in", retryBackoff(n).String())
+		if !s.pause(ctx.Done(), n) {
+			return req, snap, err
+		}
+	}
 }
 
 // runStarted is the runner of a job the claimer claimed (shared.go),
@@ -245,32 +298,40 @@ func (s *Server) endByCause(id string, cause error) {
 }
 
 // record is a runner's end of its job. A job already ended is left as it
-// is, and logged (its model's outcome is lost). When the store fails the write, record tries once more to end the
-// job FAILED "job store failure", so that it does not stay live with no
-// runner; a job the store will not end at all is logged, and stays live
-// until the store is reopened (a durable store then ends it FAILED
-// "interrupted by restart") or, on a PostgreSQL store, until its lease
-// lapses, unrenewed once an end was tried, and a reaper ends it FAILED
-// "worker lost".
+// is, and logged (its model's outcome is lost). An end the store fails in
+// passing (a full disk) is tried again (retry.go) until it commits, the
+// job is found ended, or the store's writes end (Close, Shutdown's hard
+// stop). One the store refuses for good (a result it cannot hold) is
+// replaced by FAILED "job store failure", so that the job does not stay
+// live with no runner. A job the store will not end at all is logged, and
+// stays live until the store is reopened (a durable store then ends it
+// FAILED "interrupted by restart") or, on a PostgreSQL store, until its
+// lease lapses, unrenewed once an end was tried, and a reaper ends it
+// FAILED "worker lost".
 func (s *Server) record(id string, state ledger.State, res json.RawMessage, cause error) {
-	snap, err := s.end(id, state, res, cause)
-	if err == nil {
-		return
-	}
-	if ended(err) {
-		as := "gone" // evicted since
-		if snap.ID != "" {
-			as = snap.State.String()
+	for n := 0; ; n++ {
+		snap, err := s.end(id, state, res, cause)
+		switch {
+		case err == nil:
+			return
+		case ended(err):
+			as := "gone" // evicted since
+			if snap.ID != "" {
+				as = snap.State.String()
+			}
+			s.log.Warn("job end refused: the job had ended", "job_id", id, "state", state.String(),
+				"ended_as", as, "ended_with", snap.Err)
+			return
+		case s.retryable(err):
+			if s.pause(nil, n) {
+				continue
+			}
+		case state != ledger.Failed || !errors.Is(cause, ErrStoreFailed):
+			state, res, cause = ledger.Failed, nil, wireError(ErrStoreFailed, "")
+			continue
 		}
-		s.log.Warn("job end refused: the job had ended", "job_id", id, "state", state.String(),
-			"ended_as", as, "ended_with", snap.Err)
-		return
-	}
-	if state != ledger.Failed || !errors.Is(cause, ErrStoreFailed) {
-		_, err = s.end(id, ledger.Failed, nil, wireError(ErrStoreFailed, ""))
-	}
-	if err != nil && !ended(err) {
 		s.log.Error("job left live: the store refused to end it", "job_id", id, "error", err)
+		return
 	}
 }
 
@@ -293,6 +354,7 @@ func (s *Server) end(id string, state ledger.State, res json.RawMessage, cause e
 	default:
 		snap, err = s.store.Fail(s.writes, id, cause)
 	}
+	s.noteWrite(err)
 	if err != nil {
 		if !ended(err) {
 			s.log.Error("job store failed", "op", "end", "job_id", id, "state", state.String(), "error", err)

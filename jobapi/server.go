@@ -69,7 +69,9 @@ type Options struct {
 //     the one worker pool, shared by both paths; inferBytes is the byte
 //     budget of /infer bodies (handler_infer.go).
 //   - listener (the store's report on its listener, nil for a store
-//     without one) is set by New; it is safe for concurrent use.
+//     without one) and transient (the store's word on which failures
+//     pass, nil for a store without one) are set by New; both are safe
+//     for concurrent use. health has its own mutex (writehealth.go).
 //   - shared (the store's Shared side, nil for a store of one process) and
 //     closing (closed once, under mu, when Shutdown begins) are set by New.
 //   - mu guards closed, drained, flights, runners, left and waitsStopped,
@@ -112,6 +114,11 @@ type Server struct {
 	// listener is the store's report on its listener connection, if it
 	// has one (store.go).
 	listener listenerHealth
+	// transient is the store's word on which of its failures may pass
+	// (retry.go), if it gives one.
+	transient transientReporter
+	// health is what the runners' and handlers' writes saw of the store's.
+	health writeHealth
 
 	// shared is the store's Shared side: non-nil, the server runs in
 	// shared mode (shared.go), its jobs claimed by any replica's claimer.
@@ -259,7 +266,8 @@ func New(cfg Config, opts Options) (*Server, error) {
 	s.inferBytes = semaphore.NewWeighted(inferBudget(cfg))
 	s.submitBytes = semaphore.NewWeighted(submitBudget(cfg))
 	s.listener, _ = ledger.As[listenerHealth](s.store)
-	s.metrics = newMetrics(s.store.Stats, s.listener)
+	s.transient, _ = ledger.As[transientReporter](s.store)
+	s.metrics = newMetrics(s.store.Stats, s.listener, &s.health)
 	s.base, s.baseCancel = context.WithCancelCause(context.Background())
 	s.writes, s.stopWrites = context.WithCancel(context.Background())
 	s.mux = s.routes()

@@ -42,7 +42,12 @@ type failing struct {
 }
 
 func newFailing(t *testing.T, clock *fakeClock) *failing {
-	return &failing{store: newMemory(t, clock, 16), fails: map[string]int{}}
+	return newFailingQueue(t, clock, 16)
+}
+
+// newFailingQueue is newFailing on a queue of maxQueue jobs.
+func newFailingQueue(t *testing.T, clock *fakeClock, maxQueue int) *failing {
+	return &failing{store: newMemory(t, clock, maxQueue), fails: map[string]int{}}
 }
 
 // failNext makes the next n calls of method fail (n -1: all of them, 0:
@@ -75,6 +80,20 @@ func (f *failing) TakeRequest(ctx context.Context, id string) (jobapi.Request, e
 		return jobapi.Request{}, errDisk
 	}
 	return f.store.TakeRequest(ctx, id)
+}
+
+func (f *failing) Start(ctx context.Context, id string) (ledger.Snapshot, error) {
+	if f.fail("Start") {
+		return ledger.Snapshot{}, errDisk
+	}
+	return f.store.Start(ctx, id)
+}
+
+func (f *failing) Timeout(ctx context.Context, id string, cause error) (ledger.Snapshot, error) {
+	if f.fail("Timeout") {
+		return ledger.Snapshot{}, errDisk
+	}
+	return f.store.Timeout(ctx, id, cause)
 }
 
 func (f *failing) Finish(ctx context.Context, id string, res json.RawMessage) (ledger.Snapshot, error) {
@@ -183,16 +202,22 @@ func TestStoreFailuresAnswer503(t *testing.T) {
 	require.Equal(t, http.StatusOK, h.get("/jobs/"+id+"/result").Status)
 }
 
+// lasting is a failing store that calls each of its failures lasting, as
+// the SQLite store calls a damaged file's.
+type lasting struct{ *failing }
+
+func (lasting) Transient(error) bool { return false }
+
 // TestStoreFailureEndsTheJob: when the store fails a runner's write
-// (taking the request, recording the outcome), the runner ends the job
-// FAILED "job store failure" rather than leave it holding its slot with
-// no runner.
+// (taking the request, starting the job, recording the outcome) with a
+// failure it calls lasting, the runner ends the job FAILED "job store
+// failure" rather than leave it holding its slot with no runner.
 func TestStoreFailureEndsTheJob(t *testing.T) {
-	for _, method := range []string{"TakeRequest", "Finish"} {
+	for _, method := range []string{"TakeRequest", "Start", "Finish"} {
 		t.Run(method, func(t *testing.T) {
 			clock := newFakeClock()
 			st := newFailing(t, clock)
-			h := newHarnessWith(t, jobapi.Options{Model: jobapi.Echo{}, Ledger: st, Clock: clock}, nil)
+			h := newHarnessWith(t, jobapi.Options{Model: jobapi.Echo{}, Ledger: lasting{st}, Clock: clock}, nil)
 			st.failNext(method, 1)
 			r := h.waitBounded(h.submit("t", nil))
 			require.Equal(t, "FAILED", r.Body["state"])
@@ -203,10 +228,10 @@ func TestStoreFailureEndsTheJob(t *testing.T) {
 	}
 }
 
-// TestStoreRefusingEveryEnd: a store that refuses every end leaves the job
-// live; the runner logs it and returns all the same, so that Shutdown does
-// not wait for it and no flight is left. The server's invariants then
-// report the live job, and only it.
+// TestStoreRefusingEveryEnd: a store that fails every end leaves the job
+// live; the runner tries again until Shutdown's hard stop ends the store's
+// writes, then logs it and returns, so that Shutdown returns and no flight
+// is left. The server's invariants then report the live job, and only it.
 func TestStoreRefusingEveryEnd(t *testing.T) {
 	clock := newFakeClock()
 	st := newFailing(t, clock)
@@ -216,9 +241,22 @@ func TestStoreRefusingEveryEnd(t *testing.T) {
 	st.failNext("Finish", -1)
 	st.failNext("Fail", -1)
 	id := h.submit("t", nil)
-	until(t, "the runner gives up", func() bool { return strings.Contains(logs.String(), "job left live") })
+	for n := range 3 {
+		until(t, "a retry armed", func() bool { return clock.PendingIn(jobapi.RetryBackoff(n)) == 1 })
+		clock.Advance(jobapi.RetryBackoff(n))
+	}
+	until(t, "the next retry armed", func() bool { return clock.PendingIn(jobapi.RetryBackoff(3)) == 1 })
+	require.NotContains(t, logs.String(), "job left live", "the runner is still trying")
 
-	requireShutdownReturns(t, h.srv)
+	grace, endGrace := context.WithCancel(context.Background())
+	endGrace()
+	shut := make(chan error, 1)
+	go func() { shut <- h.srv.Shutdown(grace) }()
+	// The job's deadline, the pending retry and the hard stop.
+	until(t, "the hard stop armed", func() bool { return clock.Pending() == 3 })
+	clock.Advance(jobapi.HardStop)
+	require.ErrorIs(t, received(t, shut, "Shutdown returned at the hard stop"), context.Canceled)
+	require.Contains(t, logs.String(), "job left live")
 	err := h.srv.CheckInvariants()
 	require.ErrorContains(t, err, "DrainInv: drained with 1 jobs PENDING or RUNNING")
 	require.NotContains(t, err.Error(), "FlightsInv")

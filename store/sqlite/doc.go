@@ -121,6 +121,13 @@
 // these, the ledger's sentinels and the context's is a failure of the
 // database, with an unknown outcome.
 //
+// A write that meets a full disk (SQLITE_FULL), an I/O error or a busy
+// database fails with its whole batch, which is rolled back: nothing
+// changed, and the same write may commit once the file system takes
+// writes again. Transient says which failures are of that kind, so that a
+// caller tries them again (the job API does, until they commit); the
+// store itself goes on serving, and never retries on its own.
+//
 // # Close and locking
 //
 // Close stops the writer after the batch it is committing: writes still

@@ -1,0 +1,128 @@
+package jobapi_test
+
+import (
+	"log/slog"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobledger/jobledger/jobapi"
+)
+
+// advanceRetries moves clock through the pauses before retries from to
+// to-1 of a write st failed, each once it is armed; the job must stay live
+// meanwhile, not be given up.
+func advanceRetries(t *testing.T, clock *fakeClock, st *failing, from, to int) {
+	t.Helper()
+	for n := from; n < to; n++ {
+		until(t, "a retry armed, or the job ended", func() bool {
+			return clock.PendingIn(jobapi.RetryBackoff(n)) == 1 || st.Stats().Depth == 0
+		})
+		require.Equal(t, 1, st.Stats().Depth, "the job ended before retry %d", n+1)
+		clock.Advance(jobapi.RetryBackoff(n))
+	}
+}
+
+// metric returns the value of the series named name in h's /metrics.
+func (h *harness) metric(name string) string {
+	h.t.Helper()
+	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name) + ` (\S+)$`).FindStringSubmatch(string(h.get("/metrics").Raw))
+	require.NotNil(h.t, m, "no series %s", name)
+	return m[1]
+}
+
+// TestRefusedEndIsRetried pins the wedge of a brief full disk: the runner
+// gave up on an end the store failed, so the job stayed RUNNING past its
+// deadline, holding its place in the queue, and every later submit got
+// 429 until a restart. The end is now tried again, by the server's clock,
+// until it commits: the job ends once, with its model's result, and
+// admission comes back by itself. While the writes fail, /healthz and the
+// metrics say so.
+func TestRefusedEndIsRetried(t *testing.T) {
+	const refusals = 4
+	clock := newFakeClock()
+	st := newFailingQueue(t, clock, 1)
+	g := newGate()
+	logs := &logBuffer{}
+	h := newHarnessWith(t, jobapi.Options{Model: g, Ledger: st, Clock: clock,
+		Logger: slog.New(slog.NewJSONHandler(logs, nil))}, nil)
+	require.Equal(t, map[string]any{"status": "ok"}, h.get("/healthz").Body)
+
+	st.failNext("Finish", refusals)
+	first := clock.Now()
+	id := h.submit("t", nil)
+	require.Equal(t, "t", <-g.started)
+	g.release <- struct{}{}
+	advanceRetries(t, clock, st, 0, 1)
+
+	r := h.get("/healthz")
+	require.Equal(t, http.StatusOK, r.Status)
+	require.Equal(t, "degraded", r.Body["status"])
+	require.Equal(t, "writes failing since "+first.UTC().Format(time.RFC3339)+": disk I/O error", r.Body["store"])
+	require.Equal(t, "1", h.metric("jobledger_store_writes_failing"))
+	require.Equal(t, "RUNNING", h.get("/jobs/" + id).Body["state"])
+	requireProblem(t, h.postJSON("/jobs", map[string]any{"task_id": "full"}), http.StatusTooManyRequests, "job queue is full")
+
+	advanceRetries(t, clock, st, 1, refusals)
+	r = h.waitBounded(id)
+	require.Equal(t, "DONE", r.Body["state"], "%s", r.Raw)
+	require.Equal(t, map[string]any{"task": "t"}, h.get("/jobs/" + id + "/result").Body["result"], "the model's result")
+	until(t, "the end logged", func() bool { return strings.Contains(logs.String(), `"msg":"job ended"`) })
+	require.Equal(t, 1, strings.Count(logs.String(), `"msg":"job ended"`), "ended once")
+	require.Equal(t, "1", h.metric(`jobledger_jobs_completed_total{state="DONE"}`))
+	require.Equal(t, "0", h.metric(`jobledger_jobs_completed_total{state="FAILED"}`))
+	require.NotContains(t, logs.String(), "job left live")
+
+	require.Equal(t, map[string]any{"status": "ok"}, h.get("/healthz").Body)
+	require.Equal(t, "0", h.metric("jobledger_store_writes_failing"))
+	require.Equal(t, "4", h.metric("jobledger_store_write_failures_total"))
+	next := h.submit("next", nil)
+	require.Equal(t, "next", <-g.started, "admission came back by itself")
+	g.release <- struct{}{}
+	require.Equal(t, "DONE", h.waitBounded(next).Body["state"])
+}
+
+// TestRefusedStartIsRetried: a job whose start the store fails stays
+// PENDING, its runner trying again, and starts once the store takes
+// writes; one whose deadline passes meanwhile ends TIMEOUT once the store
+// takes its end, rather than stay PENDING with nobody to end it.
+func TestRefusedStartIsRetried(t *testing.T) {
+	t.Run("started", func(t *testing.T) {
+		clock := newFakeClock()
+		st := newFailingQueue(t, clock, 1)
+		h := newHarnessWith(t, jobapi.Options{Model: jobapi.Echo{}, Ledger: st, Clock: clock}, nil)
+		st.failNext("Start", 2)
+		id := h.submit("t", nil)
+		advanceRetries(t, clock, st, 0, 2)
+		require.Equal(t, "DONE", h.waitBounded(id).Body["state"])
+		require.Equal(t, "2", h.metric("jobledger_store_write_failures_total"))
+		require.Equal(t, "DONE", h.waitBounded(h.submit("next", nil)).Body["state"])
+	})
+	t.Run("past its deadline", func(t *testing.T) {
+		clock := newFakeClock()
+		st := newFailingQueue(t, clock, 1)
+		h := newHarnessWith(t, jobapi.Options{Model: jobapi.Echo{}, Ledger: st, Clock: clock},
+			func(c *jobapi.Config) { c.AsyncTimeout = 2 * time.Second })
+		st.failNext("Start", -1)
+		st.failNext("Timeout", -1)
+		id := h.submit("t", nil)
+		advanceRetries(t, clock, st, 0, 5) // 50+100+200+400+800 ms
+		require.Equal(t, "PENDING", h.get("/jobs/" + id).Body["state"])
+		until(t, "a retry armed", func() bool { return clock.PendingIn(jobapi.RetryBackoff(5)) == 1 })
+		clock.Advance(time.Second) // past the deadline: the start's retry stops, the TIMEOUT is refused
+		advanceRetries(t, clock, st, 0, 2)
+		until(t, "a retry armed", func() bool { return clock.PendingIn(jobapi.RetryBackoff(2)) == 1 })
+		require.Equal(t, "PENDING", h.get("/jobs/" + id).Body["state"])
+		st.failNext("Timeout", 0)
+		clock.Advance(jobapi.RetryBackoff(2))
+		r := h.waitBounded(id)
+		require.Equal(t, "TIMEOUT", r.Body["state"], "%s", r.Raw)
+		until(t, "the commit reported", func() bool { return h.get("/healthz").Body["status"] == "ok" })
+		st.failNext("Start", 0)
+		require.Equal(t, "DONE", h.waitBounded(h.submit("next", nil)).Body["state"])
+	})
+}
