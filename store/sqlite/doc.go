@@ -129,13 +129,14 @@
 // (no completion can come after Close). Then it closes the connections and
 // releases the lock. Every Close returns only once that is done, with the
 // first one's error: a second Open may follow any of them. The lock is an
-// exclusive flock(2) on the sidecar file REAL.lock, REAL being the file's
-// path with its symbolic links resolved, held from Open to Close: a second
-// store on the same file, in another process or this one, under the same
-// name or through a symbolic link, fails to open with ErrLocked, and so
-// does a file with more than one hard link, which another store could
-// hold under its other name (lock.go says why, and why not SQLite's own
-// locking). The package therefore builds on Unix only.
+// exclusive flock(2) on the database file REAL, the path with its symbolic
+// links resolved, and another on the sidecar file REAL.lock, held from
+// Open to Close: a second store on the same file, in another process or
+// this one, under the same name or through a symbolic link, fails to open
+// with ErrLocked, with the lock file or without it, and so does a file
+// with more than one hard link, which another store could hold under its
+// other name (lock.go says why, and why not SQLite's own locking). The
+// package therefore builds on Unix only.
 //
 // # Synchronisation
 //

@@ -9,9 +9,9 @@ import "errors"
 // ledger package's sentinels (ledger.ErrQueueFull, ledger.ErrClosed, ...).
 var (
 	// ErrLocked: another Store, in this process or another, holds the
-	// database (its lock file, REAL.lock beside the file the path resolves
-	// to, is locked), or could hold it unseen: the file has more than one
-	// hard link.
+	// database (the file the path resolves to, REAL, or its lock file
+	// REAL.lock, is locked), or could hold it unseen: the file has more
+	// than one hard link.
 	ErrLocked = errors.New("sqlite: database in use by another store")
 	// ErrUnwritable: the database cannot be created, opened or written:
 	// a missing or read-only directory, a path that is a directory, a
