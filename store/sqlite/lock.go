@@ -190,3 +190,23 @@ func (l *fileLock) unlock() error {
 	delete(held, l.id)
 	return err
 }
+
+// checkNamed returns an error wrapping ErrDetached unless path (the name
+// the store was opened by) still names the file l holds and the log beside
+// it is still there. SQLite writes on into a file or a log that was
+// removed or renamed, where the next Open of path will not look.
+func (l *fileLock) checkNamed(path string) error {
+	info, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%w: %s was removed", ErrDetached, path)
+	case err != nil:
+		return fmt.Errorf("%w: %w", ErrDetached, err)
+	case identity(info) != l.id:
+		return fmt.Errorf("%w: %s now names another file", ErrDetached, path)
+	}
+	if _, err := os.Stat(l.real + walSuffix); err != nil {
+		return fmt.Errorf("%w: its log: %w", ErrDetached, err)
+	}
+	return nil
+}

@@ -43,7 +43,7 @@ func TestOpenCreatesTheFile(t *testing.T) {
 	s := e.open()
 	require.FileExists(t, e.path)
 	require.Equal(t, e.path, s.Path())
-	require.Equal(t, 4, sqlite.SchemaVersion)
+	require.Equal(t, 5, sqlite.SchemaVersion)
 }
 
 // TestOpenLocked: a second store on the same file, in this process (as in
