@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -108,6 +110,9 @@ func TestSQLiteFileFaults(t *testing.T) {
 		code, out := runToExit(t, bin, append([]string{"-listen", "127.0.0.1:0"}, serve(db)...)...)
 		require.Equal(t, 2, code, "%s", out)
 		require.Contains(t, out, "in use by another store")
+		code, out = runToExit(t, bin, "-store", "sqlite:"+db, "-repair")
+		require.Equal(t, 2, code, "%s", out)
+		require.Contains(t, out, "in use by another store", "no repair under a running server")
 		a = c.do(t, "GET", "/jobs/"+id, "")
 		require.Equal(t, 200, a.status)
 		require.NotEqual(t, "FAILED", a.body["state"], "the first server's job was left alone: %s", a.raw)
@@ -158,5 +163,15 @@ func TestSQLiteFileFaults(t *testing.T) {
 			code, log := s.stop(t)
 			require.Equal(t, 0, code, "%s", log)
 		})
+	}
+}
+
+// TestRepairNeedsSQLite: -repair on a store that is not a SQLite file is
+// refused, naming the form it needs.
+func TestRepairNeedsSQLite(t *testing.T) {
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	for _, store := range []string{"memory", "postgres://postgres@127.0.0.1:1/jobs"} {
+		err := run([]string{"-store", store, "-repair"}, log)
+		require.ErrorContains(t, err, "-repair needs -store sqlite:PATH", store)
 	}
 }

@@ -126,7 +126,7 @@
 //
 // # Faults of the file
 //
-// The store checks, for a stat or a few bytes' write per batch, that the
+// The store checks, for two stats and a 21-byte write per batch, that the
 // file the next Open of its path finds holds what it acknowledged:
 //
 //   - After each commit, before it answers anyone, the writer checks that
