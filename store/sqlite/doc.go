@@ -156,7 +156,9 @@
 // crashed before the kernel wrote the last mark: it is written without an
 // fsync, so a lower mark checks less and never refuses a whole file); and
 // damage to a log while a store runs that leaves it in place. A clean
-// Close leaves no log to damage: SQLite checkpoints it into the file.
+// Close leaves no log to damage: SQLite checkpoints it into the file. A
+// refused Open changes no job, but SQLite may checkpoint what it could
+// read of a cut log into the file as it closes; the refusal stands.
 //
 // # Close and locking
 //
