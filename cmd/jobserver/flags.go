@@ -34,6 +34,7 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	replica := fs.String("replica", "", "this server's `name` among the replicas on one PostgreSQL store, kept across its restarts")
 	lease := fs.Int64("lease", 0, "with a PostgreSQL store: how long a running job's lease lasts unrenewed, in `ms` (0: the store's default)")
 	addrFile := fs.String("addr-file", "", "write the listening address to `file` once listening")
+	repair := fs.Bool("repair", false, "with -store sqlite:PATH: recompute the file's stored depth from its jobs, accept the commits it holds as all there are, say what changed, and exit (refused while a server holds the file)")
 	grace := fs.Duration("grace", 10*time.Second, "after a signal, serve reads and let running jobs finish this long, refusing new work")
 	if err := fs.Parse(args); err != nil {
 		return options{}, err
@@ -107,5 +108,5 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	if *grace < 0 {
 		return options{}, fmt.Errorf("-grace %v is negative", *grace)
 	}
-	return options{cfg: cfg, addrFile: *addrFile, grace: *grace}, nil
+	return options{cfg: cfg, addrFile: *addrFile, grace: *grace, repair: *repair}, nil
 }

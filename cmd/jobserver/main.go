@@ -12,6 +12,8 @@
 // signal cuts the grace short (see shutdown). A signal that comes while
 // the server starts (its port bound, its store still opening) is taken
 // once the store is open, or the process exits with the store's error.
+// With -repair and -store sqlite:PATH it repairs the file that a start
+// refused (sqlite.Repair), says what it changed and exits.
 package main
 
 import (
@@ -47,12 +49,16 @@ type options struct {
 	cfg      jobapi.Config
 	addrFile string
 	grace    time.Duration
+	repair   bool // -repair: repair the SQLite file and exit
 }
 
 func run(args []string, log *slog.Logger) error {
 	opts, err := parseFlags(args, os.Stderr)
 	if err != nil {
 		return err
+	}
+	if opts.repair {
+		return repairStore(opts.cfg.Store, os.Stdout)
 	}
 	// Catch the signals before the port is bound and the address file
 	// written, which supervisors read as "started": New can take long (a
@@ -85,7 +91,7 @@ func run(args []string, log *slog.Logger) error {
 		if opts.addrFile != "" {
 			os.Remove(opts.addrFile) // no server will answer at addr
 		}
-		return err
+		return repairHint(err, opts.cfg.Store)
 	}
 	// The store closes last, after the jobs have ended and the HTTP server
 	// has stopped answering reads of them (below); on an early return, here.

@@ -23,8 +23,11 @@
 // by another store (ErrLocked), one it cannot write (ErrUnwritable), one
 // that is not a database or is damaged (ErrCorrupt), another program's
 // database (ErrForeign), a schema newer than this code (ErrNewerSchema),
-// and a stored depth that disagrees with the jobs (ErrDepthMismatch). It
-// never replaces such a file with a fresh database.
+// a stored depth that disagrees with the jobs (ErrDepthMismatch), and one
+// that lacks commits it acknowledged (ErrMissingCommits, see "Faults of
+// the file"). It never replaces such a file with a fresh database. Repair
+// (jobserver -repair) accepts a file refused for its depth or its commits
+// as it is, and says what it changed.
 //
 // # The writer and group commit
 //
@@ -128,6 +131,42 @@
 // caller tries them again (the job API does, until they commit); the
 // store itself goes on serving, and never retries on its own.
 //
+// # Faults of the file
+//
+// The store checks, for two stats and a 21-byte write per batch, that the
+// file the next Open of its path finds holds what it acknowledged:
+//
+//   - After each commit, before it answers anyone, the writer checks that
+//     the path still names the file it holds (device and inode) and that
+//     the log, REAL-wal, is still there. From the first time either is
+//     not so, that batch and every later write get ErrDetached (the batch
+//     committed into a file the next Open will not find: its outcome is
+//     unknown to its callers, as for any failure of the database). A
+//     removed, renamed or replaced file, or a removed log, gets nothing
+//     acknowledged; reads go on from the file the store holds.
+//   - meta's commit count grows by one in each transaction, and after each
+//     commit the writer writes it, as the commit mark, into the lock file,
+//     outside SQLite's files (mark.go). Open refuses a file that holds
+//     fewer commits than the mark (ErrMissingCommits): a log removed or
+//     cut short after a crash, a file removed, truncated, or replaced by
+//     an older copy.
+//   - Open refuses an empty database file beside a log that holds frames
+//     (ErrMissingCommits) before SQLite opens it: SQLite would delete such
+//     a log as stale and start a fresh database.
+//   - Open runs PRAGMA quick_check: a file that is not a database, or whose
+//     pages do not fit together (ErrCorrupt).
+//
+// Not detected: damage that leaves the pages well-formed and the count at
+// or above the mark (a row changed in place; the database and its lock
+// file replaced together by older copies); any damage once the mark is
+// gone or older (the lock file removed, or the machine, not the process,
+// crashed before the kernel wrote the last mark: it is written without an
+// fsync, so a lower mark checks less and never refuses a whole file); and
+// damage to a log while a store runs that leaves it in place. A clean
+// Close leaves no log to damage: SQLite checkpoints it into the file. A
+// refused Open changes no job, but SQLite may checkpoint what it could
+// read of a cut log into the file as it closes; the refusal stands.
+//
 // # Close and locking
 //
 // Close stops the writer after the batch it is committing: writes still
@@ -136,13 +175,14 @@
 // (no completion can come after Close). Then it closes the connections and
 // releases the lock. Every Close returns only once that is done, with the
 // first one's error: a second Open may follow any of them. The lock is an
-// exclusive flock(2) on the sidecar file REAL.lock, REAL being the file's
-// path with its symbolic links resolved, held from Open to Close: a second
-// store on the same file, in another process or this one, under the same
-// name or through a symbolic link, fails to open with ErrLocked, and so
-// does a file with more than one hard link, which another store could
-// hold under its other name (lock.go says why, and why not SQLite's own
-// locking). The package therefore builds on Unix only.
+// exclusive flock(2) on the database file REAL, the path with its symbolic
+// links resolved, and another on the sidecar file REAL.lock, held from
+// Open to Close: a second store on the same file, in another process or
+// this one, under the same name or through a symbolic link, fails to open
+// with ErrLocked, with the lock file or without it, and so does a file
+// with more than one hard link, which another store could hold under its
+// other name (lock.go says why, and why not SQLite's own locking). The
+// package therefore builds on Unix only.
 //
 // # Synchronisation
 //

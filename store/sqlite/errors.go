@@ -9,9 +9,9 @@ import "errors"
 // ledger package's sentinels (ledger.ErrQueueFull, ledger.ErrClosed, ...).
 var (
 	// ErrLocked: another Store, in this process or another, holds the
-	// database (its lock file, REAL.lock beside the file the path resolves
-	// to, is locked), or could hold it unseen: the file has more than one
-	// hard link.
+	// database (the file the path resolves to, REAL, or its lock file
+	// REAL.lock, is locked), or could hold it unseen: the file has more
+	// than one hard link.
 	ErrLocked = errors.New("sqlite: database in use by another store")
 	// ErrUnwritable: the database cannot be created, opened or written:
 	// a missing or read-only directory, a path that is a directory, a
@@ -29,7 +29,20 @@ var (
 	// ErrDepthMismatch: the stored depth is not the number of jobs that
 	// are not terminal, so the admission bound cannot be trusted.
 	ErrDepthMismatch = errors.New("sqlite: stored depth disagrees with the jobs")
+	// ErrMissingCommits: the file lacks transactions that a store
+	// committed and acknowledged: it holds fewer than the commit mark in
+	// its lock file records, or it is empty beside a log that holds
+	// frames. Its log was removed or cut short, or the file was removed,
+	// truncated or replaced by an older copy. Repair accepts it as it is.
+	ErrMissingCommits = errors.New("sqlite: database lacks commits it acknowledged")
 )
+
+// ErrDetached is the error of every write of an open Store once its path no
+// longer names the file it holds, or the log beside that file is gone (it
+// was removed, renamed or replaced): what it committed there is not what
+// the next Open of the path will find. The Store refuses every later
+// write with it; reads go on from the file it holds.
+var ErrDetached = errors.New("sqlite: database file removed or replaced under the store; writes refused")
 
 // ErrTooLarge is the error of a write of an open Store that carries more
 // bytes than Options.MaxValueBytes (wrapped with the sizes): it is refused

@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"context"
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -22,13 +23,15 @@ func TestListAfterMigratingSchema2(t *testing.T) {
 	}
 	require.NoError(t, s.Close())
 	e.exec( // back to schema 2, as an older build left the file
-		`DROP INDEX jobs_state_admission`, // schema 4
+		`DELETE FROM meta WHERE key = 'commits'`, // schema 5
+		`DROP INDEX jobs_state_admission`,        // schema 4
 		`DROP INDEX jobs_admission`,
 		`DROP INDEX jobs_task_admission`,
 		`ALTER TABLE jobs DROP COLUMN n`,
 		`DELETE FROM meta WHERE key = 'next_n'`,
 		`UPDATE meta SET value = 2 WHERE key = 'schema_version'`,
 	)
+	require.NoError(t, os.Truncate(e.path+".lock", 0), "an older build wrote no commit mark")
 	s = e.open()
 	defer s.Close()
 	newer := mustSubmit(t, s, "new")

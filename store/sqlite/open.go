@@ -21,17 +21,21 @@ import (
 //
 //  1. validates cfg (as jobtable.New does) and opts: ErrInvalidConfig;
 //  2. creates the file if it does not exist and locks it (lock.go): the
-//     sidecar REAL.lock, REAL being the path with its symbolic links
-//     resolved; ErrLocked if another store holds it or the file has more
-//     than one hard link, ErrUnwritable if either cannot be created;
-//  3. opens the write connection (WAL, synchronous=FULL) and checks the
-//     file with PRAGMA quick_check: ErrCorrupt for a file that is not a
-//     database or fails the check, ErrUnwritable for one it cannot write;
+//     file REAL, the path with its symbolic links resolved, and the
+//     sidecar REAL.lock; ErrLocked if another store holds either or the
+//     file has more than one hard link, ErrUnwritable if either cannot be
+//     created;
+//  3. refuses an empty file beside a log that holds frames
+//     (ErrMissingCommits: SQLite would discard the log), opens the write
+//     connection (WAL, synchronous=FULL) and checks the file with PRAGMA
+//     quick_check: ErrCorrupt for a file that is not a database or fails
+//     the check, ErrUnwritable for one it cannot write;
 //  4. in one transaction, migrates the schema (ErrNewerSchema,
-//     ErrForeign), checks the stored depth against the jobs
-//     (ErrDepthMismatch) and applies the restart: every RUNNING job ends
-//     FAILED with InterruptedByRestart, PENDING jobs stay (Recovered lists
-//     them), and one retention pass runs, as a Submit's would;
+//     ErrForeign), checks the stored commit count against the lock file's
+//     mark (ErrMissingCommits, mark.go) and the stored depth against the
+//     jobs (ErrDepthMismatch) and applies the restart: every RUNNING job
+//     ends FAILED with InterruptedByRestart, PENDING jobs stay (Recovered
+//     lists them), and one retention pass runs, as a Submit's would;
 //  5. opens the reader connections and starts the writer.
 //
 // On any error it closes what it opened and releases the lock; the file
@@ -85,24 +89,7 @@ func Open(ctx context.Context, path string, cfg ledger.Config, opts Options) (*S
 // open does steps 3 to 5 of Open and returns the writer's first view.
 func (s *Store) open(ctx context.Context) (view, error) {
 	var err error
-	s.wdb, err = sql.Open("sqlite", dsn(s.path,
-		"_pragma=busy_timeout(10000)",
-		// Foreign keys are enforced (SQLite leaves them off by default),
-		// deferred ones at COMMIT, so that no schema's constraint is
-		// silently ignored.
-		"_pragma=foreign_keys(1)",
-		"_pragma=journal_mode(WAL)",
-		"_pragma=synchronous(FULL)",
-		"_txlock=immediate"))
-	if err != nil {
-		return view{}, err
-	}
-	// One connection, kept for the store's life: the writer's.
-	s.wdb.SetMaxOpenConns(1)
-	s.wdb.SetMaxIdleConns(1)
-	s.wdb.SetConnMaxLifetime(0)
-	s.wdb.SetConnMaxIdleTime(0)
-	if err := checkFile(ctx, s.wdb); err != nil {
+	if s.wdb, err = openWriter(ctx, s.path, s.lock.real); err != nil {
 		return view{}, err
 	}
 	v, err := s.recoverDatabase(ctx)
@@ -123,6 +110,37 @@ func (s *Store) open(ctx context.Context) (view, error) {
 		return view{}, err
 	}
 	return v, nil
+}
+
+// openWriter checks that the file real, which path names, is not empty
+// beside a log that holds frames, opens the write connection to it, and
+// checks the file (checkFile). On an error, the connection is closed.
+func openWriter(ctx context.Context, path, real string) (*sql.DB, error) {
+	if err := checkLog(real); err != nil {
+		return nil, err
+	}
+	db, err := sql.Open("sqlite", dsn(path,
+		"_pragma=busy_timeout(10000)",
+		// Foreign keys are enforced (SQLite leaves them off by default),
+		// deferred ones at COMMIT, so that no schema's constraint is
+		// silently ignored.
+		"_pragma=foreign_keys(1)",
+		"_pragma=journal_mode(WAL)",
+		"_pragma=synchronous(FULL)",
+		"_txlock=immediate"))
+	if err != nil {
+		return nil, err
+	}
+	// One connection, kept for the store's life: the writer's.
+	db.SetMaxOpenConns(1)
+	db.SetMaxIdleConns(1)
+	db.SetConnMaxLifetime(0)
+	db.SetConnMaxIdleTime(0)
+	if err := checkFile(ctx, db); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
 }
 
 // dsn is the driver's name for the file at path with params: an SQLite URI

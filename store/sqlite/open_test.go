@@ -43,7 +43,7 @@ func TestOpenCreatesTheFile(t *testing.T) {
 	s := e.open()
 	require.FileExists(t, e.path)
 	require.Equal(t, e.path, s.Path())
-	require.Equal(t, 4, sqlite.SchemaVersion)
+	require.Equal(t, 5, sqlite.SchemaVersion)
 }
 
 // TestOpenLocked: a second store on the same file, in this process (as in
@@ -100,16 +100,44 @@ func TestOpenLockedThroughLinks(t *testing.T) {
 func TestOpenLockedAcrossProcesses(t *testing.T) {
 	e := newEnv(t, ledger.Config{MaxQueue: 1})
 	s := e.open()
-	run := func() string {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestOpenFromAnotherProcess$", "-test.count=1")
-		cmd.Env = append(os.Environ(), "SQLITE_STORE_OTHER_PROCESS="+e.path)
-		out, err := cmd.CombinedOutput()
-		require.NoError(t, err, "%s", out)
-		return string(out)
-	}
-	require.Contains(t, run(), "open: locked")
+	require.Contains(t, openInAnotherProcess(t, e.path), "open: locked")
 	require.NoError(t, s.Close())
-	require.Contains(t, run(), "open: ok", "and opens once this process let go")
+	require.Contains(t, openInAnotherProcess(t, e.path), "open: ok", "and opens once this process let go")
+}
+
+// openInAnotherProcess runs TestOpenFromAnotherProcess on path in another
+// process and returns what it printed.
+func openInAnotherProcess(t *testing.T, path string) string {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestOpenFromAnotherProcess$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "SQLITE_STORE_OTHER_PROCESS="+path)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	return string(out)
+}
+
+// TestOpenLockedWithoutLockFile: removing the lock file of a store that
+// holds the file lets no second store in, from another process or this
+// one: the lock holds on the database file itself. (Regression: with the
+// lock file gone, a second server opened the file, failed the first one's
+// running jobs as interrupted by restart, and left a stored depth that no
+// Open accepted.)
+func TestOpenLockedWithoutLockFile(t *testing.T) {
+	e := newEnv(t, ledger.Config{MaxQueue: 2})
+	s := e.open()
+	id := toState(t, s, ledger.Running)
+	require.NoError(t, os.Remove(e.path+".lock"))
+
+	require.Contains(t, openInAnotherProcess(t, e.path), "open: locked")
+	err := e.openErr()
+	require.ErrorIs(t, err, sqlite.ErrLocked)
+	require.ErrorContains(t, err, "held by another store of this process")
+	require.Equal(t, ledger.Running, state(t, s, id), "the refused Opens changed nothing")
+	require.NoError(t, errOf(s.Finish(ctx, id, []byte("r"))), "and the store holds its file as before")
+	checkInvariants(t, s)
+
+	require.NoError(t, s.Close())
+	require.Contains(t, openInAnotherProcess(t, e.path), "open: ok", "and opens once this process let go")
 }
 
 // TestOpenFromAnotherProcess is the other process of

@@ -23,6 +23,7 @@ const (
 	qInsertKeyed              // SubmitKeyed: a job that holds an idempotency key
 	qKeyLookup                // SubmitKeyed: the job that holds a key, and its digest
 	qSetNextN                 // meta's next_n: the next admission ordinal
+	qSetCommits               // meta's commits: the transactions committed
 	nQueries
 )
 
@@ -50,8 +51,9 @@ var queries = [nQueries]string{
 	// unique index on idem_key is never the conflict; the id may be.
 	qInsertKeyed: `INSERT INTO jobs (id, task_id, state, request, created_at, n, idem_key, idem_digest)
 		VALUES (?1, ?2, 0, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (id) DO NOTHING`,
-	qKeyLookup: `SELECT id, idem_digest FROM jobs WHERE idem_key = ?1`,
-	qSetNextN:  `UPDATE meta SET value = ?1 WHERE key = 'next_n'`,
+	qKeyLookup:  `SELECT id, idem_digest FROM jobs WHERE idem_key = ?1`,
+	qSetNextN:   `UPDATE meta SET value = ?1 WHERE key = 'next_n'`,
+	qSetCommits: `UPDATE meta SET value = ?1 WHERE key = 'commits'`,
 }
 
 // prepareWrites prepares the writer's queries on db.

@@ -3,15 +3,18 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 
 	"github.com/jobledger/jobledger/ledger"
 )
 
 // recoverDatabase is Open's one transaction: it migrates the schema, checks
-// the stored depth, applies the restart semantics (see the package doc,
-// "Restart") and runs one retention pass, then commits, and returns the
-// writer's first view. It fills s.recovered and s.maxDepth.
+// the stored commit count against the lock file's mark and the stored
+// depth against the jobs, applies the restart semantics (see the package
+// doc, "Restart") and runs one retention pass, then commits and writes the
+// mark, and returns the writer's first view. It fills s.recovered and
+// s.maxDepth.
 func (s *Store) recoverDatabase(ctx context.Context) (view, error) {
 	tx, err := s.wdb.BeginTx(ctx, nil)
 	if err != nil {
@@ -22,11 +25,18 @@ func (s *Store) recoverDatabase(ctx context.Context) (view, error) {
 		return view{}, err
 	}
 	t := &txq{ctx: ctx, tx: tx}
+	commits, err := loadCommits(ctx, tx)
+	if err != nil {
+		return view{}, err
+	}
+	if err := s.lock.checkMark(commits); err != nil {
+		return view{}, err
+	}
 	depth, err := loadDepth(ctx, tx)
 	if err != nil {
 		return view{}, err
 	}
-	v := view{depth: depth}
+	v := view{depth: depth, commits: commits + 1}
 	err = tx.QueryRowContext(ctx, `SELECT
 			(SELECT count(*) FROM jobs),
 			(SELECT count(*) FROM jobs WHERE seq IS NOT NULL),
@@ -51,12 +61,16 @@ func (s *Store) recoverDatabase(ctx context.Context) (view, error) {
 	if _, err := t.exec(qSetDepth, v.depth); err != nil {
 		return view{}, err
 	}
+	if _, err := t.exec(qSetCommits, v.commits); err != nil {
+		return view{}, err
+	}
 	if s.recovered, err = pendingJobs(ctx, t); err != nil {
 		return view{}, err
 	}
 	if err := tx.Commit(); err != nil {
 		return view{}, fmt.Errorf("sqlite: committing the restart: %w", err)
 	}
+	s.lock.writeMark(v.commits) //nolint:errcheck // a mark left lower only checks less (mark.go)
 	s.maxDepth = max(s.cfg.MaxQueue, 0, v.depth)
 	return v, nil
 }
@@ -77,6 +91,19 @@ func loadDepth(ctx context.Context, tx *sql.Tx) (int, error) {
 		return 0, fmt.Errorf("%w: stored depth %d, %d jobs not terminal", ErrDepthMismatch, stored, live)
 	}
 	return stored, nil
+}
+
+// loadCommits reads the stored count of committed transactions.
+func loadCommits(ctx context.Context, tx *sql.Tx) (int64, error) {
+	var n int64
+	err := tx.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'commits'`).Scan(&n)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return 0, fmt.Errorf("%w: meta holds no commit count", ErrCorrupt)
+	case err != nil:
+		return 0, fmt.Errorf("sqlite: reading the commit count: %w", err)
+	}
+	return n, nil
 }
 
 // failRunning ends every RUNNING job FAILED with InterruptedByRestart: its

@@ -23,7 +23,7 @@ import (
 //     writer goroutine only, once Open has started it; database/sql makes
 //     rdb and reads safe for concurrent use).
 //   - q: the write queue, with its own mutex; callers push, the writer
-//     takes. gather is the writer goroutine's alone.
+//     takes. gather and detached are the writer goroutine's alone.
 //   - pub: atomics, stored by the writer after each commit, loaded by
 //     Stats and CheckInvariants.
 //   - takeMu guards taken, and is held across each TakeRequest's read of
@@ -64,6 +64,10 @@ type Store struct {
 	q      *queue
 	gather gatherer // the writer goroutine's
 	pub    published
+
+	// detached is the error of every write once the store's path no
+	// longer names its file (nil until then); the writer goroutine's.
+	detached error
 
 	takeMu sync.Mutex
 	taken  map[string]struct{}

@@ -16,6 +16,7 @@ import (
 //   - jobs is the number of rows, retained the number of terminal ones;
 //   - nextSeq is above every stored seq;
 //   - nextN is meta's stored next_n, above every job's admission ordinal n;
+//   - commits is meta's stored commits (mark.go);
 //   - clock is at or above every time stored;
 //   - front is at or before the completion time of every terminal job
 //     (retention.go);
@@ -27,6 +28,7 @@ type view struct {
 	evictedTTL, evictedLRU uint64
 	nextSeq                int64
 	nextN                  int64 // the admission ordinal of the next job
+	commits                int64 // the transactions committed to the file
 	clock                  int64 // Unix ns: the latest time stored
 	front                  int64 // Unix ns: at or before the oldest terminal job's completion
 	lruDue                 int   // LRU evictions counted, not yet deleted: 0 between batches

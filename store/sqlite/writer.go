@@ -67,8 +67,11 @@ type batch struct {
 
 // commitBatch opens a transaction, applies the writes of first to it, and
 // then those the gatherer lets join, each as it is taken; commits once;
-// and only then publishes the new view, wakes the waiters of the jobs it
-// ended and answers every caller, in that order. It returns the view the
+// checks that the file it committed to is still the one the store's path
+// names (else the batch fails with ErrDetached, and so does every later
+// one), writes the commit mark, and only then publishes the new view,
+// wakes the waiters of the jobs it ended and answers every caller, in that
+// order. It returns the view the
 // database now holds, the new one or committed if the batch failed (every
 // write then gets the failure: their outcome is unknown to the callers,
 // and is in fact "nothing changed"), and every write of the batch. The
@@ -78,6 +81,10 @@ type batch struct {
 func (s *Store) commitBatch(committed view, first []*op) (view, []*op) {
 	v := committed
 	b := &batch{ops: first}
+	if s.detached != nil {
+		s.answerAll(b.ops, reply{err: s.detached})
+		return committed, b.ops
+	}
 	ctx := context.Background() // no caller's context may cut a commit short
 	tx, err := s.wdb.BeginTx(ctx, nil)
 	if err != nil {
@@ -99,7 +106,13 @@ func (s *Store) commitBatch(committed view, first []*op) (view, []*op) {
 	if !b.wrote {
 		// Only refusals and replays (SubmitKeyed answered from a
 		// committed row): nothing to make durable, and no fsync to pay.
+		// A replay names a job of the file: the file must still be the
+		// path's.
 		tx.Rollback()
+		if s.detach() {
+			s.answerAll(b.ops, reply{err: s.detached})
+			return committed, b.ops
+		}
 		s.answerEach(b.ops, b.replies)
 		return committed, b.ops
 	}
@@ -122,6 +135,12 @@ func (s *Store) commitBatch(committed view, first []*op) (view, []*op) {
 			return committed, b.ops
 		}
 	}
+	v.commits++
+	if _, err := t.exec(qSetCommits, v.commits); err != nil {
+		tx.Rollback()
+		s.answerAll(b.ops, reply{err: fmt.Errorf("sqlite: storing the commit count: %w", err)})
+		return committed, b.ops
+	}
 	start := time.Now()
 	err = tx.Commit()
 	s.gather.lastCommit = time.Since(start)
@@ -130,9 +149,15 @@ func (s *Store) commitBatch(committed view, first []*op) (view, []*op) {
 		s.answerAll(b.ops, reply{err: fmt.Errorf("sqlite: commit: %w", err)})
 		return committed, b.ops
 	}
-	// Durable from here on: only now may anyone see the batch's effects
-	// through the view, a wakeup or a reply (see the package doc, "No
-	// wakeup before durability").
+	// Durable from here on, if the file is still the one the next Open
+	// will find: only then may anyone see the batch's effects through the
+	// view, a wakeup or a reply (see the package doc, "No wakeup before
+	// durability").
+	if s.detach() {
+		s.answerAll(b.ops, reply{err: s.detached})
+		return committed, b.ops
+	}
+	s.lock.writeMark(v.commits) //nolint:errcheck // a mark left lower only checks less (mark.go)
 	s.pub.store(v)
 	s.pub.commits.Add(1)
 	s.pub.writes.Add(uint64(len(b.ops)))
@@ -195,6 +220,16 @@ func (s *Store) batchTime(v *view) (now int64, panicked any) {
 		}
 	}()
 	return v.tick(s.cfg.Now()), nil
+}
+
+// detach checks that the store's path still names the file it holds
+// (fileLock.checkNamed) and reports whether it does not; from the first
+// time it does not, s.detached holds the error every write gets.
+func (s *Store) detach() bool {
+	if s.detached == nil {
+		s.detached = s.lock.checkNamed(s.path)
+	}
+	return s.detached != nil
 }
 
 // rollbackFailedCommit ends the transaction whose COMMIT failed. SQLite
