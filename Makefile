@@ -69,15 +69,18 @@ bench-river-build:
 	cd bench && $(GO) vet ./... && echo "bench-river: builds"
 
 # verify is the main job: every check the project has, then a summary.
+# The gates of BESIDE (one core of Node.js each, sharing nothing with the
+# Go steps) run in a lane of their own beside the others.
+BESIDE = $(filter spec-check spec-mutants,$(GATES))
 verify:
-	@MUTANTS_BASELINE=0 scripts/run-steps $(TEST_STEPS) $(GATES)
+	@MUTANTS_BASELINE=0 scripts/run-steps --beside "$(BESIDE)" $(TEST_STEPS) $(filter-out $(BESIDE),$(GATES))
 
 # gates runs what verify adds to test (CI runs test, then gates). Both skip
 # the mutants gate's own run of the normal build: the race (or CI's make
 # test), trace-check, lincheck and crash steps before it and fuzz-short
 # after it run the normal build through the same gates.
 gates:
-	@MUTANTS_BASELINE=0 scripts/run-steps $(GATES)
+	@MUTANTS_BASELINE=0 scripts/run-steps --beside "$(BESIDE)" $(filter-out $(BESIDE),$(GATES))
 
 -include jobapi/jobapi.mk
 -include spec/spec.mk
