@@ -24,6 +24,7 @@ type gatherer struct {
 	lastCommit time.Duration // how long the last COMMIT took
 	timer      *time.Timer   // reused; runs only while waiting is true
 	waiting    bool          // the wait of the batch being applied has not ended
+	maxWait    time.Duration // bounds every wait; maxGatherWait when zero
 }
 
 // maxGatherWait bounds the wait of one batch whatever the last commit took.
@@ -38,6 +39,9 @@ func gatherWait(lastCommit time.Duration) time.Duration {
 // begin starts the wait of a batch.
 func (g *gatherer) begin() {
 	d := gatherWait(g.lastCommit)
+	if g.maxWait > 0 {
+		d = min(g.lastCommit/2, g.maxWait)
+	}
 	if g.waiting = d > 0; !g.waiting {
 		return
 	}

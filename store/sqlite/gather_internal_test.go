@@ -37,14 +37,20 @@ func TestGatherTakesWhatIsQueued(t *testing.T) {
 func TestGatherWaitsForWhatIsExpected(t *testing.T) {
 	q := newQueue()
 	quit := make(chan struct{})
-	g := gatherer{expect: 2, lastCommit: time.Hour} // a wait of maxGatherWait
+	// A wait of an hour, which only the push can end.
+	g := gatherer{expect: 2, lastCommit: 2 * time.Hour, maxWait: time.Hour}
 	g.begin()
 	late := &op{id: "late"}
-	go q.push(late)
+	pushed := make(chan struct{})
+	go func() {
+		defer close(pushed)
+		q.push(late)
+	}()
 	require.Equal(t, []*op{late}, g.more(q, 1, 256, quit))
+	<-pushed
 	require.Empty(t, g.more(q, 2, 256, quit), "what was expected came")
 
-	g.expect = 8
+	g.expect, g.maxWait = 8, 0 // a wait of maxGatherWait
 	g.begin()
 	require.Empty(t, g.more(q, 1, 256, quit), "after maxGatherWait")
 	g.begin() // the timer is reused
