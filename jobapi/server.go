@@ -290,7 +290,11 @@ func New(cfg Config, opts Options) (*Server, error) {
 // These requests never reach the mux, so they are counted here, under the
 // route "unmatched" as every request no route matches is
 // (TestUnroutedRequestsUncounted).
+//
+// The connection of a request whose body is chunked is closed after the
+// reply (framing.go).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	closeAfterChunked(w, r)
 	if r.RequestURI == "*" || r.Method == http.MethodConnect || r.URL.Path != cleanPath(r.URL.Path) {
 		s.counted(routeUnmatched, http.HandlerFunc(s.unrouted)).ServeHTTP(w, r)
 		return
