@@ -229,7 +229,7 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 	if s.listener != nil {
 		body["listener"] = "up"
 		if ok, since, err := s.listener.ListenerHealth(); !ok {
-			body["listener"] = fmt.Sprintf("down since %s: %v", since.UTC().Format(time.RFC3339), err)
+			body["listener"] = fmt.Sprintf("down since %s: %s", since.UTC().Format(time.RFC3339), RedactStore(err.Error()))
 		}
 	}
 	writeJSON(w, http.StatusOK, body)

@@ -40,12 +40,12 @@ func build(t *testing.T, pkgs ...string) string {
 type server struct {
 	cmd     *exec.Cmd
 	addr    string
-	log     strings.Builder // every later log line; written by the drain goroutine
+	log     strings.Builder // the listening line and every later one; written by the drain goroutine
 	drained chan struct{}   // closed when the log reaches EOF (the process exited)
 }
 
 // start runs the jobserver binary on a free loopback port and reads the
-// chosen address from its "listening" log line.
+// chosen address from its "listening" log line, which its log keeps.
 func start(t *testing.T, bin string, args ...string) *server {
 	t.Helper()
 	cmd := exec.Command(filepath.Join(bin, "jobserver"), append([]string{"-listen", "127.0.0.1:0"}, args...)...)
@@ -58,6 +58,7 @@ func start(t *testing.T, bin string, args ...string) *server {
 		var line struct{ Msg, Addr string }
 		if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "listening" {
 			s.addr = line.Addr
+			s.log.WriteString(sc.Text() + "\n")
 			break
 		}
 	}
