@@ -27,3 +27,13 @@ var ErrJobEnded = errJobEnded
 // EndsHeard returns the number of ends the store's OnEnd told s of that
 // s took in (shared mode).
 func EndsHeard(s *Server) uint64 { return s.endCount() }
+
+// WithoutReplyBudget makes s write result replies with no budget, as it
+// did before it had one: the baseline of BenchmarkResultRead.
+func WithoutReplyBudget(s *Server) { s.replyBytes = unbounded{} }
+
+// unbounded is a byteBudget that never refuses.
+type unbounded struct{}
+
+func (unbounded) TryAcquire(int64) bool { return true }
+func (unbounded) Release(int64)         {}

@@ -48,6 +48,7 @@ const (
 	detailTooManyPixels = "image exceeds max_pixels"
 	detailInferBusy     = "too many /infer requests in flight"
 	detailSubmitBusy    = "too many job submissions in flight"
+	detailReplyBusy     = "too many result bytes in flight"
 	detailStoreFailed   = "job store unavailable"
 	detailBadKey        = "Idempotency-Key must be 1 to 255 printable characters"
 	detailKeyConflict   = "Idempotency-Key was used for another request"

@@ -63,8 +63,11 @@ type Options struct {
 // Synchronisation:
 //
 //   - cfg, model, log, clock, store, ownsStore, jobTTL, workers, inferBytes,
-//     submitBytes, metrics, mux, base, baseCancel, writes, stopWrites and
-//     keepPending are set by New and never change; closeOnce guards closeErr.
+//     submitBytes, replyBytes, metrics, mux, base, baseCancel, writes,
+//     stopWrites and keepPending are set by New and never change; closeOnce
+//     guards closeErr.
+//   - replyBytes, the budget of result replies in flight (replies.go), is
+//     safe for concurrent use.
 //   - store is safe for concurrent use (the ledger's contract); workers is
 //     the one worker pool, shared by both paths; inferBytes is the byte
 //     budget of /infer bodies (handler_infer.go).
@@ -122,8 +125,10 @@ type Server struct {
 	mux     *http.ServeMux
 
 	// inferBytes and submitBytes bound the bodies of /infer and POST /jobs
-	// requests in flight (bodies.go).
+	// requests in flight (bodies.go); replyBytes the replies that carry a
+	// stored result (replies.go).
 	inferBytes, submitBytes *semaphore.Weighted
+	replyBytes              byteBudget
 
 	// base ends, with cause ErrShuttingDown, when the shutdown grace
 	// period is over; every job's context derives from it.
@@ -258,6 +263,7 @@ func New(cfg Config, opts Options) (*Server, error) {
 	s.workers = semaphore.NewWeighted(int64(cfg.Workers))
 	s.inferBytes = semaphore.NewWeighted(inferBudget(cfg))
 	s.submitBytes = semaphore.NewWeighted(submitBudget(cfg))
+	s.replyBytes = semaphore.NewWeighted(cfg.MaxReplyBytesInFlight)
 	s.listener, _ = ledger.As[listenerHealth](s.store)
 	s.metrics = newMetrics(s.store.Stats, s.listener)
 	s.base, s.baseCancel = context.WithCancelCause(context.Background())

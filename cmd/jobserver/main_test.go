@@ -177,8 +177,10 @@ func TestServerShutdownWithJobsInFlight(t *testing.T) {
 func TestFlagsOverrideConfigFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "c.json")
 	require.NoError(t, os.WriteFile(path, []byte(`{"workers": 3, "model": "echo", "async_timeout": 5000}`), 0o600))
-	opts, err := parseFlags([]string{"-config", path, "-workers", "5", "-async-max-queue", "0", "-max-pixels", "100"}, io.Discard)
+	opts, err := parseFlags([]string{"-config", path, "-workers", "5", "-async-max-queue", "0", "-max-pixels", "100",
+		"-max-reply-bytes-in-flight", "4096"}, io.Discard)
 	require.NoError(t, err)
+	require.Equal(t, int64(4096), opts.cfg.MaxReplyBytesInFlight)
 	require.Equal(t, 5, opts.cfg.Workers)
 	require.Equal(t, "echo", opts.cfg.Model)
 	require.Equal(t, 5*time.Second, opts.cfg.AsyncTimeout)
@@ -197,6 +199,7 @@ func TestFlagsOverrideConfigFile(t *testing.T) {
 	for _, bad := range [][]string{
 		{"-workers", "0"},
 		{"-max-pixels", "0"},
+		{"-max-reply-bytes-in-flight", "0"},
 		{"-async-timeout", "-5"},
 		{"-lease", "-1"},
 		{"-model", "nope"},
