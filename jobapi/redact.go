@@ -1,6 +1,8 @@
 package jobapi
 
 import (
+	"context"
+	"log/slog"
 	"net/url"
 	"regexp"
 	"strings"
@@ -9,7 +11,8 @@ import (
 // A store's value can carry a secret: a PostgreSQL URL holds its password
 // in its user info or in a password parameter. Every text that names the
 // store (the listening line, the errors of its parsing and opening,
-// /healthz) goes through RedactStore, so that no password is printed.
+// /healthz, the lines the store logs) goes through RedactStore, so that no
+// password is printed.
 
 // redactedMask replaces each password, as net/url's URL.Redacted writes it.
 const redactedMask = "xxxxx"
@@ -67,3 +70,57 @@ type redactedError struct{ err error }
 
 func (e redactedError) Error() string { return RedactStore(e.err.Error()) }
 func (e redactedError) Unwrap() error { return e.err }
+
+// redactingHandler is a slog.Handler that passes the message and every
+// string or error attribute through RedactStore: the logger a store gets,
+// whose lines (a listener's connection errors) may quote its URL. It costs
+// a scan of each string, so the server's own logger, which writes a line
+// per job, does without.
+type redactingHandler struct{ h slog.Handler }
+
+func (r redactingHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	return r.h.Enabled(ctx, l)
+}
+
+func (r redactingHandler) Handle(ctx context.Context, rec slog.Record) error {
+	out := slog.NewRecord(rec.Time, rec.Level, RedactStore(rec.Message), rec.PC)
+	rec.Attrs(func(a slog.Attr) bool {
+		out.AddAttrs(redactAttr(a))
+		return true
+	})
+	return r.h.Handle(ctx, out)
+}
+
+func (r redactingHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	out := make([]slog.Attr, len(as))
+	for i, a := range as {
+		out[i] = redactAttr(a)
+	}
+	return redactingHandler{r.h.WithAttrs(out)}
+}
+
+func (r redactingHandler) WithGroup(name string) slog.Handler {
+	return redactingHandler{r.h.WithGroup(name)}
+}
+
+// redactAttr is a with its strings and errors, in groups too, passed
+// through RedactStore; an error becomes the string of its message.
+func redactAttr(a slog.Attr) slog.Attr {
+	v := a.Value.Resolve()
+	switch v.Kind() {
+	case slog.KindString:
+		return slog.String(a.Key, RedactStore(v.String()))
+	case slog.KindGroup:
+		attrs := v.Group()
+		out := make([]slog.Attr, len(attrs))
+		for i, g := range attrs {
+			out[i] = redactAttr(g)
+		}
+		return slog.Attr{Key: a.Key, Value: slog.GroupValue(out...)}
+	case slog.KindAny:
+		if err, ok := v.Any().(error); ok {
+			return slog.String(a.Key, RedactStore(err.Error()))
+		}
+	}
+	return slog.Attr{Key: a.Key, Value: v}
+}

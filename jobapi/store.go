@@ -56,6 +56,7 @@ var storeKinds = map[string]storeKind{
 // lease (Config.Lease).
 func postgresKind(scheme string) storeKind {
 	return storeKind{form: scheme + "://...", url: true, durable: true, open: func(dsn string, cfg Config, lcfg ledger.Config, log *slog.Logger) (ledger.Ledger[Request, json.RawMessage], error) {
+		log = slog.New(redactingHandler{log.Handler()}) // its lines may quote dsn
 		st, err := postgres.Open(context.Background(), dsn, lcfg, postgres.Options{Replica: cfg.Replica, Lease: cfg.Lease, Logger: log})
 		if err != nil {
 			return nil, err
