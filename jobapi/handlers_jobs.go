@@ -180,7 +180,7 @@ func (s *Server) getResult(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, http.StatusNotFound, detailNoJob, nil)
 	case err != nil:
 		s.storeFailed(w, r, err)
-	case !share.grow(len(res)):
+	case !share.grow(res):
 		replyBusy(w)
 	default:
 		body := resultBody{JobID: snap.ID, TaskID: snap.TaskID, State: snap.State.String(), Result: res}

@@ -202,7 +202,7 @@ func (s *Server) writeDone(w http.ResponseWriter, r *http.Request, id string, sn
 	defer share.release()
 	res, done, err := s.store.Result(r.Context(), id)
 	if err == nil {
-		if !share.grow(len(res)) {
+		if !share.grow(res) {
 			writeSnapshot(w, http.StatusOK, newSnapshotBody(snap, s.jobTTL))
 			return
 		}

@@ -1,6 +1,9 @@
 package jobapi
 
-import "net/http"
+import (
+	"bytes"
+	"net/http"
+)
 
 // A reply that carries a stored result holds the result as read from the
 // store and its encoding until the last byte is written, which a slow
@@ -42,14 +45,17 @@ func (s *Server) takeReply() (*replyShare, bool) {
 	return &replyShare{budget: s.replyBytes, size: s.cfg.MaxReplyBytesInFlight, n: n}, true
 }
 
-// grow extends the share to what a reply of a result of resultBytes holds:
-// the result and its encoding, no longer than the result but for the
-// envelope, so twice the result and the base, at most the whole budget. It
+// grow extends the share to what a reply of result holds: the result as
+// read and its encoding, which is as long as the result but for the
+// envelope and the escapes encoding/json writes (<, > and & take six bytes,
+// U+2028 and U+2029 six instead of three), at most the whole budget. It
 // reports false, the share unchanged, when that does not fit.
-func (r *replyShare) grow(resultBytes int) bool {
+func (r *replyShare) grow(result []byte) bool {
 	want := r.size
-	if n := int64(resultBytes); n < r.size { // r.size <= 2^40: no overflow
-		want = min(2*n+replyBase, r.size)
+	if n := int64(len(result)); n < r.size { // r.size <= 2^40: no overflow
+		n += 5*int64(bytes.Count(result, []byte("<"))+bytes.Count(result, []byte(">"))+bytes.Count(result, []byte("&"))) +
+			3*int64(bytes.Count(result, []byte("\u2028"))+bytes.Count(result, []byte("\u2029")))
+		want = min(int64(len(result))+n+replyBase, r.size)
 	}
 	if want <= r.n {
 		return true

@@ -2,6 +2,7 @@ package jobapi_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobledger/jobledger/jobapi"
+	"github.com/jobledger/jobledger/ledger"
 )
 
 // heldWriter is a ResponseWriter whose first Write says so on started and
@@ -138,4 +140,34 @@ func TestPreferWaitReplyOverBudget(t *testing.T) {
 	finish()
 	loc := r.Header.Get("Location")
 	require.Equal(t, http.StatusOK, h.get("/"+loc+"/result").Status)
+}
+
+// TestResultReplyShareCountsEscapes: a stored result whose encoding is
+// longer than itself (a store given in Options.Ledger may hold raw <, >
+// and &, each written as six bytes) takes a share of its encoded length:
+// while its reply is being written, no other fits in the budget.
+func TestResultReplyShareCountsEscapes(t *testing.T) {
+	l, err := ledger.NewMemory[jobapi.Request, json.RawMessage](ledger.Config{MaxQueue: 4})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, l.Close()) })
+	ctx := context.Background()
+	finished := func(res string) string {
+		id, err := l.Submit(ctx, "", jobapi.Request{})
+		require.NoError(t, err)
+		_, err = l.Start(ctx, id)
+		require.NoError(t, err)
+		_, err = l.Finish(ctx, id, json.RawMessage(res))
+		require.NoError(t, err)
+		return id
+	}
+	escaped := finished(`"` + strings.Repeat("<", 1000) + `"`) // 1 KB stored, 6 KB encoded
+	small := finished(`{}`)
+	h := newHarnessWith(t, jobapi.Options{Ledger: l}, budgetConfig)
+	finish := holdResult(t, h, "/jobs/"+escaped+"/result", "ok")
+	requireProblem(t, h.get("/jobs/"+small+"/result"), http.StatusServiceUnavailable, "too many result bytes in flight")
+	finish()
+	r := h.get("/jobs/" + escaped + "/result")
+	require.Equal(t, http.StatusOK, r.Status)
+	require.Equal(t, strings.Repeat("<", 1000), r.Body["result"])
+	require.Equal(t, http.StatusOK, h.get("/jobs/"+small+"/result").Status)
 }
