@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -50,7 +51,8 @@ func (w *heldWriter) Write(p []byte) (int, error) {
 
 // holdResult starts GET target on h's server with a heldWriter, waits
 // until its reply is being written, and returns a function that lets the
-// write end and waits for the handler to return.
+// write end and waits for the handler to return; the test's cleanup calls
+// it too, should the test end first.
 func holdResult(t *testing.T, h *harness, target, how string) func() {
 	t.Helper()
 	w := newHeldWriter(how)
@@ -65,10 +67,15 @@ func holdResult(t *testing.T, h *harness, target, how string) func() {
 	case <-done:
 		t.Fatal("the reply was not written")
 	}
-	return func() {
-		close(w.finish)
-		<-done
+	var once sync.Once
+	finish := func() {
+		once.Do(func() {
+			close(w.finish)
+			<-done
+		})
 	}
+	t.Cleanup(finish)
+	return finish
 }
 
 // budgetConfig sets a reply budget of 8 KiB on the echo model.
