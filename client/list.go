@@ -11,9 +11,12 @@ import (
 // jobs in any state, as many as the server's default page (20).
 type ListQuery struct {
 	State  State  // only jobs in this state; "" for any
-	TaskID string // only jobs submitted with this task id; "" for any
-	Limit  int    // the most jobs on the page; 0 for the server's default, above 100 it is 100
-	Cursor string // Page.NextCursor of the previous page; "" for the first
+	TaskID string // only jobs submitted with this task id; "" for any, unless ByTaskID
+	// ByTaskID asks for the filter even when TaskID is "": the jobs
+	// submitted without a task id.
+	ByTaskID bool
+	Limit    int    // the most jobs on the page; 0 for the server's default, above 100 it is 100
+	Cursor   string // Page.NextCursor of the previous page; "" for the first
 
 	_ struct{} // forbid positional literals
 }
@@ -36,7 +39,7 @@ func (c *Client) List(ctx context.Context, q ListQuery) (Page, error) {
 	if q.State != "" {
 		v.Set("state", string(q.State))
 	}
-	if q.TaskID != "" {
+	if q.TaskID != "" || q.ByTaskID {
 		v.Set("task_id", q.TaskID)
 	}
 	if q.Limit != 0 {

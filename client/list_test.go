@@ -47,6 +47,13 @@ func TestList(t *testing.T) {
 	require.Equal(t, client.Done, p.Jobs[0].State)
 	require.Empty(t, p.NextCursor)
 
+	untasked, err := c.Submit(ctx, client.Request{})
+	require.NoError(t, err)
+	p, err = c.List(ctx, client.ListQuery{ByTaskID: true})
+	require.NoError(t, err)
+	require.Len(t, p.Jobs, 1, "the jobs submitted without a task id")
+	require.Equal(t, untasked.JobID, p.Jobs[0].JobID)
+
 	_, err = c.List(ctx, client.ListQuery{Limit: -1})
 	var e *client.Error
 	require.True(t, errors.As(err, &e), "%v", err)

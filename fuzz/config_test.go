@@ -66,6 +66,8 @@ func configInRange(c jobapi.Config) error {
 		return errors.New("workers out of [1, 65536]")
 	case c.MaxBodyBytes < 1 || c.MaxBodyBytes > 1<<27:
 		return errors.New("max_body_bytes out of [1, 2^27]")
+	case c.MaxReplyBytesInFlight < 1 || c.MaxReplyBytesInFlight > 1<<40:
+		return errors.New("max_reply_bytes_in_flight out of [1, 2^40]")
 	case c.MaxPixels < 1 || c.MaxPixels > 1<<30:
 		return errors.New("max_pixels out of [1, 2^30]")
 	case c.MaxWait < 0:
@@ -111,6 +113,10 @@ var configSeeds = []string{
 	`{"max_body_bytes":0}`,
 	`{"max_body_bytes":-1}`,
 	`{"max_body_bytes":134217729}`,
+	`{"max_reply_bytes_in_flight":1}`,
+	`{"max_reply_bytes_in_flight":0}`,
+	`{"max_reply_bytes_in_flight":1099511627776}`,
+	`{"max_reply_bytes_in_flight":1099511627777}`,
 	`{"max_pixels":1}`,
 	`{"max_pixels":0}`,
 	`{"max_pixels":1073741824}`,

@@ -48,7 +48,7 @@ var problemDetails = []string{
 	"model panicked", "asynchronous jobs are disabled", "server shutting down",
 	"no worker became free before the deadline", "deadline exceeded",
 	"image exceeds max_pixels", "too many /infer requests in flight",
-	"too many job submissions in flight",
+	"too many job submissions in flight", "too many result bytes in flight", "body did not arrive in time",
 	"Idempotency-Key must be 1 to 255 printable characters",
 	"Idempotency-Key was used for another request",
 	"state must be one of PENDING, RUNNING, DONE, FAILED, TIMEOUT", "limit must be a positive integer",

@@ -22,6 +22,7 @@ const (
 	DefaultWriteTimeout      = 60 * time.Second
 	DefaultIdleTimeout       = 60 * time.Second
 	DefaultMaxBodyBytes      = 8 << 20
+	DefaultMaxReplyBytes     = 64 << 20
 	DefaultMaxPixels         = 1 << 24
 	DefaultMaxWait           = 30 * time.Second
 	DefaultModel             = "fingerprint"
@@ -42,6 +43,10 @@ const maxMillis = math.MaxInt64 / int64(time.Millisecond)
 // write that stores it adds the id, the task id and an idempotency key
 // (an HTTP header), so any body within the ceiling can be stored.
 const maxMaxBodyBytes = sqlite.MaxValueBytes / 2
+
+// maxMaxReplyBytes is the ceiling of max_reply_bytes_in_flight: 1 TiB,
+// far beyond any machine's memory, so that only nonsense is refused.
+const maxMaxReplyBytes = 1 << 40
 
 // maxMaxPixels is the ceiling of max_pixels: 2^30 pixels are 4 GiB as
 // RGBA, more than one decode should ever take.
@@ -69,6 +74,13 @@ type Config struct {
 	// (JSON "max_body_bytes"; default DefaultMaxBodyBytes, range 1 to
 	// 2^27, 128 MiB, so that a durable store can hold any body).
 	MaxBodyBytes int64
+	// MaxReplyBytesInFlight bounds the bytes that the replies carrying a
+	// stored result (GET /jobs/{id}/result, and POST /jobs under Prefer:
+	// wait) hold at once, from the read of the result until the reply is
+	// written; a reply that does not fit is answered 503 (JSON
+	// "max_reply_bytes_in_flight"; default DefaultMaxReplyBytes, range 1
+	// to 2^40). See replies.go.
+	MaxReplyBytesInFlight int64
 	// MaxPixels bounds the width times height of an image the fingerprint
 	// model decodes; a larger one is refused with 422 before decoding, from
 	// its header (JSON "max_pixels"; default DefaultMaxPixels, range 1 to
@@ -119,21 +131,22 @@ type Config struct {
 // uses with no config file and no flags.
 func DefaultConfig() Config {
 	return Config{
-		Listen:            DefaultListen,
-		ReadTimeout:       DefaultReadTimeout,
-		WriteTimeout:      DefaultWriteTimeout,
-		IdleTimeout:       DefaultIdleTimeout,
-		Workers:           runtime.GOMAXPROCS(0),
-		MaxBodyBytes:      DefaultMaxBodyBytes,
-		MaxPixels:         DefaultMaxPixels,
-		MaxWait:           DefaultMaxWait,
-		Model:             DefaultModel,
-		AsyncEnabled:      true,
-		AsyncTimeout:      DefaultAsyncTimeout,
-		AsyncMaxQueue:     DefaultAsyncMaxQueue,
-		AsyncJobTTL:       DefaultAsyncJobTTL,
-		AsyncMaxCompleted: DefaultAsyncMaxCompleted,
-		Store:             DefaultStore,
+		Listen:                DefaultListen,
+		ReadTimeout:           DefaultReadTimeout,
+		WriteTimeout:          DefaultWriteTimeout,
+		IdleTimeout:           DefaultIdleTimeout,
+		Workers:               runtime.GOMAXPROCS(0),
+		MaxBodyBytes:          DefaultMaxBodyBytes,
+		MaxReplyBytesInFlight: DefaultMaxReplyBytes,
+		MaxPixels:             DefaultMaxPixels,
+		MaxWait:               DefaultMaxWait,
+		Model:                 DefaultModel,
+		AsyncEnabled:          true,
+		AsyncTimeout:          DefaultAsyncTimeout,
+		AsyncMaxQueue:         DefaultAsyncMaxQueue,
+		AsyncJobTTL:           DefaultAsyncJobTTL,
+		AsyncMaxCompleted:     DefaultAsyncMaxCompleted,
+		Store:                 DefaultStore,
 	}
 }
 
@@ -146,6 +159,7 @@ type fileConfig struct {
 	IdleTimeout       *int64  `json:"idle_timeout"`
 	Workers           *int    `json:"workers"`
 	MaxBodyBytes      *int64  `json:"max_body_bytes"`
+	MaxReplyBytes     *int64  `json:"max_reply_bytes_in_flight"`
 	MaxPixels         *int    `json:"max_pixels"`
 	MaxWait           *int64  `json:"max_wait"`
 	Model             *string `json:"model"`
@@ -210,6 +224,9 @@ func (f fileConfig) apply(cfg *Config) error {
 	if f.MaxBodyBytes != nil {
 		cfg.MaxBodyBytes = *f.MaxBodyBytes
 	}
+	if f.MaxReplyBytes != nil {
+		cfg.MaxReplyBytesInFlight = *f.MaxReplyBytes
+	}
 	if f.MaxPixels != nil {
 		cfg.MaxPixels = *f.MaxPixels
 	}
@@ -270,6 +287,8 @@ func (c Config) Validate() error {
 		return bad("workers", "%d is not in [1, 65536]", c.Workers)
 	case c.MaxBodyBytes < 1 || c.MaxBodyBytes > maxMaxBodyBytes:
 		return bad("max_body_bytes", "%d is not in [1, %d]", c.MaxBodyBytes, maxMaxBodyBytes)
+	case c.MaxReplyBytesInFlight < 1 || c.MaxReplyBytesInFlight > maxMaxReplyBytes:
+		return bad("max_reply_bytes_in_flight", "%d is not in [1, %d]", c.MaxReplyBytesInFlight, int64(maxMaxReplyBytes))
 	case c.MaxPixels < 1 || c.MaxPixels > maxMaxPixels:
 		return bad("max_pixels", "%d is not in [1, %d]", c.MaxPixels, maxMaxPixels)
 	case c.MaxWait < 0:

@@ -24,12 +24,12 @@ func TestParseConfigKeys(t *testing.T) {
 	cfg, err := jobapi.ParseConfig([]byte(`{
 		"async_enabled": false, "async_timeout": 1500, "async_max_queue": -1,
 		"async_job_ttl": 60000, "async_max_completed": 7, "listen": "127.0.0.1:0",
-		"workers": 3, "max_body_bytes": 1024, "max_pixels": 4096, "max_wait": 0, "model": "echo",
+		"workers": 3, "max_body_bytes": 1024, "max_reply_bytes_in_flight": 4096, "max_pixels": 4096, "max_wait": 0, "model": "echo",
 		"read_timeout": 2000, "write_timeout": 0, "idle_timeout": 4000, "store": "memory",
 		"replica": "r1", "lease": 2500}`))
 	require.NoError(t, err)
 	want := jobapi.Config{
-		Listen: "127.0.0.1:0", Workers: 3, MaxBodyBytes: 1024, MaxPixels: 4096, MaxWait: 0, Model: "echo",
+		Listen: "127.0.0.1:0", Workers: 3, MaxBodyBytes: 1024, MaxReplyBytesInFlight: 4096, MaxPixels: 4096, MaxWait: 0, Model: "echo",
 		AsyncEnabled: false, AsyncTimeout: 1500 * time.Millisecond, AsyncMaxQueue: -1,
 		AsyncJobTTL: time.Minute, AsyncMaxCompleted: 7,
 		ReadTimeout: 2 * time.Second, WriteTimeout: 0, IdleTimeout: 4 * time.Second,
@@ -52,6 +52,8 @@ func TestParseConfigRefuses(t *testing.T) {
 		{"zero workers", `{"workers": 0}`, "workers"},
 		{"zero body", `{"max_body_bytes": 0}`, "max_body_bytes"},
 		{"body over 2^27", `{"max_body_bytes": 134217729}`, "max_body_bytes"},
+		{"zero reply budget", `{"max_reply_bytes_in_flight": 0}`, "max_reply_bytes_in_flight"},
+		{"reply budget over 2^40", `{"max_reply_bytes_in_flight": 1099511627777}`, "max_reply_bytes_in_flight"},
 		{"zero pixels", `{"max_pixels": 0}`, "max_pixels"},
 		{"pixels over 2^30", `{"max_pixels": 1073741825}`, "max_pixels"},
 		{"zero completed", `{"async_max_completed": 0}`, "async_max_completed"},

@@ -28,7 +28,9 @@
 // Workers x MaxBodyBytes (503 before reading the body when it is spent),
 // parse, wait for a worker, run the model, serialise. Asynchronous (POST /jobs): parse, Submit to the store, answer
 // 202 at once, then a goroutine waits for a worker, takes the request,
-// starts the job, runs the model and records Finish, Fail or Timeout.
+// starts the job, runs the model and records Finish, Fail or Timeout. The
+// replies that carry a stored result share a byte budget,
+// MaxReplyBytesInFlight (503 when it is spent), held until written.
 //
 // Every job has a deadline of Config.AsyncTimeout from admission. When it
 // passes, the job ends TIMEOUT whether it is pending or running, and a running

@@ -30,3 +30,13 @@ func EndsHeard(s *Server) uint64 { return s.endCount() }
 
 // RetryBackoff is the pause before retry n of a write the store failed.
 var RetryBackoff = retryBackoff
+
+// WithoutReplyBudget makes s write result replies with no budget, as it
+// did before it had one: the baseline of BenchmarkResultRead.
+func WithoutReplyBudget(s *Server) { s.replyBytes = unbounded{} }
+
+// unbounded is a byteBudget that never refuses.
+type unbounded struct{}
+
+func (unbounded) TryAcquire(int64) bool { return true }
+func (unbounded) Release(int64)         {}

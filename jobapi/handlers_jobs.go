@@ -162,8 +162,16 @@ func parseTimeout(q map[string][]string, max time.Duration) (time.Duration, bool
 	return time.Duration(ms) * time.Millisecond, true
 }
 
-// getResult is GET /jobs/{id}/result.
+// getResult is GET /jobs/{id}/result. The reply holds its share of the
+// reply budget from before the result is read until it is written
+// (replies.go): 503 with Retry-After when the share does not fit.
 func (s *Server) getResult(w http.ResponseWriter, r *http.Request) {
+	share, ok := s.takeReply()
+	if !ok {
+		replyBusy(w)
+		return
+	}
+	defer share.release()
 	res, snap, err := s.store.Result(r.Context(), r.PathValue("id"))
 	switch {
 	case errors.Is(err, ledger.ErrNotDone):
@@ -172,6 +180,8 @@ func (s *Server) getResult(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, http.StatusNotFound, detailNoJob, nil)
 	case err != nil:
 		s.storeFailed(w, r, err)
+	case !share.grow(res):
+		replyBusy(w)
 	default:
 		body := resultBody{JobID: snap.ID, TaskID: snap.TaskID, State: snap.State.String(), Result: res}
 		if err := writeResult(w, body); err != nil {
@@ -233,7 +243,7 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 	if s.listener != nil {
 		body["listener"] = "up"
 		if ok, since, err := s.listener.ListenerHealth(); !ok {
-			body["listener"] = fmt.Sprintf("down since %s: %v", since.UTC().Format(time.RFC3339), err)
+			body["listener"] = fmt.Sprintf("down since %s: %s", since.UTC().Format(time.RFC3339), RedactStore(err.Error()))
 		}
 	}
 	if failing, since, err := s.health.report(); failing {

@@ -98,6 +98,10 @@ func (s *Server) replay(w http.ResponseWriter, r *http.Request, key string, rele
 		release()
 		writeProblem(w, http.StatusRequestEntityTooLarge, detailTooLarge, nil)
 		return "", true
+	case timedOut(err):
+		release()
+		writeProblem(w, http.StatusRequestTimeout, detailBodyTimeout, nil)
+		return "", true
 	default:
 		release()
 		writeProblem(w, http.StatusBadRequest, detailBadJSON, nil) // the body broke off

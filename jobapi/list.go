@@ -72,7 +72,7 @@ func parseListQuery(v map[string][]string) (ledger.ListQuery, string) {
 		if len(vals) != 1 {
 			return q, detailBadTask
 		}
-		q.TaskID = vals[0]
+		q.ByTaskID, q.TaskID = true, vals[0] // present and empty: the jobs without one
 	}
 	if vals, ok := v["limit"]; ok {
 		n, ok := parseLimit(vals)

@@ -57,6 +57,24 @@ func TestListJobs(t *testing.T) {
 	require.Len(t, ids, 3, "a limit beyond the cap is the cap")
 }
 
+// TestListJobsEmptyTaskID pins the bug where GET /jobs?task_id= (present
+// and empty) listed every job: a filter that is present is a filter, and
+// the empty task id lists only the jobs submitted without one.
+func TestListJobsEmptyTaskID(t *testing.T) {
+	h := newHarness(t, nil, echoConfig)
+	a := h.submit("a", nil)
+	none := h.submit("", nil)
+	for _, id := range []string{a, none} {
+		h.waitDone(id)
+	}
+	ids, _ := listIDs(t, h.get("/jobs?task_id="))
+	require.Equal(t, []string{none}, ids)
+	ids, _ = listIDs(t, h.get("/jobs?task_id=&state=DONE"))
+	require.Equal(t, []string{none}, ids)
+	ids, _ = listIDs(t, h.get("/jobs"))
+	require.Equal(t, []string{none, a}, ids, "an absent task_id lists every job")
+}
+
 // TestListJobsBadParameters: each bad parameter is a 400 problem that
 // names it, and reads nothing.
 func TestListJobsBadParameters(t *testing.T) {

@@ -185,16 +185,27 @@ func (s *Server) stopWaits() {
 }
 
 // writeDone answers a submit whose job ended DONE with the result, as
-// GET /jobs/{id}/result does. Should the result no longer be readable,
-// because retention evicted the job between its end and this read (which
-// takes async_max_completed jobs ending in between) or the store failed
-// the read (a stored result that is not JSON included), the answer is the
-// DONE snapshot that Wait returned: the outcome is known, the result is
-// not.
+// GET /jobs/{id}/result does, under a share of the reply budget
+// (replies.go). Should the result not be written, because the reply
+// budget cannot spare its share, or retention evicted the job between its
+// end and this read (which takes async_max_completed jobs ending in
+// between), or the store failed the read (a stored result that is not JSON
+// included), the answer is the DONE snapshot that Wait returned: the
+// outcome is known, the result is not, and GET /jobs/{id}/result reads it.
 func (s *Server) writeDone(w http.ResponseWriter, r *http.Request, id string, snap ledger.Snapshot) {
 	w.Header().Set("Location", "jobs/"+id)
+	share, ok := s.takeReply()
+	if !ok {
+		writeSnapshot(w, http.StatusOK, newSnapshotBody(snap, s.jobTTL))
+		return
+	}
+	defer share.release()
 	res, done, err := s.store.Result(r.Context(), id)
 	if err == nil {
+		if !share.grow(res) {
+			writeSnapshot(w, http.StatusOK, newSnapshotBody(snap, s.jobTTL))
+			return
+		}
 		if err = writeResult(w, resultBody{JobID: id, TaskID: done.TaskID, State: done.State.String(), Result: res}); err == nil {
 			return
 		}

@@ -30,6 +30,7 @@ const (
 	detailTaskIDControl = "task_id must not contain control characters"
 	detailParamsObject  = "params must be a JSON object"
 	detailTooLarge      = "body exceeds max_body_bytes"
+	detailBodyTimeout   = "body did not arrive in time"
 	detailMediaType     = "Content-Type must be application/json"
 	detailMethod        = "method not allowed"
 	detailNoRoute       = "no such route"
@@ -47,6 +48,7 @@ const (
 	detailTooManyPixels = "image exceeds max_pixels"
 	detailInferBusy     = "too many /infer requests in flight"
 	detailSubmitBusy    = "too many job submissions in flight"
+	detailReplyBusy     = "too many result bytes in flight"
 	detailStoreFailed   = "job store unavailable"
 	detailBadKey        = "Idempotency-Key must be 1 to 255 printable characters"
 	detailKeyConflict   = "Idempotency-Key was used for another request"
@@ -76,7 +78,8 @@ const retryAfter503 = "1"
 
 // writeProblem writes an application/problem+json reply. extra, when not
 // nil, sets the job_id, state and error members. A 503 always carries
-// Retry-After (RFC 9110 §15.6.4), set here so that no cause can miss it.
+// Retry-After (RFC 9110 §15.6.4), and a 408 Connection: close, set here so
+// that no cause can miss them.
 func writeProblem(w http.ResponseWriter, status int, detail string, extra *problem) {
 	p := problem{Type: "about:blank", Title: title(status), Status: status, Detail: detail}
 	if extra != nil {
@@ -88,6 +91,11 @@ func writeProblem(w http.ResponseWriter, status int, detail string, extra *probl
 	h.Del("Content-Length")
 	if status == http.StatusServiceUnavailable && h.Get("Retry-After") == "" {
 		h.Set("Retry-After", retryAfter503)
+	}
+	if status == http.StatusRequestTimeout {
+		// RFC 9110 §15.5.9: the server has given up on this connection,
+		// whose body is left half read.
+		h.Set("Connection", "close")
 	}
 	w.WriteHeader(status)
 	w.Write(append(data, '\n')) //nolint:errcheck // the client went away

@@ -7,7 +7,9 @@ import (
 	"errors"
 	"io"
 	"mime"
+	"net"
 	"net/http"
+	"os"
 	"strings"
 	"unicode"
 )
@@ -44,7 +46,10 @@ func parseRequest(w http.ResponseWriter, r *http.Request, maxBody int64, m Model
 		return Request{}, decodeError(err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		if tooLarge(err) {
+		switch {
+		case timedOut(err):
+			return Request{}, &requestError{status: http.StatusRequestTimeout, detail: detailBodyTimeout}
+		case tooLarge(err):
 			return Request{}, &requestError{status: http.StatusRequestEntityTooLarge, detail: detailTooLarge}
 		}
 		return Request{}, badRequest(detailTrailingData)
@@ -101,6 +106,8 @@ func jsonMediaType(ct string) bool {
 func decodeError(err error) *requestError {
 	var typeErr *json.UnmarshalTypeError
 	switch {
+	case timedOut(err):
+		return &requestError{status: http.StatusRequestTimeout, detail: detailBodyTimeout}
 	case tooLarge(err):
 		return &requestError{status: http.StatusRequestEntityTooLarge, detail: detailTooLarge}
 	case errors.As(err, &typeErr):
@@ -110,6 +117,18 @@ func decodeError(err error) *requestError {
 	default:
 		return badRequest(detailBadJSON)
 	}
+}
+
+// timedOut reports whether err is a body read cut off by a deadline (the
+// http.Server's ReadTimeout while the body was still arriving): the
+// request may be valid, so it is answered 408, which a client may retry,
+// not 400, which says the request itself is wrong.
+func timedOut(err error) bool {
+	if err == nil {
+		return false
+	}
+	var ne net.Error
+	return errors.Is(err, os.ErrDeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
 }
 
 func tooLarge(err error) bool {

@@ -63,8 +63,11 @@ type Options struct {
 // Synchronisation:
 //
 //   - cfg, model, log, clock, store, ownsStore, jobTTL, workers, inferBytes,
-//     submitBytes, metrics, mux, base, baseCancel, writes, stopWrites and
-//     keepPending are set by New and never change; closeOnce guards closeErr.
+//     submitBytes, replyBytes, metrics, mux, base, baseCancel, writes,
+//     stopWrites and keepPending are set by New and never change; closeOnce
+//     guards closeErr.
+//   - replyBytes, the budget of result replies in flight (replies.go), is
+//     safe for concurrent use.
 //   - store is safe for concurrent use (the ledger's contract); workers is
 //     the one worker pool, shared by both paths; inferBytes is the byte
 //     budget of /infer bodies (handler_infer.go).
@@ -129,8 +132,10 @@ type Server struct {
 	mux     *http.ServeMux
 
 	// inferBytes and submitBytes bound the bodies of /infer and POST /jobs
-	// requests in flight (bodies.go).
+	// requests in flight (bodies.go); replyBytes the replies that carry a
+	// stored result (replies.go).
 	inferBytes, submitBytes *semaphore.Weighted
+	replyBytes              byteBudget
 
 	// base ends, with cause ErrShuttingDown, when the shutdown grace
 	// period is over; every job's context derives from it.
@@ -265,6 +270,7 @@ func New(cfg Config, opts Options) (*Server, error) {
 	s.workers = semaphore.NewWeighted(int64(cfg.Workers))
 	s.inferBytes = semaphore.NewWeighted(inferBudget(cfg))
 	s.submitBytes = semaphore.NewWeighted(submitBudget(cfg))
+	s.replyBytes = semaphore.NewWeighted(cfg.MaxReplyBytesInFlight)
 	s.listener, _ = ledger.As[listenerHealth](s.store)
 	s.transient, _ = ledger.As[transientReporter](s.store)
 	s.metrics = newMetrics(s.store.Stats, s.listener, &s.health)
@@ -298,7 +304,11 @@ func New(cfg Config, opts Options) (*Server, error) {
 // These requests never reach the mux, so they are counted here, under the
 // route "unmatched" as every request no route matches is
 // (TestUnroutedRequestsUncounted).
+//
+// The connection of a request whose body is chunked is closed after the
+// reply (framing.go).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	closeAfterChunked(w, r)
 	if r.RequestURI == "*" || r.Method == http.MethodConnect || r.URL.Path != cleanPath(r.URL.Path) {
 		s.counted(routeUnmatched, http.HandlerFunc(s.unrouted)).ServeHTTP(w, r)
 		return

@@ -56,6 +56,7 @@ var storeKinds = map[string]storeKind{
 // lease (Config.Lease).
 func postgresKind(scheme string) storeKind {
 	return storeKind{form: scheme + "://...", url: true, durable: true, open: func(dsn string, cfg Config, lcfg ledger.Config, log *slog.Logger) (ledger.Ledger[Request, json.RawMessage], error) {
+		log = slog.New(redactingHandler{log.Handler()}) // its lines may quote dsn
 		st, err := postgres.Open(context.Background(), dsn, lcfg, postgres.Options{Replica: cfg.Replica, Lease: cfg.Lease, Logger: log})
 		if err != nil {
 			return nil, err
@@ -65,21 +66,21 @@ func postgresKind(scheme string) storeKind {
 }
 
 // parseStore reads a value of the key "store" into its kind and path, or
-// says which forms are accepted.
+// says which forms are accepted, naming v with its passwords redacted.
 func parseStore(v string) (storeKind, string, error) {
 	name, path, hasPath := strings.Cut(v, ":")
 	k, ok := storeKinds[name]
 	switch {
 	case !ok:
-		return storeKind{}, "", fmt.Errorf("%q is not one of the accepted forms: %s", v, storeForms())
+		return storeKind{}, "", fmt.Errorf("%q is not one of the accepted forms: %s", RedactStore(v), storeForms())
 	case k.url && !strings.HasPrefix(path, "//"):
-		return storeKind{}, "", fmt.Errorf("%q is not a URL: the form is %s", v, k.form)
+		return storeKind{}, "", fmt.Errorf("%q is not a URL: the form is %s", RedactStore(v), k.form)
 	case k.url:
 		return k, v, nil
 	case k.path && path == "":
-		return storeKind{}, "", fmt.Errorf("%q names no file: the form is %s", v, k.form)
+		return storeKind{}, "", fmt.Errorf("%q names no file: the form is %s", RedactStore(v), k.form)
 	case !k.path && hasPath:
-		return storeKind{}, "", fmt.Errorf("%q: %s takes no path", v, name)
+		return storeKind{}, "", fmt.Errorf("%q: %s takes no path", RedactStore(v), name)
 	}
 	return k, path, nil
 }
@@ -97,7 +98,7 @@ func storeForms() string {
 // openStore opens the store cfg.Store names, configured by lcfg and
 // logging to log, and says whether it is durable. A refused lcfg wraps
 // ErrInvalidConfig; any other failure (a file that cannot be opened)
-// names the store.
+// names the store. No message holds the store's passwords (RedactStore).
 func openStore(cfg Config, lcfg ledger.Config, log *slog.Logger) (ledger.Ledger[Request, json.RawMessage], bool, error) {
 	k, path, err := parseStore(cfg.Store)
 	if err != nil {
@@ -106,9 +107,9 @@ func openStore(cfg Config, lcfg ledger.Config, log *slog.Logger) (ledger.Ledger[
 	l, err := k.open(path, cfg, lcfg, log)
 	switch {
 	case errors.Is(err, ledger.ErrInvalidConfig):
-		return nil, false, fmt.Errorf("%w: %v", ErrInvalidConfig, err)
+		return nil, false, fmt.Errorf("%w: %v", ErrInvalidConfig, redactedError{err})
 	case err != nil:
-		return nil, false, fmt.Errorf("jobapi: opening the store %q: %w", cfg.Store, err)
+		return nil, false, fmt.Errorf("jobapi: opening the store %q: %w", RedactStore(cfg.Store), redactedError{err})
 	}
 	return l, k.durable, nil
 }

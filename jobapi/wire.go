@@ -3,6 +3,7 @@ package jobapi
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"time"
 
@@ -95,14 +96,27 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // result that does not marshal (a store given in Options.Ledger can hand
 // one back) is a stored value that no longer decodes, a store failure:
 // writeResult then writes nothing and returns the error, for the caller to
-// answer as such.
+// answer as such. The encoding is written from the encoder's own buffer,
+// not copied out of it first: a large result is held once encoded, not
+// twice (replies.go counts it).
 func writeResult(w http.ResponseWriter, b resultBody) error {
-	data, err := json.Marshal(b)
-	if err != nil {
+	w.Header().Set("Content-Type", "application/json")
+	sw := &sentWriter{w: w}
+	if err := json.NewEncoder(sw).Encode(b); err != nil && !sw.sent {
 		return fmt.Errorf("jobapi: the stored result of job %s is not JSON: %w", b.JobID, err)
 	}
-	writeBody(w, http.StatusOK, data)
-	return nil
+	return nil // or the client went away
+}
+
+// sentWriter is w, remembering whether anything was written to it.
+type sentWriter struct {
+	w    io.Writer
+	sent bool
+}
+
+func (s *sentWriter) Write(p []byte) (int, error) {
+	s.sent = true
+	return s.w.Write(p)
 }
 
 // writeBody writes data, a JSON value, as the body of a reply.

@@ -28,8 +28,11 @@ type ListQuery struct {
 	// ByState keeps only the jobs whose snapshot is in State.
 	ByState bool
 	State   State
-	// TaskID, unless empty, keeps only the jobs submitted with that task id.
-	TaskID string
+	// ByTaskID keeps only the jobs submitted with TaskID: the empty
+	// string keeps those submitted without one. TaskID without ByTaskID is
+	// ErrBadQuery.
+	ByTaskID bool
+	TaskID   string
 	// Limit is the most jobs the page holds: 0 means DefaultListLimit,
 	// more than MaxListLimit means MaxListLimit; negative is ErrBadQuery.
 	Limit int
@@ -41,9 +44,10 @@ type ListQuery struct {
 }
 
 // Normalized returns q with its Limit resolved (the default, the cap), or
-// ErrBadQuery for a negative Limit or a State that is none.
+// ErrBadQuery for a negative Limit, a State that is none, or a TaskID
+// without ByTaskID.
 func (q ListQuery) Normalized() (ListQuery, error) {
-	if q.Limit < 0 || (q.ByState && (q.State < Pending || q.State > TimedOut)) {
+	if q.Limit < 0 || (q.ByState && (q.State < Pending || q.State > TimedOut)) || (!q.ByTaskID && q.TaskID != "") {
 		return ListQuery{}, ErrBadQuery
 	}
 	switch {
@@ -57,7 +61,7 @@ func (q ListQuery) Normalized() (ListQuery, error) {
 
 // Matches reports whether a job with snapshot s is one q lists.
 func (q ListQuery) Matches(s Snapshot) bool {
-	return (!q.ByState || s.State == q.State) && (q.TaskID == "" || s.TaskID == q.TaskID)
+	return (!q.ByState || s.State == q.State) && (!q.ByTaskID || s.TaskID == q.TaskID)
 }
 
 // List returns a page of the retained jobs that q selects, newest first by

@@ -49,10 +49,10 @@ func TestListFilters(t *testing.T) {
 	snap, err := tab.Snapshot(a)
 	require.NoError(t, err)
 	require.Equal(t, snap, page[0])
-	page, _, err = tab.List(jobtable.ListQuery{TaskID: "task"})
+	page, _, err = tab.List(jobtable.ListQuery{ByTaskID: true, TaskID: "task"})
 	require.NoError(t, err)
 	require.Equal(t, []string{c, a}, ids(page))
-	page, _, err = tab.List(jobtable.ListQuery{TaskID: "task", ByState: true, State: jobtable.Running})
+	page, _, err = tab.List(jobtable.ListQuery{ByTaskID: true, TaskID: "task", ByState: true, State: jobtable.Running})
 	require.NoError(t, err)
 	require.Equal(t, []string{c}, ids(page))
 }
@@ -110,7 +110,7 @@ func TestListScanBudget(t *testing.T) {
 	for range 2500 {
 		mustSubmit(t, tab, "t")
 	}
-	q := jobtable.ListQuery{TaskID: "none"}
+	q := jobtable.ListQuery{ByTaskID: true, TaskID: "none"}
 	pages := 0
 	for {
 		page, next, err := tab.List(q)

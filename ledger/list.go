@@ -23,8 +23,12 @@ type ListQuery struct {
 	// ByState keeps only the jobs in State.
 	ByState bool
 	State   State
-	// TaskID, unless empty, keeps only the jobs submitted with that task id.
-	TaskID string
+	// ByTaskID keeps only the jobs submitted with TaskID: the empty
+	// string keeps those submitted without one. A filter that is present
+	// is a filter, whatever its value; TaskID without ByTaskID is
+	// ErrBadQuery.
+	ByTaskID bool
+	TaskID   string
 	// Limit is the most jobs a page holds: 0 means DefaultListLimit, more
 	// than MaxListLimit means MaxListLimit; negative is ErrBadQuery.
 	Limit int
@@ -55,8 +59,8 @@ const (
 )
 
 var (
-	// ErrBadQuery is List's answer to a negative limit or a state filter
-	// that is no State.
+	// ErrBadQuery is List's answer to a negative limit, a state filter
+	// that is no State, or a TaskID without ByTaskID.
 	ErrBadQuery = jobtable.ErrBadQuery
 	// ErrBadCursor is List's answer to a cursor that no store made.
 	ErrBadCursor = errors.New("ledger: invalid cursor")
@@ -71,7 +75,7 @@ func (q ListQuery) Resolve() (jobtable.ListQuery, error) {
 	if err != nil {
 		return jobtable.ListQuery{}, err
 	}
-	return jobtable.ListQuery{ByState: q.ByState, State: q.State, TaskID: q.TaskID, Limit: q.Limit, Before: before}.Normalized()
+	return jobtable.ListQuery{ByState: q.ByState, State: q.State, ByTaskID: q.ByTaskID, TaskID: q.TaskID, Limit: q.Limit, Before: before}.Normalized()
 }
 
 // EncodeCursor is the cursor of a page that ended at the job of admission

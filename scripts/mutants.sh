@@ -115,7 +115,11 @@ gate() {
   case $kind in
     test)
       [ -n "$re" ] && flags+=(-run "$re")
-      "$GO" test "${flags[@]}" "./$pkg/" >"$log" 2>&1 && return 0
+      # The overlay goes in GOFLAGS too, so that a test that builds a
+      # binary itself (cmd/jobserver's real-process tests) builds the mutant.
+      local goflags=${GOFLAGS:-}
+      [ -n "$tag" ] && goflags="$goflags -overlay=$work/ov-${tag//\//-}/overlay.json"
+      GOFLAGS=$goflags "$GO" test "${flags[@]}" "./$pkg/" >"$log" 2>&1 && return 0
       if grep -q '\[build failed\]\|\[setup failed\]' "$log"; then
         verdict="does not build"
         return 2

@@ -20,6 +20,7 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	workers := fs.Int("workers", 0, "models run at once, both paths together")
 	model := fs.String("model", "", "built-in `model`: fingerprint or echo")
 	maxBody := fs.Int64("max-body-bytes", 0, "largest request body")
+	maxReply := fs.Int64("max-reply-bytes-in-flight", 0, "bytes that replies carrying a result may hold at once; beyond it they get 503")
 	maxPixels := fs.Int("max-pixels", 0, "largest image the fingerprint model decodes, in pixels (width x height)")
 	maxWait := fs.Int64("max-wait", 0, "default and ceiling of a wait, in `ms`")
 	readTimeout := fs.Int64("read-timeout", 0, "time to read a whole request, body included, in `ms` (0: none)")
@@ -71,6 +72,8 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 			cfg.Model = *model
 		case "max-body-bytes":
 			cfg.MaxBodyBytes = *maxBody
+		case "max-reply-bytes-in-flight":
+			cfg.MaxReplyBytesInFlight = *maxReply
 		case "max-pixels":
 			cfg.MaxPixels = *maxPixels
 		case "max-wait":

@@ -100,7 +100,7 @@ func run(args []string, log *slog.Logger) error {
 	served := make(chan error, 1)
 	go func() { served <- httpSrv.Serve(ln) }()
 	log.Info("listening", "addr", addr, "model", opts.cfg.Model, "workers", opts.cfg.Workers,
-		"async_enabled", opts.cfg.AsyncEnabled, "async_max_queue", opts.cfg.AsyncMaxQueue, "store", opts.cfg.Store)
+		"async_enabled", opts.cfg.AsyncEnabled, "async_max_queue", opts.cfg.AsyncMaxQueue, "store", jobapi.RedactStore(opts.cfg.Store))
 
 	select {
 	case err := <-served:

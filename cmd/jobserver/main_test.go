@@ -40,12 +40,12 @@ func build(t *testing.T, pkgs ...string) string {
 type server struct {
 	cmd     *exec.Cmd
 	addr    string
-	log     strings.Builder // every later log line; written by the drain goroutine
+	log     strings.Builder // the listening line and every later one; written by the drain goroutine
 	drained chan struct{}   // closed when the log reaches EOF (the process exited)
 }
 
 // start runs the jobserver binary on a free loopback port and reads the
-// chosen address from its "listening" log line.
+// chosen address from its "listening" log line, which its log keeps.
 func start(t *testing.T, bin string, args ...string) *server {
 	t.Helper()
 	cmd := exec.Command(filepath.Join(bin, "jobserver"), append([]string{"-listen", "127.0.0.1:0"}, args...)...)
@@ -58,6 +58,7 @@ func start(t *testing.T, bin string, args ...string) *server {
 		var line struct{ Msg, Addr string }
 		if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "listening" {
 			s.addr = line.Addr
+			s.log.WriteString(sc.Text() + "\n")
 			break
 		}
 	}
@@ -176,8 +177,10 @@ func TestServerShutdownWithJobsInFlight(t *testing.T) {
 func TestFlagsOverrideConfigFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "c.json")
 	require.NoError(t, os.WriteFile(path, []byte(`{"workers": 3, "model": "echo", "async_timeout": 5000}`), 0o600))
-	opts, err := parseFlags([]string{"-config", path, "-workers", "5", "-async-max-queue", "0", "-max-pixels", "100"}, io.Discard)
+	opts, err := parseFlags([]string{"-config", path, "-workers", "5", "-async-max-queue", "0", "-max-pixels", "100",
+		"-max-reply-bytes-in-flight", "4096"}, io.Discard)
 	require.NoError(t, err)
+	require.Equal(t, int64(4096), opts.cfg.MaxReplyBytesInFlight)
 	require.Equal(t, 5, opts.cfg.Workers)
 	require.Equal(t, "echo", opts.cfg.Model)
 	require.Equal(t, 5*time.Second, opts.cfg.AsyncTimeout)
@@ -196,6 +199,7 @@ func TestFlagsOverrideConfigFile(t *testing.T) {
 	for _, bad := range [][]string{
 		{"-workers", "0"},
 		{"-max-pixels", "0"},
+		{"-max-reply-bytes-in-flight", "0"},
 		{"-async-timeout", "-5"},
 		{"-lease", "-1"},
 		{"-model", "nope"},

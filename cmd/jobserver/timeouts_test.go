@@ -50,14 +50,28 @@ func TestNoReadOrIdleTimeout(t *testing.T) {
 		require.ErrorIs(t, err, io.EOF, "the server must close an idle connection")
 	})
 
-	t.Run("slow body connection closed", func(t *testing.T) {
-		conn := dial(t)
-		_, err := io.WriteString(conn, "POST /jobs HTTP/1.1\r\nHost: jobserver\r\n"+
-			"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"task_id\":")
-		require.NoError(t, err) // and the other 89 bytes never come
-		_, err = io.ReadAll(conn)
-		require.NoError(t, err, "the server must close a connection whose body stalls") // EOF, not the guard
-	})
+	// A body cut off by the read timeout is answered 408, which a client
+	// may retry, not 400 "body is not valid JSON" (the bug: it said the
+	// request itself was wrong), and its connection closed.
+	for _, path := range []string{"/jobs", "/infer"} {
+		t.Run("slow body connection closed "+path, func(t *testing.T) {
+			conn := dial(t)
+			_, err := io.WriteString(conn, "POST "+path+" HTTP/1.1\r\nHost: jobserver\r\n"+
+				"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"task_id\":")
+			require.NoError(t, err) // and the other 89 bytes never come
+			br := bufio.NewReader(conn)
+			resp, err := http.ReadResponse(br, nil)
+			require.NoError(t, err)
+			body, err := io.ReadAll(resp.Body)
+			require.NoError(t, err)
+			resp.Body.Close()
+			require.Equal(t, http.StatusRequestTimeout, resp.StatusCode, "%s", body)
+			require.Equal(t, "application/problem+json", resp.Header.Get("Content-Type"))
+			require.Contains(t, string(body), `"detail":"body did not arrive in time"`)
+			_, err = io.ReadAll(br)
+			require.NoError(t, err, "the server must close a connection whose body stalls") // EOF, not the guard
+		})
+	}
 
 	t.Run("long wait outlives write timeout", func(t *testing.T) {
 		c := newFreshClient(t, s.addr)

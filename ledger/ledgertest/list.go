@@ -87,11 +87,14 @@ func testListNewestFirst(t *testing.T, s Store) {
 }
 
 // testListFilters: by state, by task id, and both at once, each listing
-// exactly the jobs that match, newest first.
+// exactly the jobs that match, newest first. A task id filter that is
+// present is a filter: the empty task id lists the jobs submitted without
+// one, not every job.
 func testListFilters(t *testing.T, s Store) {
 	f := open(t, s, ledger.Config{MaxQueue: 16})
 	done := f.toState(ledger.Done)
 	pending := f.submit("other")
+	untasked := f.submit("")
 	running := f.toState(ledger.Running)
 	failed := f.toState(ledger.Failed)
 	done2 := f.toState(ledger.Done)
@@ -101,12 +104,15 @@ func testListFilters(t *testing.T, s Store) {
 		want []string
 	}{
 		{"DONE", ledger.ListQuery{ByState: true, State: ledger.Done}, []string{done2, done}},
-		{"PENDING", ledger.ListQuery{ByState: true, State: ledger.Pending}, []string{pending}},
+		{"PENDING", ledger.ListQuery{ByState: true, State: ledger.Pending}, []string{untasked, pending}},
 		{"TIMEOUT", ledger.ListQuery{ByState: true, State: ledger.TimedOut}, []string{}},
-		{"task", ledger.ListQuery{TaskID: "task"}, []string{done2, failed, running, done}},
-		{"task and state", ledger.ListQuery{TaskID: "task", ByState: true, State: ledger.Running}, []string{running}},
-		{"no such task", ledger.ListQuery{TaskID: "nobody"}, []string{}},
-		{"by pages of one", ledger.ListQuery{TaskID: "task", ByState: true, State: ledger.Done, Limit: 1}, []string{done2, done}},
+		{"task", ledger.ListQuery{ByTaskID: true, TaskID: "task"}, []string{done2, failed, running, done}},
+		{"task and state", ledger.ListQuery{ByTaskID: true, TaskID: "task", ByState: true, State: ledger.Running}, []string{running}},
+		{"no such task", ledger.ListQuery{ByTaskID: true, TaskID: "nobody"}, []string{}},
+		{"no task id", ledger.ListQuery{ByTaskID: true}, []string{untasked}},
+		{"no task id and state", ledger.ListQuery{ByTaskID: true, ByState: true, State: ledger.Done}, []string{}},
+		{"no filter", ledger.ListQuery{}, []string{done2, failed, running, untasked, pending, done}},
+		{"by pages of one", ledger.ListQuery{ByTaskID: true, TaskID: "task", ByState: true, State: ledger.Done, Limit: 1}, []string{done2, done}},
 	} {
 		got := f.walk(tc.q)
 		require.Equal(t, tc.want, append([]string{}, idsOf(got)...), tc.name)
@@ -135,17 +141,18 @@ func testListLimit(t *testing.T, s Store) {
 	require.Len(t, f.walk(ledger.ListQuery{Limit: 10 * ledger.MaxListLimit}), n)
 }
 
-// testListBadQuery: a negative limit and a state that is none are
-// ErrBadQuery, a cursor no store made is ErrBadCursor, and neither changes
-// anything.
+// testListBadQuery: a negative limit, a state that is none and a task id
+// without its filter are ErrBadQuery, a cursor no store made is
+// ErrBadCursor, and neither changes anything.
 func testListBadQuery(t *testing.T, s Store) {
 	f := open(t, s, ledger.Config{MaxQueue: 4})
 	f.submit("t")
 	stats := f.l.Stats()
 	for name, q := range map[string]ledger.ListQuery{
-		"negative limit": {Limit: -1},
-		"no such state":  {ByState: true, State: 7},
-		"negative state": {ByState: true, State: -1},
+		"negative limit":  {Limit: -1},
+		"no such state":   {ByState: true, State: 7},
+		"negative state":  {ByState: true, State: -1},
+		"task id unasked": {TaskID: "t"},
 	} {
 		_, err := f.l.List(f.ctx, q)
 		require.ErrorIs(t, err, ledger.ErrBadQuery, name)

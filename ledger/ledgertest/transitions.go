@@ -176,7 +176,7 @@ func testUnknownID(t *testing.T, s Store) {
 		require.ErrorIs(t, err, ledger.ErrNotFound, "Wait(%q)", id)
 		_, _, err = f.l.LookupKey(f.ctx, id)
 		require.ErrorIs(t, err, ledger.ErrNotFound, "LookupKey(%q)", id)
-		page, err := f.l.List(f.ctx, ledger.ListQuery{TaskID: id})
+		page, err := f.l.List(f.ctx, ledger.ListQuery{ByTaskID: true, TaskID: id})
 		require.NoError(t, err, "List(TaskID %q)", id)
 		require.Empty(t, page.Jobs, "List(TaskID %q)", id)
 		require.Empty(t, page.Next, "List(TaskID %q)", id)

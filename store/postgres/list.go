@@ -50,7 +50,7 @@ func (s *Store) List(ctx context.Context, q ledger.ListQuery) (ledger.Page, erro
 	}
 	text, args := qListAll, []any{before, state, tq.Limit + 1}
 	switch {
-	case tq.TaskID != "":
+	case tq.ByTaskID:
 		text, args = qListTask, append(args, tq.TaskID)
 	case tq.ByState:
 		text = qListState

@@ -53,7 +53,7 @@ func (s *Store) List(ctx context.Context, q ledger.ListQuery) (ledger.Page, erro
 	}
 	st := s.reads.list
 	switch {
-	case tq.TaskID != "":
+	case tq.ByTaskID:
 		st = s.reads.listTask
 	case tq.ByState:
 		st = s.reads.listState
