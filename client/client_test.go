@@ -40,7 +40,7 @@ func serve(t *testing.T, prefix string, edit func(*jobapi.Config)) (*client.Clie
 	t.Cleanup(func() {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()          // no grace: end every job now
-		srv.Shutdown(ctx) //nolint:errcheck // the cancelled grace is the error
+		srv.Shutdown(ctx) // the cancelled grace is the error
 	})
 	c, err := client.New(ts.URL+prefix, client.Options{HTTPClient: ts.Client()})
 	require.NoError(t, err)

@@ -22,7 +22,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	defer srv.Shutdown(context.Background()) //nolint:errcheck
+	defer srv.Shutdown(context.Background())
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
 

@@ -42,7 +42,7 @@ func TestReplyNotAProblem(t *testing.T) {
 	c := fake(t, client.Options{}, func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
 		w.WriteHeader(http.StatusServiceUnavailable)
-		io.WriteString(w, "upstream is down\n") //nolint:errcheck
+		io.WriteString(w, "upstream is down\n")
 	})
 	_, err := c.Snapshot(context.Background(), "j")
 	require.ErrorIs(t, err, client.ErrUnavailable)
@@ -70,7 +70,7 @@ func TestRetryAfterDate(t *testing.T) {
 // contract knows of).
 func TestUnexpectedSuccess(t *testing.T) {
 	c := fake(t, client.Options{}, func(w http.ResponseWriter, _ *http.Request) {
-		io.WriteString(w, `{"job_id":"j","state":"PENDING"}`) //nolint:errcheck
+		io.WriteString(w, `{"job_id":"j","state":"PENDING"}`)
 	})
 	_, err := c.Submit(context.Background(), client.Request{})
 	require.Equal(t, http.StatusOK, apiError(t, err).StatusCode)
@@ -93,7 +93,7 @@ func TestMalformedReplies(t *testing.T) {
 					w.Header().Set("Location", "%zz")
 				}
 				w.WriteHeader(tc.status)
-				io.WriteString(w, tc.body) //nolint:errcheck
+				io.WriteString(w, tc.body)
 			})
 			_, err := c.Submit(context.Background(), client.Request{})
 			require.ErrorContains(t, err, tc.want)
@@ -108,7 +108,7 @@ func TestEscapedID(t *testing.T) {
 	paths := make(chan string, 1)
 	c := fake(t, client.Options{}, func(w http.ResponseWriter, r *http.Request) {
 		paths <- r.URL.EscapedPath() + "?" + r.URL.RawQuery
-		io.WriteString(w, `{"job_id":"a/b c","state":"DONE"}`) //nolint:errcheck
+		io.WriteString(w, `{"job_id":"a/b c","state":"DONE"}`)
 	})
 	_, err := c.Wait(context.Background(), "a/b c", 1500*time.Millisecond)
 	require.NoError(t, err)

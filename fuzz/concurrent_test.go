@@ -146,7 +146,7 @@ func runConcurrent(t *testing.T, spec concSpec) {
 
 	pre := rec.Client(ledger)
 	for i := range spec.prelude {
-		pre.Submit(bg, "pre"+strconv.Itoa(i), "req-pre"+strconv.Itoa(i)) //nolint:errcheck // recorded
+		pre.Submit(bg, "pre"+strconv.Itoa(i), "req-pre"+strconv.Itoa(i)) // recorded
 	}
 
 	// Workers: each runs its script, one step per release. A release
@@ -192,7 +192,7 @@ func runConcurrent(t *testing.T, spec concSpec) {
 		c := rec.Client(ledger)
 		waiters.Go(func() {
 			sched.wait(len(spec.scripts) + k)
-			c.Wait(waitCtx, slotID(slot)) //nolint:errcheck // recorded
+			c.Wait(waitCtx, slotID(slot)) // recorded
 			returned.Add(1)
 		})
 	}
@@ -204,7 +204,7 @@ func runConcurrent(t *testing.T, spec concSpec) {
 	// Close: end every job still live, so that every waiter must return.
 	closer := rec.Client(ledger)
 	for n := 1; n <= spec.prelude+steps; n++ {
-		closer.Timeout(bg, "j"+strconv.Itoa(n), "closed") //nolint:errcheck // recorded
+		closer.Timeout(bg, "j"+strconv.Itoa(n), "closed") // recorded
 	}
 	stuck, settled := settleWaiters(&returned, len(spec.waiters))
 	// A waiter that lost its wakeup is blocked on a channel nobody will
@@ -247,21 +247,21 @@ func runConcOp(c *stress.Client, clock *fakeclock.Clock, op concOp, tag string) 
 	bg, id := context.Background(), slotID(op.slot)
 	switch op.kind {
 	case concSubmit:
-		c.Submit(bg, "task-"+tag, "req-"+tag) //nolint:errcheck // recorded
+		c.Submit(bg, "task-"+tag, "req-"+tag) // recorded
 	case concTake:
-		c.TakeRequest(bg, id) //nolint:errcheck // recorded
+		c.TakeRequest(bg, id) // recorded
 	case concStart:
-		c.Start(bg, id) //nolint:errcheck // recorded
+		c.Start(bg, id) // recorded
 	case concFinish:
-		c.Finish(bg, id, "res-"+tag) //nolint:errcheck // recorded
+		c.Finish(bg, id, "res-"+tag) // recorded
 	case concFail:
-		c.Fail(bg, id, "fail-"+tag) //nolint:errcheck // recorded
+		c.Fail(bg, id, "fail-"+tag) // recorded
 	case concTimeout:
-		c.Timeout(bg, id, "timeout-"+tag) //nolint:errcheck // recorded
+		c.Timeout(bg, id, "timeout-"+tag) // recorded
 	case concSnapshot:
-		c.Snapshot(bg, id) //nolint:errcheck // recorded
+		c.Snapshot(bg, id) // recorded
 	case concResult:
-		c.Result(bg, id) //nolint:errcheck // recorded
+		c.Result(bg, id) // recorded
 	case concAdvance:
 		clock.Advance(time.Second)
 	}

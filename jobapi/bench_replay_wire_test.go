@@ -77,7 +77,7 @@ func barePostHandler(location string, accepted []byte) http.Handler {
 		w.Header().Set("Location", location)
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusAccepted)
-		w.Write(accepted) //nolint:errcheck
+		w.Write(accepted)
 	})
 }
 

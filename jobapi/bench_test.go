@@ -86,7 +86,7 @@ func bareHandler(body []byte) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusOK)
-		w.Write(body) //nolint:errcheck
+		w.Write(body)
 	})
 }
 

@@ -22,7 +22,7 @@ func writeSnapshot(w http.ResponseWriter, status int, b snapshotBody) {
 	buf = append(buf, '\n')
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	w.Write(buf) //nolint:errcheck // the client went away
+	w.Write(buf) // the client went away
 	*bp = buf
 	bufPool.Put(bp)
 }
@@ -37,7 +37,7 @@ func writeAcceptedBody(w http.ResponseWriter, id string) {
 	buf = append(buf, '\n')
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusAccepted)
-	w.Write(buf) //nolint:errcheck // the client went away
+	w.Write(buf) // the client went away
 	*bp = buf
 	bufPool.Put(bp)
 }

@@ -20,7 +20,7 @@ func ExampleNew() {
 	if err != nil {
 		panic(err)
 	}
-	defer srv.Shutdown(context.Background()) //nolint:errcheck
+	defer srv.Shutdown(context.Background())
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
 
@@ -44,7 +44,7 @@ func ExampleModelFunc() {
 	if err != nil {
 		panic(err)
 	}
-	defer srv.Shutdown(context.Background()) //nolint:errcheck
+	defer srv.Shutdown(context.Background())
 	rec := httptest.NewRecorder()
 	req := httptest.NewRequest(http.MethodPost, "/infer", strings.NewReader(`{"task_id": "abc"}`))
 	req.Header.Set("Content-Type", "application/json")

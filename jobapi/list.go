@@ -129,7 +129,7 @@ func writeList(w http.ResponseWriter, page ledger.Page, ttl time.Duration) {
 	buf = append(buf, '\n')
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
-	w.Write(buf) //nolint:errcheck // the client went away
+	w.Write(buf) // the client went away
 	*bp = buf
 	bufPool.Put(bp)
 }

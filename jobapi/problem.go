@@ -98,5 +98,5 @@ func writeProblem(w http.ResponseWriter, status int, detail string, extra *probl
 		h.Set("Connection", "close")
 	}
 	w.WriteHeader(status)
-	w.Write(append(data, '\n')) //nolint:errcheck // the client went away
+	w.Write(append(data, '\n')) // the client went away
 }

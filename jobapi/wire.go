@@ -123,5 +123,5 @@ func (s *sentWriter) Write(p []byte) (int, error) {
 func writeBody(w http.ResponseWriter, status int, data []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	w.Write(append(data, '\n')) //nolint:errcheck // the client went away
+	w.Write(append(data, '\n')) // the client went away
 }

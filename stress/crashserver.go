@@ -73,7 +73,7 @@ func startServer(bin string, args []string, dir string, life int, timeout time.D
 // kill sends SIGKILL, which the process cannot catch, and waits for it to
 // be gone.
 func (s *server) kill() {
-	s.cmd.Process.Kill() //nolint:errcheck // it may have exited already
+	s.cmd.Process.Kill() // it may have exited already
 	<-s.exited
 }
 

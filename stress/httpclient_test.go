@@ -63,7 +63,7 @@ func TestHTTPClientRecords(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 				w.WriteHeader(tc.status)
-				io.WriteString(w, tc.body) //nolint:errcheck
+				io.WriteString(w, tc.body)
 			}))
 			defer ts.Close()
 			rec := stress.NewRecorder()
@@ -118,7 +118,7 @@ func TestHTTPClientRecordsSubmitWait(t *testing.T) {
 					w.Header().Set("Preference-Applied", "wait=2")
 				}
 				w.WriteHeader(tc.status)
-				io.WriteString(w, tc.body) //nolint:errcheck
+				io.WriteString(w, tc.body)
 			}))
 			defer ts.Close()
 			rec := stress.NewRecorder()
@@ -161,7 +161,7 @@ func TestHTTPClientTransportError(t *testing.T) {
 func TestHTTPClientNarrowsWait(t *testing.T) {
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		time.Sleep(20 * time.Millisecond)
-		io.WriteString(w, `{"state":"PENDING"}`) //nolint:errcheck
+		io.WriteString(w, `{"state":"PENDING"}`)
 	}))
 	defer ts.Close()
 	rec := stress.NewRecorder()
@@ -199,7 +199,7 @@ func TestHTTPClientRecordsKeyedSubmit(t *testing.T) {
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		keys = append(keys, r.Header.Get("Idempotency-Key"))
 		w.WriteHeader(http.StatusAccepted)
-		io.WriteString(w, `{"job_id":"j","state":"PENDING"}`) //nolint:errcheck
+		io.WriteString(w, `{"job_id":"j","state":"PENDING"}`)
 	}))
 	defer ts.Close()
 	rec := stress.NewRecorder()

@@ -149,7 +149,7 @@ func RunHTTP(ctx context.Context, cfg HTTPConfig) (*HTTPResult, error) {
 	if err := srv.CheckInvariants(); err != nil {
 		res.Violations = append(res.Violations, "server invariants after shutdown: "+err.Error())
 	}
-	hs.Shutdown(stop) //nolint:errcheck // the listener's error is read below
+	hs.Shutdown(stop) // the listener's error is read below
 	<-served
 	tr.CloseIdleConnections()
 	return res, nil

@@ -63,13 +63,13 @@ func fakeAPI() http.Handler {
 		}
 		accepted = true
 		w.WriteHeader(http.StatusAccepted)
-		io.WriteString(w, `{"job_id":"j","state":"PENDING"}`) //nolint:errcheck
+		io.WriteString(w, `{"job_id":"j","state":"PENDING"}`)
 	})
 	mux.HandleFunc("GET /jobs/j/wait", func(w http.ResponseWriter, _ *http.Request) {
-		io.WriteString(w, `{"job_id":"j","state":"DONE"}`) //nolint:errcheck
+		io.WriteString(w, `{"job_id":"j","state":"DONE"}`)
 	})
 	mux.HandleFunc("GET /jobs/j/result", func(w http.ResponseWriter, _ *http.Request) {
-		io.WriteString(w, `{"job_id":"j","state":"DONE","result":{}}`) //nolint:errcheck
+		io.WriteString(w, `{"job_id":"j","state":"DONE","result":{}}`)
 	})
 	return mux
 }
@@ -88,10 +88,10 @@ func TestAsyncCycleReportsFailedJobs(t *testing.T) {
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
 			w.WriteHeader(http.StatusAccepted)
-			io.WriteString(w, `{"job_id":"j"}`) //nolint:errcheck
+			io.WriteString(w, `{"job_id":"j"}`)
 			return
 		}
-		io.WriteString(w, `{"state":"FAILED"}`) //nolint:errcheck
+		io.WriteString(w, `{"state":"FAILED"}`)
 	}))
 	defer ts.Close()
 	body, err := requestBody(0)
@@ -121,7 +121,7 @@ func TestNRunCutShortByDefaultD(t *testing.T) {
 	}
 
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		io.WriteString(w, `{"task_id":"jobload","result":{}}`) //nolint:errcheck
+		io.WriteString(w, `{"task_id":"jobload","result":{}}`)
 	}))
 	defer ts.Close()
 	addr := strings.TrimPrefix(ts.URL, "http://")
@@ -152,7 +152,7 @@ func TestImageFlag(t *testing.T) {
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		bodies <- body
-		io.WriteString(w, `{"task_id":"jobload","result":{}}`) //nolint:errcheck
+		io.WriteString(w, `{"task_id":"jobload","result":{}}`)
 	}))
 	defer ts.Close()
 	var out strings.Builder

@@ -95,7 +95,7 @@ func run(args []string, log *slog.Logger) error {
 	}
 	// The store closes last, after the jobs have ended and the HTTP server
 	// has stopped answering reads of them (below); on an early return, here.
-	defer srv.Close() //nolint:errcheck // an earlier error is the one to report
+	defer srv.Close() // an earlier error is the one to report
 	httpSrv := newHTTPServer(opts.cfg, srv)
 	served := make(chan error, 1)
 	go func() { served <- httpSrv.Serve(ln) }()

@@ -70,7 +70,7 @@ func (s *Store) recoverDatabase(ctx context.Context) (view, error) {
 	if err := tx.Commit(); err != nil {
 		return view{}, fmt.Errorf("sqlite: committing the restart: %w", err)
 	}
-	s.lock.writeMark(v.commits) //nolint:errcheck // a mark left lower only checks less (mark.go)
+	s.lock.writeMark(v.commits) // a mark left lower only checks less (mark.go)
 	s.maxDepth = max(s.cfg.MaxQueue, 0, v.depth)
 	return v, nil
 }

@@ -157,7 +157,7 @@ func (s *Store) commitBatch(committed view, first []*op) (view, []*op) {
 		s.answerAll(b.ops, reply{err: s.detached})
 		return committed, b.ops
 	}
-	s.lock.writeMark(v.commits) //nolint:errcheck // a mark left lower only checks less (mark.go)
+	s.lock.writeMark(v.commits) // a mark left lower only checks less (mark.go)
 	s.pub.store(v)
 	s.pub.commits.Add(1)
 	s.pub.writes.Add(uint64(len(b.ops)))
