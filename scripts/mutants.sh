@@ -308,7 +308,7 @@ done
 mapfile -t base < <(printf '%s\n' "${base[@]}" | awk '!seen[$0]++')
 t0=$(now)
 if [ "${MUTANTS_BASELINE:-1}" = 0 ]; then
-  # make verify runs the race, trace-check, lincheck and crash gates
+  # make verify runs the race, trace-check, lincheck, crash and powercut gates
   # before this one and fuzz-short after it, and CI runs make test before
   # make gates: they pass the normal build through every gate used here
   # (the same tests, traces, seeds and targets), so it is skipped.
