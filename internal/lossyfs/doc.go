@@ -22,9 +22,11 @@
 // directory makes disk's entries of that directory the live ones (a file
 // entry pointing at the file's durable copy, a subdirectory created if
 // missing). After Cut nothing more is made durable; Unmount throws the
-// scratch copy away, so disk holds exactly the durable state. A file whose data was fsynced but whose name
-// was never made durable is gone after a cut; an unlink not followed by
-// the directory's fsync is undone.
+// scratch copy away, so disk holds exactly the durable state. A file whose
+// data was fsynced but whose name was never made durable is gone after a
+// cut; an unlink not followed by the directory's fsync is undone. The
+// scratch copy lives in the system's temporary directory: the unsynced
+// writes are the page cache's, kept apart from disk, not the daemon's heap.
 //
 // Files are served without direct I/O, so shared writable mmap works (an
 // SQLite -shm file is mmapped); the kernel's page cache is written
@@ -37,7 +39,7 @@
 // What it does not model: a cut that keeps some of the unsynced writes
 // (it loses them all, as LazyFS's clear-cache fault does; a real disk may
 // keep any subset, torn pages included), a subdirectory's entry moved by
-// rename (it is created empty
-// where the rename put it), and durability of a directory whose parent
-// was never fsynced (its fsync creates it in disk).
+// rename (it is created empty where the rename put it), and durability of
+// a directory whose parent was never fsynced (its fsync creates it in
+// disk).
 package lossyfs
