@@ -62,6 +62,7 @@ func (d *disk) path(name string) string { return filepath.Join(d.mnt, name) }
 func (d *disk) write(name string, off int64, data string, sync bool) {
 	f, err := os.OpenFile(d.path(name), os.O_RDWR|os.O_CREATE, 0o644)
 	require.NoError(d.t, err)
+	defer f.Close() // on a failure too: an open file keeps the mount busy
 	_, err = f.WriteAt([]byte(data), off)
 	require.NoError(d.t, err)
 	if sync {
@@ -74,6 +75,7 @@ func (d *disk) write(name string, off int64, data string, sync bool) {
 func (d *disk) syncDir() {
 	f, err := os.Open(d.mnt)
 	require.NoError(d.t, err)
+	defer f.Close()
 	require.NoError(d.t, f.Sync())
 	require.NoError(d.t, f.Close())
 }
@@ -179,6 +181,7 @@ func TestWritesFailAfterCut(t *testing.T) {
 	d := mount(t)
 	f, err := os.OpenFile(d.path("f"), os.O_RDWR|os.O_CREATE, 0o644)
 	require.NoError(t, err)
+	defer f.Close()
 	d.fs.Cut()
 	_, err = f.WriteAt([]byte("late"), 0)
 	require.ErrorIs(t, err, syscall.EIO)
