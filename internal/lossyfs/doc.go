@@ -30,12 +30,13 @@
 //
 // Files are served without direct I/O, so shared writable mmap works (an
 // SQLite -shm file is mmapped; with direct I/O the kernel refuses a shared
-// mapping unless the daemon allows it, from Linux 6.6); the kernel's page
-// cache is written through to the scratch copy (FUSE without writeback
-// caching) and dropped by the unmount. Locks are the kernel's own, local to the mount. The
-// process that mounts must not mmap files of its own mount: a page fault
-// that waits for the FUSE server stalls the Go runtime's stop-the-world,
-// and the server with it. Programs under test run in child processes.
+// mapping unless the daemon sets FUSE_DIRECT_IO_ALLOW_MMAP); the kernel's
+// page cache is written through to the scratch copy (FUSE without
+// writeback caching) and dropped by the unmount. Locks are the kernel's
+// own, local to the mount. The process that mounts must not mmap files of
+// its own mount: a page fault that waits for the FUSE server stalls the Go
+// runtime's stop-the-world, and the server with it. Programs under test
+// run in child processes.
 //
 // What it does not model: a cut that keeps some of the unsynced writes
 // (it loses them all, as LazyFS's clear-cache fault does; a real disk may
