@@ -31,8 +31,8 @@
 # -full), LINCHECK_FLAGS (default "-short -q"), LINCHECK_HTTP_FLAGS
 # (default "-duration=1s -q"), CRASH_FLAGS (the crash gate's lincheck
 # flags, default "-cycles 20 -q"), POWERCUT_FLAGS (the powercut gate's,
-# beside -power-cut, default "-cycles 20 -q"), TRACE_N and TRACE_JOBS (the trace gate's
-# runs, default 20, and jobs admitted per run, default 50).
+# beside -power-cut, default "-cycles 20 -q"), TRACE_N and TRACE_JOBS (the
+# trace gate's runs, default 20, and jobs admitted per run, default 50).
 # Exit status: 0 when the normal build passes and every mutant is caught.
 set -u
 cd "$(dirname "$0")/.."
@@ -308,9 +308,9 @@ done
 mapfile -t base < <(printf '%s\n' "${base[@]}" | awk '!seen[$0]++')
 t0=$(now)
 if [ "${MUTANTS_BASELINE:-1}" = 0 ]; then
-  # make verify runs the race, trace-check, lincheck, crash and powercut gates
-  # before this one and fuzz-short after it, and CI runs make test before
-  # make gates: they pass the normal build through every gate used here
+  # make verify runs the race, trace-check, lincheck, crash and powercut
+  # gates before this one and fuzz-short after it, and CI runs make test
+  # before make gates: they pass the normal build through every gate used here
   # (the same tests, traces, seeds and targets), so it is skipped.
   base=()
   row "(normal build)" "covered by the other gates of this run" "-"
