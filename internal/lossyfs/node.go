@@ -96,7 +96,11 @@ func (n *node) Write(ctx context.Context, fh gofs.FileHandle, data []byte, off i
 	if n.fsys.isCut() {
 		return 0, syscall.EIO
 	}
-	w, errno := fh.(gofs.FileWriter).Write(ctx, data, off)
+	fw, ok := fh.(gofs.FileWriter)
+	if !ok {
+		return 0, syscall.EBADF
+	}
+	w, errno := fw.Write(ctx, data, off)
 	n.fsys.written(n.ino(), off, off+int64(w))
 	return w, errno
 }
@@ -124,7 +128,11 @@ func (n *node) Allocate(ctx context.Context, fh gofs.FileHandle, off, size uint6
 	if n.fsys.isCut() {
 		return syscall.EIO
 	}
-	errno := fh.(gofs.FileAllocater).Allocate(ctx, off, size, mode)
+	fa, ok := fh.(gofs.FileAllocater)
+	if !ok {
+		return syscall.EBADF
+	}
+	errno := fa.Allocate(ctx, off, size, mode)
 	n.fsys.written(n.ino(), int64(off), int64(off+size))
 	return errno
 }
