@@ -77,8 +77,8 @@ verify:
 
 # gates runs what verify adds to test (CI runs test, then gates). Both skip
 # the mutants gate's own run of the normal build: the race (or CI's make
-# test), trace-check, lincheck and crash steps before it and fuzz-short
-# after it run the normal build through the same gates.
+# test), trace-check, lincheck, crash and powercut steps before it and
+# fuzz-short after it run the normal build through the same gates.
 gates:
 	@MUTANTS_BASELINE=0 scripts/run-steps --beside "$(BESIDE)" $(filter-out $(BESIDE),$(GATES))
 

@@ -6,6 +6,7 @@ toolchain go1.27.3
 
 require (
 	github.com/anishathalye/porcupine v1.3.1
+	github.com/hanwen/go-fuse/v2 v2.12.1
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/stretchr/testify v1.12.1

@@ -8,6 +8,11 @@
 #                   SIGKILL under load CRASH_CYCLES times and restarted,
 #                   its whole history checked; then the same against the
 #                   memory store, which must fail (it keeps nothing)
+#   make powercut   the crash test on a lossyfs mount (internal/lossyfs):
+#                   each kill also cuts the power, dropping every write
+#                   the store had not fsynced, POWERCUT_CYCLES times.
+#                   Needs root to mount; skipped, saying so, without it,
+#                   except where CI=true, where it fails
 #   make replicas   REPLICAS jobserver replicas on one throwaway PostgreSQL
 #                   database (scripts/pg), the clients spread across them,
 #                   one killed with SIGKILL mid-run and restarted, the
@@ -27,6 +32,7 @@ LINCHECK_HTTP_FLAGS ?= -duration=400ms
 MUTANT_RUNS         ?= 3
 MUTANT_JOBS         ?= 2
 CRASH_CYCLES        ?= 20
+POWERCUT_CYCLES     ?= 20
 REPLICAS            ?= 3
 # CI runs the shortest load the check is claimed for (docs/verification.md).
 ifeq ($(CI),true)
@@ -35,9 +41,9 @@ else
 REPLICAS_FLAGS      ?= -duration=6s -kill-at=2s -down-for=1s
 endif
 
-GATES += lincheck crash replicas mutants
+GATES += lincheck crash powercut replicas mutants
 
-.PHONY: lincheck crash replicas mutants mutants-full
+.PHONY: lincheck crash powercut replicas mutants mutants-full
 lincheck:
 	@mkdir -p bin
 	$(GO) build -o bin/lincheck ./cmd/lincheck
@@ -54,6 +60,16 @@ crash:
 	bin/lincheck -level=crash -server bin/jobserver -store memory -cycles 1 -q -dir bin/crash-memory -out bin/crash-memory >bin/crash-memory/lincheck.log 2>&1; \
 	code=$$?; if [ $$code -eq 3 ] || [ $$code -eq 4 ]; then echo "crash: memory store caught (exit $$code), as it must be"; \
 	else echo "crash: the memory store was not caught (exit $$code): the crash test cannot see a lost job"; cat bin/crash-memory/lincheck.log; exit 1; fi
+
+powercut:
+	@mkdir -p bin
+	$(GO) build -o bin/lincheck ./cmd/lincheck
+	$(GO) build -o bin/jobserver ./cmd/jobserver
+	@if [ "$$(id -u)" != 0 ] || [ ! -e /dev/fuse ]; then \
+	  if [ "$(CI)" = true ]; then echo "powercut: CI=true, and lossyfs cannot be mounted (needs root and /dev/fuse)"; exit 1; fi; \
+	  echo "powercut: SKIPPED, NOT RUN: mounting lossyfs needs root and /dev/fuse"; exit 0; \
+	fi; \
+	bin/lincheck -level=crash -power-cut -server bin/jobserver -cycles $(POWERCUT_CYCLES) -q
 
 replicas:
 	@mkdir -p bin

@@ -31,10 +31,11 @@
 # HTTP_RUNS (HTTP-level runs, default 0 for the first-catch mode and 1 with
 # -full), LINCHECK_FLAGS (default "-short -q"), LINCHECK_HTTP_FLAGS
 # (default "-duration=1s -q"), CRASH_FLAGS (the crash gate's lincheck
-# flags, default "-cycles 20 -q"), REPLICAS_N and REPLICAS_FLAGS (the
-# replicas gate's replicas, default 3, and lincheck flags, default "-q"),
-# TRACE_N and TRACE_JOBS (the trace gate's
-# runs, default 20, and jobs admitted per run, default 50).
+# flags, default "-cycles 20 -q"), POWERCUT_FLAGS (the powercut gate's,
+# beside -power-cut, default "-cycles 20 -q"), REPLICAS_N and
+# REPLICAS_FLAGS (the replicas gate's replicas, default 3, and lincheck
+# flags, default "-q"), TRACE_N and TRACE_JOBS (the trace gate's runs,
+# default 20, and jobs admitted per run, default 50).
 # Exit status: 0 when the normal build passes and every mutant is caught.
 set -u
 cd "$(dirname "$0")/.."
@@ -44,6 +45,7 @@ RUNS=${RUNS:-3}
 LINCHECK_FLAGS=${LINCHECK_FLAGS:-"-short -q"}
 LINCHECK_HTTP_FLAGS=${LINCHECK_HTTP_FLAGS:-"-duration=1s -q"}
 CRASH_FLAGS=${CRASH_FLAGS:-"-cycles 20 -q"}
+POWERCUT_FLAGS=${POWERCUT_FLAGS:-"-cycles 20 -q"}
 JOBS=${JOBS:-1}
 REPLICAS_N=${REPLICAS_N:-3}
 REPLICAS_FLAGS=${REPLICAS_FLAGS:-"-q"}
@@ -77,7 +79,7 @@ fi
 # patch_of MUTANT: the diff of PKG/NAME, PKG/testdata/mutants/NAME.patch.
 patch_of() { echo "${1%/*}/testdata/mutants/${1##*/}.patch"; }
 
-all_gates=(test:jobtable test:ledger test:jobapi test:store/sqlite test:store/postgres test:linearizability test:stress test:fuzz lincheck crash replicas trace fuzztrace)
+all_gates=(test:jobtable test:ledger test:jobapi test:store/sqlite test:store/postgres test:linearizability test:stress test:fuzz lincheck crash powercut replicas trace fuzztrace)
 [ "$HTTP_RUNS" -gt 0 ] && all_gates+=(lincheck-http)
 
 work=$(mktemp -d)
@@ -102,7 +104,8 @@ keep_corpus() {
 # gate NAME MUTANT: runs one gate on the build with MUTANT put back ("" for
 # the normal build). Returns 0 when it passes, 1 when it fails (a catch), 2
 # on an error that is no verdict (it does not build, an unknown exit
-# status). Sets verdict to a short word for the table.
+# status), 3 when it was skipped (powercut without root, outside CI).
+# Sets verdict to a short word for the table.
 gate() {
   local name=$1 tag=$2 kind pkg re code i bin ov=()
   local flags=(-race -short -count=1)
@@ -166,10 +169,24 @@ gate() {
       fi
       return 0
       ;;
-    crash)
+    crash | powercut)
       # The crash test (make crash): the jobserver binary of this build on
       # a SQLite file, killed and restarted under load; lincheck itself is
-      # the normal build's.
+      # the normal build's. powercut (make powercut) is the same on a
+      # lossyfs mount whose power is cut at each kill; it needs root, and
+      # is skipped without it (never where CI=true).
+      local cflags=$CRASH_FLAGS
+      if [ "$kind" = powercut ]; then
+        cflags="-power-cut $POWERCUT_FLAGS"
+        if [ "$(id -u)" != 0 ] || [ ! -e /dev/fuse ]; then
+          if [ "${CI:-}" = true ]; then
+            verdict="cannot mount lossyfs (needs root and /dev/fuse) with CI=true: no verdict"
+            return 2
+          fi
+          verdict="SKIPPED, not root: lossyfs cannot be mounted"
+          return 3
+        fi
+      fi
       bin=$work/jobserver-${tag//\//-}
       if [ ! -x "$bin" ] && ! "$GO" build "${ov[@]}" -o "$bin" ./cmd/jobserver >"$log" 2>&1; then
         verdict="does not build"
@@ -180,14 +197,14 @@ gate() {
         return 2
       fi
       # shellcheck disable=SC2086
-      "$work/lincheck" -level=crash -server "$bin" $CRASH_FLAGS -out "$work" >"$log" 2>&1
+      "$work/lincheck" -level=crash -server "$bin" $cflags -out "$work" >"$log" 2>&1
       code=$?
       case $code in
         0) return 0 ;;
-        3) verdict="crash test: linearizability" ;;
-        4) verdict="crash test: invariants" ;;
-        5) verdict="crash test: inconclusive, no verdict"; return 2 ;;
-        *) verdict="crash test: exit $code"; return 2 ;;
+        3) verdict="$kind test: linearizability" ;;
+        4) verdict="$kind test: invariants" ;;
+        5) verdict="$kind test: inconclusive, no verdict"; return 2 ;;
+        *) verdict="$kind test: exit $code"; return 2 ;;
       esac
       return 1
       ;;
@@ -330,9 +347,9 @@ done
 mapfile -t base < <(printf '%s\n' "${base[@]}" | awk '!seen[$0]++')
 t0=$(now)
 if [ "${MUTANTS_BASELINE:-1}" = 0 ]; then
-  # make verify runs the race, trace-check, lincheck and crash gates
-  # before this one and fuzz-short after it, and CI runs make test before
-  # make gates: they pass the normal build through every gate used here
+  # make verify runs the race, trace-check, lincheck, crash and powercut
+  # gates before this one and fuzz-short after it, and CI runs make test
+  # before make gates: they pass the normal build through every gate used here
   # (the same tests, traces, seeds and targets), so it is skipped.
   base=()
   row "(normal build)" "covered by the other gates of this run" "-"
@@ -341,6 +358,7 @@ for g in "${base[@]}"; do
   gate "$g" ""
   case $? in
     0) ;;
+    3) row "(normal build)" "$g: $verdict" "-" ;;
     1) row "(normal build)" "FAILS $g ($verdict)" "-"; tail -30 "$log"; exit 1 ;;
     *) row "(normal build)" "ERROR in $g: $verdict" "-"; tail -30 "$log"; exit 1 ;;
   esac
@@ -351,7 +369,7 @@ done
 # own; prints its row (and, for an error, the end of the log) and
 # returns 1 unless a gate caught it and none erred.
 one_mutant() {
-  local tag=$1 t0 took g gs caught=() errors=()
+  local tag=$1 t0 took g gs note caught=() errors=() skipped=()
   log=$work/log-${tag//\//-}
   if ! scripts/mutant-overlay "$(patch_of "$tag")" "$work/ov-${tag//\//-}" >"$log" 2>&1; then
     row "$tag" "ERROR: $(patch_of "$tag") does not apply" "-"
@@ -369,24 +387,28 @@ one_mutant() {
     case $? in
       0) ;;
       1) caught+=("$g ($verdict)"); [ "$full" -eq 1 ] || break ;;
+      3) skipped+=("$g: $verdict") ;;
       *) errors+=("$g: $verdict") ;;
     esac
   done
+  # A skipped gate is said, never silently passed over, and catches nothing.
+  note=""
+  [ ${#skipped[@]} -gt 0 ] && note=" [${skipped[*]}]"
   took=$(secs "$t0" "$(now)")
   if [ ${#errors[@]} -gt 0 ]; then
     row "$tag" "ERROR: ${errors[*]}" "$took"
     tail -20 "$log"
     return 1
   elif [ ${#caught[@]} -eq 0 ]; then
-    row "$tag" "NOT CAUGHT by ${gs[*]}" "$took"
+    row "$tag" "NOT CAUGHT by ${gs[*]}$note" "$took"
     return 1
   fi
-  row "$tag" "$(IFS=';'; echo "${caught[*]}" | sed 's/;/; /g')" "$took"
+  row "$tag" "$(IFS=';'; echo "${caught[*]}" | sed 's/;/; /g')$note" "$took"
 }
 
-# The crash and replicas gates share the normal build's lincheck: built
-# once here, before mutants run side by side.
-if [ "$full" -eq 1 ] || printf '%s\n' "${first_gates[@]}" | grep -q '\(^\|,\)\(crash\|replicas\)\(,\|$\)'; then
+# The crash, powercut and replicas gates share the normal build's
+# lincheck: built once here, before mutants run side by side.
+if [ "$full" -eq 1 ] || printf '%s\n' "${first_gates[@]}" | grep -q '\(^\|,\)\(crash\|powercut\|replicas\)\(,\|$\)'; then
   "$GO" build -o "$work/lincheck" ./cmd/lincheck >"$log" 2>&1 || { cat "$log"; exit 1; }
 fi
 

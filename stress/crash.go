@@ -39,6 +39,11 @@ type CrashConfig struct {
 	MinLife, MaxLife time.Duration
 	// StartTimeout bounds a start, from exec to listening.
 	StartTimeout time.Duration
+	// PowerCut, if set, is called after each kill, the server gone: it
+	// drops what the store's disk had not made durable (a power cut, as
+	// package lossyfs does) before the next life starts. Nil: a kill keeps
+	// everything the server wrote, as the page cache does.
+	PowerCut func() error
 
 	_ struct{}
 }
@@ -96,7 +101,8 @@ type CrashResult struct {
 // RunCrash runs the crash test. Each life starts the server on the store,
 // first reads every job acknowledged so far (each must exist, and each seen
 // terminal must still show that state and error), then puts the load on it
-// for a random time and kills it. The last life drains: every acknowledged
+// for a random time and kills it (and cuts the power, with PowerCut). The
+// last life drains: every acknowledged
 // job must end within the job deadline counted from its admission
 // (crashdeadline.go), after which the server is stopped
 // with SIGTERM. The history, restarts and all, is for
@@ -156,6 +162,11 @@ func RunCrash(ctx context.Context, cfg CrashConfig) (*CrashResult, error) {
 		killed = w.loadUntilKill(ctx, srv, up)
 		res.Lost += w.lost.Load()
 		tr.CloseIdleConnections()
+		if cfg.PowerCut != nil {
+			if err := cfg.PowerCut(); err != nil {
+				return nil, fmt.Errorf("life %d: power cut: %w", life, err)
+			}
+		}
 	}
 	rec := run.record()
 	res.Record.History, res.Walks, res.Elapsed = rec.History, rec.Walks, rec.Elapsed

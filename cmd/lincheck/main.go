@@ -5,7 +5,9 @@
 // (echo model) on 127.0.0.1 and drives it through its HTTP API;
 // -level=crash starts the jobserver binary on a durable store, kills it
 // with SIGKILL -cycles times under that load and starts it again, and
-// checks the whole history, restarts included (see crash.go).
+// checks the whole history, restarts included (see crash.go); with
+// -power-cut, the store is on a lossyfs mount whose unsynced writes each
+// kill drops, as a power cut would.
 // -level=http -replicas N starts N jobserver replicas on one shared store,
 // spreads the clients across them, kills one with SIGKILL mid-run and
 // starts it again, and checks the whole history (see replicas.go).
@@ -80,6 +82,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	server := fs.String("server", "bin/jobserver", "crash: the jobserver binary")
 	store := fs.String("store", "", "crash: the server's -store (default sqlite:DIR/jobs.db); replicas: every server's -store, required")
 	cycles := fs.Int("cycles", cdef.Cycles, "crash: kills, each followed by a restart")
+	powerCut := fs.Bool("power-cut", false, "crash: put the store on a lossyfs mount (needs root) and cut its power at each kill, dropping what was not fsynced")
 	dir := fs.String("dir", "", "crash, replicas: directory for the store, the address files and the server logs (default: a new temporary one, removed when the run passes)")
 	rdef := stress.DefaultReplicasConfig()
 	replicas := fs.Int("replicas", 0, "http: run this many jobserver replicas (-server) on one -store (a postgres:// URL), the clients spread across them, one killed with SIGKILL and restarted mid-run (0: one server in process)")
@@ -95,6 +98,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if *level != "table" && *level != "http" && *level != "crash" {
 		fmt.Fprintf(stderr, "lincheck: -level=%s: want table, http or crash\n", *level)
+		return exitSetup
+	}
+	if *powerCut && *level != "crash" {
+		fmt.Fprintln(stderr, "lincheck: -power-cut needs -level=crash")
 		return exitSetup
 	}
 	set := map[string]bool{}
@@ -173,7 +180,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 				apply()
 			}
 		}
-		return runCrash(ctx, ccfg, *dir, *checkTimeout, *out, *historyPath, stdout, stderr)
+		return runCrash(ctx, ccfg, *powerCut, *dir, *checkTimeout, *out, *historyPath, stdout, stderr)
 	}
 	code := exitOK
 	for i := range *runs {
