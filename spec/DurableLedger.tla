@@ -24,6 +24,13 @@
 (* stored depth against the non-terminal rows, and hands the PENDING rows  *)
 (* to the runners again, with their deadlines.                             *)
 (*                                                                         *)
+(* A write the store refuses (a failed commit: a full disk, an I/O error)  *)
+(* is retried by its caller until it commits: a refused Start by the       *)
+(* runner (or its job is ended TIMEOUT by its deadline), a refused end by  *)
+(* the runner with the same outcome (or by the deadline first), a refused  *)
+(* Timeout by the timer.  MaxCommitFailures failed batches, one after the  *)
+(* other or apart, stand for a disk full for a while.                      *)
+(*                                                                         *)
 (* Not modelled: SQL, the fsync protocol and power loss.  A crash is the   *)
 (* process killed; the file system keeps what a returned fsync wrote.      *)
 (* The per-job state machine and its critical sections are JobTable.tla's *)
@@ -88,6 +95,8 @@ Results == {"ok", "ErrQueueFull", "ErrNotPending", "ErrTerminal",
 Ops == [kind : {"Submit", "Start", "End"}, job : Jobs, to : States,
         by : {"client", "runner", "timer"}]
 
+NoOutcome == "none"  \* a runner that has not called its end
+
 SubmitOp(j)   == [kind |-> "Submit", job |-> j, to |-> "PENDING", by |-> "client"]
 StartOp(j)    == [kind |-> "Start", job |-> j, to |-> "RUNNING", by |-> "runner"]
 EndOp(j, s, b) == [kind |-> "End", job |-> j, to |-> s, by |-> b]
@@ -107,7 +116,10 @@ VARIABLES
     wphase,      \* "take", then "ack" once committed, then "publish"
     \* volatile: the callers
     claimed,     \* ids a client has submitted (never reused)
-    rpc,         \* per job, its runner: "idle", "ready", "start", "run", "end"
+    rpc,         \* per job, its runner: "idle", "ready", "start", "run", "end",
+                 \* "retry" (its end refused by the store, to be sent again)
+    rend,        \* per job, the outcome its runner's end asks for (NoOutcome
+                 \* until it calls it)
     tpc,         \* per job, its deadline timer: "off", "armed", "fired"
     wpc,         \* per waiter: "idle", "read", "register", "blocked",
                  \* "woken", "done"
@@ -120,17 +132,20 @@ VARIABLES
     outcome      \* per job, the first terminal state committed
 
 vars == <<db, now, up, crashes, failures, queue, tx, batch, wphase, claimed,
-          rpc, tpc, wpc, wjob, wview, ppc, ackedSubmit, observed, outcome>>
+          rpc, rend, tpc, wpc, wjob, wview, ppc, ackedSubmit, observed,
+          outcome>>
 
 -----------------------------------------------------------------------------
 (* The rows.  st: the job's row (Absent: none); at: its completion time;   *)
 (* lru: the terminal rows in completion order (the retention order);       *)
-(* depth: the depth row.  gone (history, kept with the rows so that it     *)
-(* commits and rolls back with them): the state a row had when retention   *)
-(* deleted it.                                                             *)
+(* depth: the depth row; started: the row has a start time (started_at).   *)
+(* gone (history, kept with the rows so that it commits and rolls back     *)
+(* with them): the state a row had when retention deleted it; started is   *)
+(* kept too once the row is deleted.                                       *)
 
 EmptyRows == [st |-> [j \in Jobs |-> Absent], at |-> [j \in Jobs |-> NoTime],
-              lru |-> <<>>, depth |-> 0, gone |-> [j \in Jobs |-> Absent]]
+              lru |-> <<>>, depth |-> 0, gone |-> [j \in Jobs |-> Absent],
+              started |-> [j \in Jobs |-> FALSE]]
 
 Range(s) == {s[i] : i \in DOMAIN s}
 
@@ -181,7 +196,7 @@ Apply(t, op) ==
     CASE op.kind = "Submit" ->
             [Evict(t) EXCEPT !.st[j] = "PENDING", !.depth = @ + 1]
       [] op.kind = "Start" ->
-            [t EXCEPT !.st[j] = "RUNNING"]
+            [t EXCEPT !.st[j] = "RUNNING", !.started[j] = TRUE]
       [] OTHER ->
             [t EXCEPT !.st[j] = op.to, !.at[j] = now, !.lru = Append(@, j),
                       !.depth = @ - 1]
@@ -210,9 +225,10 @@ Recovered(t) ==
 EntryOf(b, j, who) == {e \in b : e.op.job = j /\ e.op.by = who}
 
 \* What a runner does after answer e: run the job after a Start that
-\* succeeded, retry after ErrStore, and otherwise go idle.
+\* succeeded; after ErrStore, send the same write again (a Start from
+\* "ready", an end from "retry"); otherwise go idle.
 RunnerNext(e) ==
-    CASE e.res = "ErrStore" -> IF e.op.kind = "Start" THEN "ready" ELSE "run"
+    CASE e.res = "ErrStore" -> IF e.op.kind = "Start" THEN "ready" ELSE "retry"
       [] e.op.kind = "Start" /\ e.res = "ok" -> "run"
       [] OTHER -> "idle"
 
@@ -220,6 +236,10 @@ RunnerNext(e) ==
 RunnerAnswered(b) ==
     [j \in Jobs |-> IF EntryOf(b, j, "runner") = {} THEN rpc[j]
                     ELSE RunnerNext(CHOOSE e \in EntryOf(b, j, "runner") : TRUE)]
+\* A runner keeps the outcome of its end while it may send it again.
+RendAnswered(b) ==
+    [j \in Jobs |-> IF RunnerAnswered(b)[j] \in {"end", "retry"} THEN rend[j]
+                    ELSE NoOutcome]
 TimerAnswered(b) ==
     [j \in Jobs |-> IF EntryOf(b, j, "timer") = {} THEN tpc[j]
                     ELSE IF (CHOOSE e \in EntryOf(b, j, "timer") : TRUE).res
@@ -236,6 +256,7 @@ ShownBy(b) ==
 \* Every caller of b gets its answer.
 Reply(b) ==
     /\ rpc' = RunnerAnswered(b)
+    /\ rend' = RendAnswered(b)
     /\ tpc' = TimerAnswered(b)
     /\ ackedSubmit' = ackedSubmit \cup AdmittedBy(b)
     /\ observed' = ShownBy(b)
@@ -266,6 +287,7 @@ Init ==
     /\ wphase = "take"
     /\ claimed = {}
     /\ rpc = [j \in Jobs |-> "idle"]
+    /\ rend = [j \in Jobs |-> NoOutcome]
     /\ tpc = [j \in Jobs |-> "off"]
     /\ wpc = [w \in Waiters |-> "idle"]
     /\ wjob = [w \in Waiters |-> NoJob]
@@ -289,8 +311,8 @@ Submit ==
     /\ \E j \in NextId :
           /\ claimed' = claimed \cup {j}
           /\ queue' = queue \cup {SubmitOp(j)}
-    /\ UNCHANGED <<db, now, up, crashes, failures, tx, batch, wphase, rpc, tpc,
-                   wpc, wjob, wview, ppc, ackedSubmit, observed, outcome>>
+    /\ UNCHANGED <<db, now, up, crashes, failures, tx, batch, wphase, rpc, rend,
+                   tpc, wpc, wjob, wview, ppc, ackedSubmit, observed, outcome>>
 
 \* A runner that was handed job j calls Start.
 RunnerStart(j) ==
@@ -299,16 +321,30 @@ RunnerStart(j) ==
     /\ queue' = queue \cup {StartOp(j)}
     /\ rpc' = [rpc EXCEPT ![j] = "start"]
     /\ UNCHANGED <<db, now, up, crashes, failures, tx, batch, wphase, claimed,
-                   tpc, wpc, wjob, wview, ppc, ackedSubmit, observed, outcome>>
+                   rend, tpc, wpc, wjob, wview, ppc, ackedSubmit, observed,
+                   outcome>>
 
 \* The runner ends job j: Finish, Fail or Timeout (RunnerOutcomes).
 RunnerEnd(j) ==
     /\ up
     /\ rpc[j] = "run"
-    /\ \E s \in RunnerOutcomes : queue' = queue \cup {EndOp(j, s, "runner")}
+    /\ \E s \in RunnerOutcomes :
+          /\ queue' = queue \cup {EndOp(j, s, "runner")}
+          /\ rend' = [rend EXCEPT ![j] = s]
     /\ rpc' = [rpc EXCEPT ![j] = "end"]
     /\ UNCHANGED <<db, now, up, crashes, failures, tx, batch, wphase, claimed,
                    tpc, wpc, wjob, wview, ppc, ackedSubmit, observed, outcome>>
+
+\* The store refused the runner's end (ErrStore): after a pause it sends
+\* the same end again, until one commits or finds the job ended.
+RunnerRetry(j) ==
+    /\ up
+    /\ rpc[j] = "retry"
+    /\ queue' = queue \cup {EndOp(j, rend[j], "runner")}
+    /\ rpc' = [rpc EXCEPT ![j] = "end"]
+    /\ UNCHANGED <<db, now, up, crashes, failures, tx, batch, wphase, claimed,
+                   rend, tpc, wpc, wjob, wview, ppc, ackedSubmit, observed,
+                   outcome>>
 
 \* Job j's deadline, counted from admission, fires: Timeout, racing the
 \* runner (and, after a restart, a deadline that passed while down).
@@ -318,7 +354,8 @@ DeadlineFires(j) ==
     /\ queue' = queue \cup {EndOp(j, "TIMEOUT", "timer")}
     /\ tpc' = [tpc EXCEPT ![j] = "fired"]
     /\ UNCHANGED <<db, now, up, crashes, failures, tx, batch, wphase, claimed,
-                   rpc, wpc, wjob, wview, ppc, ackedSubmit, observed, outcome>>
+                   rpc, rend, wpc, wjob, wview, ppc, ackedSubmit, observed,
+                   outcome>>
 
 -----------------------------------------------------------------------------
 (* The writer: take, commit, ack, publish.                                 *)
@@ -342,7 +379,7 @@ Take ==
           /\ batch' = batch \cup {e}
           /\ IF Defect = "ack_before_commit"
                 THEN Reply({e})
-                ELSE UNCHANGED <<rpc, tpc, ackedSubmit, observed>>
+                ELSE UNCHANGED <<rpc, rend, tpc, ackedSubmit, observed>>
           /\ IF Defect = "wake_before_commit"
                 THEN /\ wpc' = Woken({e})
                      /\ wview' = WokenWith({e})
@@ -362,7 +399,7 @@ Commit ==
                                   ELSE outcome[j]]
     /\ wphase' = "ack"
     /\ UNCHANGED <<now, up, crashes, failures, queue, tx, batch, claimed, rpc,
-                   tpc, wpc, wjob, wview, ppc, ackedSubmit, observed>>
+                   rend, tpc, wpc, wjob, wview, ppc, ackedSubmit, observed>>
 
 \* The COMMIT fails: the transaction is rolled back and every caller of the
 \* batch gets ErrStore (a runner or timer retries; a client was not
@@ -377,7 +414,7 @@ CommitFails ==
     /\ tx' = db
     /\ batch' = {}
     /\ IF Defect = "ack_before_commit"
-          THEN UNCHANGED <<rpc, tpc, ackedSubmit, observed>>
+          THEN UNCHANGED <<rpc, rend, tpc, ackedSubmit, observed>>
           ELSE Reply({[op |-> e.op, res |-> "ErrStore"] : e \in batch})
     /\ UNCHANGED <<db, now, up, crashes, queue, wphase, claimed, wpc, wjob,
                    wview, ppc, outcome>>
@@ -388,7 +425,7 @@ Ack ==
     /\ up
     /\ wphase = "ack"
     /\ IF Defect = "ack_before_commit"
-          THEN UNCHANGED <<rpc, tpc, ackedSubmit, observed>>
+          THEN UNCHANGED <<rpc, rend, tpc, ackedSubmit, observed>>
           ELSE Reply(batch)
     /\ wphase' = "publish"
     /\ UNCHANGED <<db, now, up, crashes, failures, queue, tx, batch, claimed,
@@ -403,6 +440,7 @@ Publish ==
     /\ wpc' = Woken(batch)
     /\ wview' = WokenWith(batch)
     /\ rpc' = [j \in Jobs |-> IF j \in AdmittedBy(batch) THEN "ready" ELSE rpc[j]]
+    /\ UNCHANGED rend
     /\ tpc' = [j \in Jobs |->
                  IF j \in AdmittedBy(batch) /\ Deadlines THEN "armed"
                  ELSE IF EndedBy(batch, j) # {} /\ tpc[j] = "armed" THEN "off"
@@ -425,7 +463,8 @@ Poll(p) ==
                          ELSE observed
     /\ ppc' = [ppc EXCEPT ![p] = "done"]
     /\ UNCHANGED <<db, now, up, crashes, failures, queue, tx, batch, wphase,
-                   claimed, rpc, tpc, wpc, wjob, wview, ackedSubmit, outcome>>
+                   claimed, rpc, rend, tpc, wpc, wjob, wview, ackedSubmit,
+                   outcome>>
 
 \* Wait(j), first step: register locally (the writer will wake it), then
 \* read.  register_after_read: read first (WaitReadFirst), register after
@@ -437,7 +476,7 @@ WaitRegister(w) ==
     /\ \E j \in Jobs : wjob' = [wjob EXCEPT ![w] = j]
     /\ wpc' = [wpc EXCEPT ![w] = "read"]
     /\ UNCHANGED <<db, now, up, crashes, failures, queue, tx, batch, wphase,
-                   claimed, rpc, tpc, wview, ppc, ackedSubmit, observed,
+                   claimed, rpc, rend, tpc, wview, ppc, ackedSubmit, observed,
                    outcome>>
 
 \* What a waiter does with the row it read for job j: none -> ErrNotFound;
@@ -455,7 +494,8 @@ WaitRead(w) ==
     /\ wpc[w] = "read"
     /\ ReadRow(w, wjob[w], "blocked")
     /\ UNCHANGED <<db, now, up, crashes, failures, queue, tx, batch, wphase,
-                   claimed, rpc, tpc, wjob, wview, ppc, ackedSubmit, outcome>>
+                   claimed, rpc, rend, tpc, wjob, wview, ppc, ackedSubmit,
+                   outcome>>
 
 \* register_after_read: Wait reads the row first and registers after.
 WaitReadFirst(w) ==
@@ -466,7 +506,7 @@ WaitReadFirst(w) ==
           /\ wjob' = [wjob EXCEPT ![w] = j]
           /\ ReadRow(w, j, "register")
     /\ UNCHANGED <<db, now, up, crashes, failures, queue, tx, batch, wphase,
-                   claimed, rpc, tpc, wview, ppc, ackedSubmit, outcome>>
+                   claimed, rpc, rend, tpc, wview, ppc, ackedSubmit, outcome>>
 
 \* register_after_read: register after the read, and block.
 WaitRegisterLate(w) ==
@@ -474,8 +514,8 @@ WaitRegisterLate(w) ==
     /\ wpc[w] = "register"
     /\ wpc' = [wpc EXCEPT ![w] = "blocked"]
     /\ UNCHANGED <<db, now, up, crashes, failures, queue, tx, batch, wphase,
-                   claimed, rpc, tpc, wjob, wview, ppc, ackedSubmit, observed,
-                   outcome>>
+                   claimed, rpc, rend, tpc, wjob, wview, ppc, ackedSubmit,
+                   observed, outcome>>
 
 \* Woken: return the terminal state the writer published.
 WaitReturn(w) ==
@@ -484,7 +524,8 @@ WaitReturn(w) ==
     /\ observed' = [observed EXCEPT ![wjob[w]] = @ \cup {wview[w]}]
     /\ wpc' = [wpc EXCEPT ![w] = "done"]
     /\ UNCHANGED <<db, now, up, crashes, failures, queue, tx, batch, wphase,
-                   claimed, rpc, tpc, wjob, wview, ppc, ackedSubmit, outcome>>
+                   claimed, rpc, rend, tpc, wjob, wview, ppc, ackedSubmit,
+                   outcome>>
 
 -----------------------------------------------------------------------------
 (* Crash and restart.                                                      *)
@@ -502,6 +543,7 @@ Crash ==
     /\ batch' = {}
     /\ wphase' = "take"
     /\ rpc' = [j \in Jobs |-> "idle"]
+    /\ rend' = [j \in Jobs |-> NoOutcome]
     /\ tpc' = [j \in Jobs |-> "off"]
     /\ wpc' = [w \in Waiters |-> IF wpc[w] = "idle" THEN "idle" ELSE "done"]
     /\ UNCHANGED <<db, now, failures, claimed, wjob, wview, ppc, ackedSubmit,
@@ -523,15 +565,15 @@ Open ==
        /\ tpc' = [j \in Jobs |-> IF r.st[j] = "PENDING" /\ Deadlines
                                     THEN "armed" ELSE "off"]
     /\ up' = TRUE
-    /\ UNCHANGED <<now, crashes, failures, queue, batch, wphase, claimed, wpc,
-                   wjob, wview, ppc, ackedSubmit, observed>>
+    /\ UNCHANGED <<now, crashes, failures, queue, batch, wphase, claimed, rend,
+                   wpc, wjob, wview, ppc, ackedSubmit, observed>>
 
 \* The clock moves on, up or down.
 Tick ==
     /\ now < MaxTime
     /\ now' = now + 1
     /\ UNCHANGED <<db, up, crashes, failures, queue, tx, batch, wphase,
-                   claimed, rpc, tpc, wpc, wjob, wview, ppc, ackedSubmit,
+                   claimed, rpc, rend, tpc, wpc, wjob, wview, ppc, ackedSubmit,
                    observed, outcome>>
 
 \* Every call has returned and every admitted job has ended.  A live row
@@ -558,7 +600,8 @@ Waiter(w) ==
 Writer == Take \/ Commit \/ CommitFails \/ Ack \/ Publish
 Caller ==
     \/ Submit
-    \/ \E j \in Jobs : RunnerStart(j) \/ RunnerEnd(j) \/ DeadlineFires(j)
+    \/ \E j \in Jobs : (RunnerStart(j) \/ RunnerEnd(j) \/ RunnerRetry(j)
+                        \/ DeadlineFires(j))
     \/ \E p \in Pollers : Poll(p)
     \/ \E w \in Waiters : Waiter(w)
 
@@ -579,7 +622,8 @@ Rows == [st : [Jobs -> States \cup {Absent}],
          at : [Jobs -> {NoTime} \cup (0..MaxTime)],
          lru : Seq(Jobs),
          depth : Int,
-         gone : [Jobs -> States \cup {Absent}]]
+         gone : [Jobs -> States \cup {Absent}],
+         started : [Jobs -> BOOLEAN]]
 
 TypeInv ==
     /\ db \in Rows
@@ -592,7 +636,8 @@ TypeInv ==
     /\ batch \subseteq [op : Ops, res : Results]
     /\ wphase \in {"take", "ack", "publish"}
     /\ claimed \subseteq Jobs
-    /\ rpc \in [Jobs -> {"idle", "ready", "start", "run", "end"}]
+    /\ rpc \in [Jobs -> {"idle", "ready", "start", "run", "end", "retry"}]
+    /\ rend \in [Jobs -> RunnerOutcomes \cup {NoOutcome}]
     /\ tpc \in [Jobs -> {"off", "armed", "fired"}]
     /\ wpc \in [Waiters -> {"idle", "read", "register", "blocked", "woken",
                             "done"}]
@@ -666,9 +711,47 @@ NoLostWakeupInv ==
             (wphase # "take" /\ EndedBy(batch, wjob[w]) # {})
 
 \* A RUNNING row always has a runner of this process: right after a
-\* restart no row is RUNNING, and none is left without a runner to end it.
+\* restart no row is RUNNING, and none is left without a runner to end it
+\* (a runner whose end the store refused sends it again).
 RunningOwnedInv ==
     up => (\A j \in Jobs :
-              (db.st[j] = "RUNNING") => (rpc[j] \in {"start", "run", "end"}))
+              (db.st[j] = "RUNNING") =>
+                  (rpc[j] \in {"start", "run", "end", "retry"}))
+
+\* A PENDING row always has a runner of this process about to start it
+\* (one whose Start the store refused starts again), unless the batch that
+\* admitted it is still being answered: every acknowledged job ends.
+PendingOwnedInv ==
+    up => (\A j \in Jobs :
+              (db.st[j] = "PENDING") =>
+                  (\/ rpc[j] \in {"ready", "start"}
+                   \/ (wphase # "take" /\ j \in AdmittedBy(batch))))
+
+\* The restart rule: a restart fails exactly the RUNNING rows and keeps the
+\* PENDING ones.  No row goes back to PENDING once it has started, and a
+\* row that never started ends only by its deadline (runners end what they
+\* started; cancel is not modelled).  The action form is NoRequeueProp.
+RestartRuleInv ==
+    \A t \in {db, tx} : \A j \in Jobs :
+        /\ (t.st[j] = "PENDING") => ~t.started[j]
+        /\ (t.st[j] \in Terminal /\ ~t.started[j]) => (t.st[j] = "TIMEOUT")
+
+\* Deadlines are kept, across restarts and refused writes: every live row
+\* of a running process has its deadline armed (or firing), unless the
+\* batch that admitted it is still being answered.  Deadlines are not
+\* timed: a timer fires at any point after it is armed, so a deadline
+\* counted from admission and one counted from the restart are the same
+\* here.
+DeadlineArmedInv ==
+    (up /\ Deadlines) =>
+        \A j \in Jobs :
+            (db.st[j] \in Live) =>
+                (\/ tpc[j] \in {"armed", "fired"}
+                 \/ (wphase # "take" /\ j \in AdmittedBy(batch)))
+
+\* No row goes back from RUNNING to PENDING (TLC: tla-checker does not
+\* evaluate action properties; RestartRuleInv is its state form).
+NoRequeueProp ==
+    [][\A j \in Jobs : (db.st[j] = "RUNNING") => (db'.st[j] # "PENDING")]_vars
 
 =============================================================================

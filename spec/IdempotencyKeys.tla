@@ -154,6 +154,12 @@ KeyIndexInv ==
            Retained(index[k]) /\ keyOf[index[k]] = k
     /\ \A i \in Ids : Retained(i) => index[keyOf[i]] = i
 
+\* A keyed submit is answered with the job holding its own key: the job
+\* it inserted, or on a replay the one filed under the key it was given.
+AnswerKeyInv ==
+    \A s \in Submitters :
+        (answer[s] # NoJob) => (keyOf[answer[s]] = tkey[s])
+
 \* A replay takes no slot: the depth counts the live jobs and the
 \* admissions between their check and their insertion, nothing else.
 DepthInv ==

@@ -718,6 +718,22 @@ HeldNotReapedInv ==
         (wk[r].pc \in {"Transfer", "Running"} /\ ~wk[r].lost)
             => (st[j] = "RUNNING" /\ owner[j] = r)
 
+\* The lease rule: a claim, a renewal and the keeper's rounds set the
+\* expiry after the database's now, so a job its worker holds (transferring
+\* or running it, its replica having reached the database since the claim)
+\* always has a lease that has not lapsed.  The action form is
+\* LeaseFutureProp.
+LeaseLiveInv ==
+    \A r \in Replicas :
+        LET j == wk[r].job IN
+        (wk[r].pc \in {"Transfer", "Running"} /\ ~wk[r].lost)
+            => (expiry[j] > dbnow)
+
+\* Every expiry written is after the database's now (TLC: tla-checker does
+\* not evaluate action properties).
+LeaseFutureProp ==
+    [][\A j \in Jobs : (expiry'[j] # expiry[j]) => (expiry'[j] > dbnow')]_vars
+
 \* A RUNNING job has an owner, and only RUNNING jobs have one.
 OwnedInv ==
     \A j \in Jobs : (owner[j] # NoOwner) = (st[j] = "RUNNING")

@@ -4,6 +4,7 @@
 # recipes run from the repository root.
 #
 #   make spec-check         every CI configuration with the pinned tla-checker
+#                           (and how tlcrun.mjs reads TLC's reports)
 #   make spec-mutants       every mutation of spec/mutations.json refuted
 #                           (tla-checker)
 #   make tlc                every configuration with TLC (TLA2TOOLS=path/to/jar),
@@ -33,6 +34,7 @@ $(TLA_CHECKER): $(SPEC_DIR)/package.json $(SPEC_DIR)/package-lock.json
 	@touch $@
 
 spec-check: $(TLA_CHECKER)
+	$(NODE) --test $(SPEC_DIR)/tlcrun.test.mjs
 	$(NODE) $(SPEC_DIR)/check.mjs
 
 # Each mutation is applied to a copy of the spec in memory; spec/ is never

@@ -26,15 +26,25 @@ function propertyNames(cfg) {
   return m ? m[1].split(/\s+/).filter(Boolean) : [];
 }
 
-// The outcome of a TLC run on cfg, as the manifest words it.
-function outcomeOf(out, cfg) {
+// The names of the properties in TLC's report of several violated at
+// once: "A and B", "A, B, and C".
+export function propertyList(text) {
+  return text.split(/,\s*(?:and\s+)?|\s+and\s+/).map((s) => s.trim()).filter(Boolean);
+}
+
+// The outcome of a TLC run on cfg, as the manifest words it; several
+// temporal properties violated at once are joined by " and "
+// (sameOutcome in manifest.mjs matches one of them).
+export function outcomeOf(out, cfg) {
   if (/Model checking completed\. No error has been found\./.test(out)) return 'pass';
   let m = /Error: Invariant (\w+) is violated/.exec(out);
   if (m) return `violates ${m[1]}`;
   m = /Error: Action property (\w+) is violated/.exec(out);
   if (m) return `violates ${m[1]}`;
-  m = /Error: Temporal property (\w+) was violated/.exec(out);
+  m = /Error: Temporal property (\S+) was violated/.exec(out);
   if (m) return `violates ${m[1]}`;
+  m = /Error: Temporal properties (\S.*?) were violated/.exec(out);
+  if (m) return `violates ${propertyList(m[1]).join(' and ')}`;
   // A property that is another module's specification (a refinement,
   // Abs!Spec) is reported by where its clause is, not by name: name it
   // when the cfg checks only one property.
