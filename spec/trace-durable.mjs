@@ -136,10 +136,11 @@ Inject(e) ==
     /\ claimed' = IF e.k = "Submit" THEN claimed \cup {e.j} ELSE claimed
     /\ ${unchangedBut(vars, ['queue', 'claimed'])}
 
-\* The job's row was deleted by a Submit of this batch, which the store
-\* deletes at the batch's end (LRU, retention.go): until then its writes
-\* find the row there, terminal, and are refused.
-PendingEvicted(j) == tx.st[j] = Absent /\ db.st[j] \in Terminal /\ tx.gone[j] # Absent
+\* The job's row was deleted by a Submit of this batch (gone in the open
+\* transaction, not in the committed rows), which the store does at the
+\* batch's end for the retention bound (retention.go): until then its
+\* writes find the row there, terminal, and are refused.
+PendingEvicted(j) == tx.st[j] = Absent /\ tx.gone[j] # Absent /\ db.gone[j] = Absent
 
 \* The store's answer res to op is the spec's: Start of a terminal job is
 \* ErrNotPending for the store (the ledger contract, and JobTable.tla),
