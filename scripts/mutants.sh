@@ -11,7 +11,9 @@
 #                                 tests, lincheck at both levels, the crash
 #                                 and replicas tests, the trace
 #                                 driver's runs and FuzzTrace's seeds
-#                                 and corpus checked against the spec, and the
+#                                 and corpus checked against the spec, the
+#                                 SQLite store's traced runs checked
+#                                 against DurableLedger.tla, and the
 #                                 mutant's own gates), listing each one
 #                                 that catches it (make mutants-full)
 #   scripts/mutants.sh [-full] MUTANT...   only these mutants
@@ -35,7 +37,8 @@
 # beside -power-cut, default "-cycles 20 -q"), REPLICAS_N and
 # REPLICAS_FLAGS (the replicas gate's replicas, default 3, and lincheck
 # flags, default "-q"), TRACE_N and TRACE_JOBS (the trace gate's runs,
-# default 20, and jobs admitted per run, default 50).
+# default 20, and jobs admitted per run, default 50), TRACE_SQLITE_N (the
+# trace-sqlite gate's runs, default 40).
 # Exit status: 0 when the normal build passes and every mutant is caught.
 set -u
 cd "$(dirname "$0")/.."
@@ -59,6 +62,7 @@ HTTP_RUNS=${HTTP_RUNS:-$full}
 FUZZTIME=${FUZZTIME:-60s}
 TRACE_N=${TRACE_N:-20}
 TRACE_JOBS=${TRACE_JOBS:-50}
+TRACE_SQLITE_N=${TRACE_SQLITE_N:-40}
 FUZZ_BASELINE=${FUZZ_BASELINE:-10s}
 
 # The list: mutant, comma-separated gates, description.
@@ -79,7 +83,7 @@ fi
 # patch_of MUTANT: the diff of PKG/NAME, PKG/testdata/mutants/NAME.patch.
 patch_of() { echo "${1%/*}/testdata/mutants/${1##*/}.patch"; }
 
-all_gates=(test:jobtable test:ledger test:jobapi test:store/sqlite test:store/postgres test:linearizability test:stress test:fuzz lincheck crash powercut replicas trace fuzztrace)
+all_gates=(test:jobtable test:ledger test:jobapi test:store/sqlite test:store/postgres test:linearizability test:stress test:fuzz lincheck crash powercut replicas trace fuzztrace trace-sqlite)
 [ "$HTTP_RUNS" -gt 0 ] && all_gates+=(lincheck-http)
 
 work=$(mktemp -d)
@@ -301,6 +305,23 @@ gate() {
       fi
       traces_verdict "$dir" $code
       ;;
+    trace-sqlite)
+      # trace-sqlite[:N] (make trace-sqlite): N runs (default
+      # TRACE_SQLITE_N) of the SQLite store's trace driver on this build
+      # (tag sqlite_trace), restarts included, each log checked against
+      # spec/DurableLedger.tla by spec/trace-durable.mjs; verdicts as the
+      # trace gate's.
+      local n=${pkg:-$TRACE_SQLITE_N} dir=$work/sqlitetraces-${tag//\//-}
+      rm -rf "$dir" && mkdir -p "$dir"
+      "$GO" test "${ov[@]}" -count=1 -timeout "$((120 + 5 * n))s" -tags sqlite_trace -run '^TestTraceRuns$' \
+        ./store/sqlite/ -trace.dir "$dir" -trace.n "$n" -trace.rounds 4 >"$log" 2>&1
+      code=$?
+      if [ $code -ne 0 ] && grep -q '\[build failed\]\|\[setup failed\]' "$log"; then
+        verdict="does not build"
+        return 2
+      fi
+      traces_verdict "$dir" $code spec/trace-durable.mjs
+      ;;
     *)
       verdict="unknown gate"
       return 2
@@ -308,19 +329,20 @@ gate() {
   esac
 }
 
-# traces_verdict DIR CODE: the verdict on the traces a driver that exited
-# with CODE wrote to DIR, for the trace and fuzztrace gates. A rejected
+# traces_verdict DIR CODE [CHECKER]: the verdict on the traces a driver
+# that exited with CODE wrote to DIR, checked by CHECKER (default
+# spec/trace.mjs), for the trace, fuzztrace and trace-sqlite gates. A rejected
 # trace is a catch; so is a driver that failed, whether or not it wrote
 # a trace first; a driver that passed and wrote none, or a checker error,
 # is no verdict.
 traces_verdict() {
-  local dir=$1 drv=$2
+  local dir=$1 drv=$2 checker=${3:-spec/trace.mjs}
   if ! ls "$dir"/*.ndjson >/dev/null 2>&1; then
     [ "$drv" -eq 0 ] && { verdict="no trace written"; return 2; }
     verdict="trace driver failed before its first trace"
     return 1
   fi
-  node --stack-size=30000 spec/trace.mjs --quiet --stop "$dir" >>"$log" 2>&1
+  node --stack-size=30000 "$checker" --quiet --stop "$dir" >>"$log" 2>&1
   case $? in
     0) [ "$drv" -eq 0 ] && return 0; verdict="trace driver failed"; return 1 ;;
     1) verdict="$(sed -n 's/^REJECTED \([^ ]*\) at event \([0-9]*\) of [0-9]*: .*"a":"\([A-Za-z]*\)".*/\3, event \2 of \1/p' "$log" | head -1)"

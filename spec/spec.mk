@@ -18,15 +18,18 @@
 #                           against Listing.tla)
 #   make trace-tlc          a few such runs checked with TLC
 #                           (TLA2TOOLS=path/to/jar; not in CI)
+#   make trace-sqlite       runs of the SQLite store (tag sqlite_trace),
+#                           restarts included, checked against
+#                           DurableLedger.tla
 
 SPEC_DIR     := spec
 NODE         ?= node
 NPM          ?= npm
 TLA_CHECKER  := $(SPEC_DIR)/node_modules/tla-checker/package.json
 
-GATES += spec-check spec-mutants trace-check
+GATES += spec-check spec-mutants trace-check trace-sqlite
 
-.PHONY: spec-check spec-mutants tlc spec-mutants-tlc trace-check trace-tlc
+.PHONY: spec-check spec-mutants tlc spec-mutants-tlc trace-check trace-tlc trace-sqlite
 
 # npm ci installs exactly what package-lock.json pins (tla-checker 0.9.0).
 $(TLA_CHECKER): $(SPEC_DIR)/package.json $(SPEC_DIR)/package-lock.json
@@ -97,3 +100,27 @@ trace-tlc:
 	    -trace.dir "$$dir" -trace.n $(TRACE_TLC_N) -trace.jobs $(TRACE_JOBS) -trace.seed $(TRACE_SEED) >"$$dir/go.log" 2>&1 \
 	    || { cat "$$dir/go.log"; exit 1; }; \
 	$(NODE) --stack-size=30000 $(SPEC_DIR)/trace-tlc.mjs "$$dir"
+
+# Trace validation of the SQLite store: vet of the traced build, then
+# TRACE_SQLITE_N random runs (store/sqlite/trace_run_test.go: workers
+# racing submits with and without keys, starts, ends, cancels and clock
+# ticks on a small queue, retention bound and TTL, and TRACE_SQLITE_ROUNDS
+# rounds with a Close and an Open, jobs RUNNING, between them) of the real
+# store built with the tag sqlite_trace, each log checked against
+# DurableLedger.tla (spec/trace-durable.mjs, which holds the mapping of
+# the log onto the spec); then edited events must be rejected at that
+# event (--bite). Any rejection or error fails; the traces of a failure are
+# kept in TRACE_KEEP.
+TRACE_SQLITE_N      ?= 40
+TRACE_SQLITE_ROUNDS ?= 4
+trace-sqlite: $(TLA_CHECKER)
+	@$(GO) vet -tags sqlite_trace ./store/sqlite/
+	@dir=$$(mktemp -d) && trap 'rm -rf "$$dir"' EXIT && \
+	$(GO) test -count=1 -tags sqlite_trace -run '^TestTraceRuns$$' ./store/sqlite \
+	    -trace.dir "$$dir" -trace.n $(TRACE_SQLITE_N) -trace.rounds $(TRACE_SQLITE_ROUNDS) \
+	    -trace.seed $(TRACE_SEED) >"$$dir/go.log" 2>&1 \
+	    || { cat "$$dir/go.log"; exit 1; }; \
+	if ! $(NODE) --stack-size=30000 $(SPEC_DIR)/trace-durable.mjs --quiet "$$dir"; then \
+	    rm -rf $(TRACE_KEEP) && mkdir -p $(TRACE_KEEP) && cp "$$dir"/*.ndjson $(TRACE_KEEP)/ && \
+	    echo "traces kept in $(TRACE_KEEP)"; exit 1; fi; \
+	$(NODE) --stack-size=30000 $(SPEC_DIR)/trace-durable.mjs --bite "$$dir"

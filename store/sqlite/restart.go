@@ -71,6 +71,7 @@ func (s *Store) recoverDatabase(ctx context.Context) (view, error) {
 		return view{}, fmt.Errorf("sqlite: committing the restart: %w", err)
 	}
 	s.lock.writeMark(v.commits) // a mark left lower only checks less (mark.go)
+	traceOpened(s, &v, now)
 	s.maxDepth = max(s.cfg.MaxQueue, 0, v.depth)
 	return v, nil
 }
@@ -128,6 +129,7 @@ func failRunning(t *txq, v *view, now int64) error {
 	if err := rows.Err(); err != nil {
 		return err
 	}
+	traceFailedRunning(ids)
 	cause := InterruptedByRestart
 	for _, id := range ids {
 		o := &op{kind: opFail, id: id, cause: &cause}

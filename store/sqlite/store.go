@@ -248,6 +248,7 @@ func (s *Store) Close() error {
 	if s.closed.CompareAndSwap(false, true) {
 		close(s.quit)
 		<-s.writerDone
+		traceClosed()
 		s.closeErr = s.release()
 		close(s.released)
 	}

@@ -92,6 +92,7 @@ func (s *Store) commitBatch(committed view, first []*op) (view, []*op) {
 		return committed, b.ops
 	}
 	t := &txq{ctx: ctx, tx: tx, prepared: s.writes}
+	traceBatchBegin()
 	s.gather.begin()
 	defer s.gather.end()
 	for ops := first; len(ops) > 0; {
@@ -177,10 +178,12 @@ func (s *Store) applyAll(t *txq, v *view, b *batch, ops []*op) *reply {
 		return &reply{panicked: panicked}
 	}
 	for _, o := range ops {
+		ev0 := traceEvicted(v)
 		r, w, end, err := s.apply(t, v, o, now)
 		if err != nil {
 			return &reply{err: err}
 		}
+		traceApplied(o, r, v, now, ev0)
 		b.replies = append(b.replies, r)
 		b.wrote = b.wrote || w
 		if end {
@@ -267,7 +270,10 @@ func (s *Store) answerAll(batch []*op, r reply) {
 	}
 }
 
+// answerEach answers each write of a batch that committed, or that wrote
+// nothing, with its own reply.
 func (s *Store) answerEach(batch []*op, replies []reply) {
+	traceCommitted(s)
 	for i, o := range batch {
 		s.q.answer(o, replies[i])
 	}
