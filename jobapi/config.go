@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/model"
 )
 
 // Defaults that DefaultConfig fills in. The JSON keys, their units and
@@ -14,7 +15,7 @@ import (
 const (
 	DefaultMaxBodyBytes      = 8 << 20
 	DefaultMaxReplyBytes     = 64 << 20
-	DefaultMaxPixels         = 1 << 24
+	DefaultMaxPixels         = model.DefaultMaxPixels
 	DefaultMaxWait           = 30 * time.Second
 	DefaultModel             = "fingerprint"
 	DefaultAsyncTimeout      = 30 * time.Second
@@ -22,9 +23,6 @@ const (
 	DefaultAsyncJobTTL       = 10 * time.Minute
 	DefaultAsyncMaxCompleted = 1024
 )
-
-// maxMillis is the largest millisecond count a time.Duration holds.
-const maxMillis = math.MaxInt64 / int64(time.Millisecond)
 
 // MaxBodyBytesCeiling is the ceiling of max_body_bytes: 128 MiB. A job's
 // stored request is its body re-encoded, no longer than the body but for

@@ -15,6 +15,7 @@ import (
 
 	"github.com/jobledger/jobledger/jobapi"
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/model"
 )
 
 // store is the server's kind of store.
@@ -217,7 +218,7 @@ func TestStoreFailureEndsTheJob(t *testing.T) {
 		t.Run(method, func(t *testing.T) {
 			clock := newFakeClock()
 			st := newFailing(t, clock)
-			h := newHarnessOn(t, lasting{st}, jobapi.Options{Model: jobapi.Echo{}, Clock: clock}, nil)
+			h := newHarnessOn(t, lasting{st}, jobapi.Options{Model: model.Echo{}, Clock: clock}, nil)
 			st.failNext(method, 1)
 			r := h.waitBounded(h.submit("t", nil))
 			require.Equal(t, "FAILED", r.Body["state"])
@@ -236,7 +237,7 @@ func TestStoreRefusingEveryEnd(t *testing.T) {
 	clock := newFakeClock()
 	st := newFailing(t, clock)
 	logs := &logBuffer{}
-	h := newHarnessOn(t, st, jobapi.Options{Model: jobapi.Echo{}, Clock: clock,
+	h := newHarnessOn(t, st, jobapi.Options{Model: model.Echo{}, Clock: clock,
 		Logger: slog.New(slog.NewJSONHandler(logs, nil))}, nil)
 	st.failNext("Finish", -1)
 	st.failNext("Fail", -1)
@@ -272,7 +273,7 @@ func TestStoreRefusingEveryEnd(t *testing.T) {
 // closes it, the API answers 503.
 func TestClose(t *testing.T) {
 	t.Run("store closed by its owner", func(t *testing.T) {
-		h := newHarness(t, jobapi.Echo{}, nil)
+		h := newHarness(t, model.Echo{}, nil)
 		id := h.submit("t", nil)
 		require.Equal(t, "DONE", h.waitBounded(id).Body["state"])
 		requireShutdownReturns(t, h.srv)
@@ -286,7 +287,7 @@ func TestClose(t *testing.T) {
 	t.Run("store left open", func(t *testing.T) {
 		clock := newFakeClock()
 		mem := newMemory(t, clock, 4)
-		h := newHarnessOn(t, mem, jobapi.Options{Model: jobapi.Echo{}, Clock: clock}, nil)
+		h := newHarnessOn(t, mem, jobapi.Options{Model: model.Echo{}, Clock: clock}, nil)
 		requireShutdownReturns(t, h.srv)
 		require.NoError(t, h.srv.Close())
 		id, err := mem.Submit(context.Background(), "t", jobapi.Request{})
@@ -313,7 +314,7 @@ func (g garbling) Finish(ctx context.Context, id string, _ json.RawMessage) (led
 func TestResultNotJSONAnswered500(t *testing.T) {
 	clock := newFakeClock()
 	logs := &logBuffer{}
-	h := newHarnessOn(t, garbling{newMemory(t, clock, 16)}, jobapi.Options{Model: jobapi.Echo{},
+	h := newHarnessOn(t, garbling{newMemory(t, clock, 16)}, jobapi.Options{Model: model.Echo{},
 		Clock: clock, Logger: slog.New(slog.NewJSONHandler(logs, nil))}, nil)
 
 	id := h.submit("t", nil)
