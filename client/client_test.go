@@ -14,6 +14,7 @@ import (
 
 	"github.com/jobledger/jobledger/client"
 	"github.com/jobledger/jobledger/jobapi"
+	"github.com/jobledger/jobledger/ledger"
 )
 
 // serve starts a jobapi.Server (echo model, changed by edit) on an
@@ -27,7 +28,10 @@ func serve(t *testing.T, prefix string, edit func(*jobapi.Config)) (*client.Clie
 	if edit != nil {
 		edit(&cfg)
 	}
-	srv, err := jobapi.New(cfg, jobapi.Options{Logger: slog.New(slog.DiscardHandler)})
+	store, err := ledger.NewMemory[jobapi.Request, json.RawMessage](cfg.LedgerConfig())
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, store.Close()) })
+	srv, err := jobapi.New(store, cfg, jobapi.Options{Logger: slog.New(slog.DiscardHandler), LedgerJobTTL: cfg.AsyncJobTTL})
 	require.NoError(t, err)
 	var h http.Handler = srv
 	if prefix != "" {

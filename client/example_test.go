@@ -11,6 +11,7 @@ import (
 
 	"github.com/jobledger/jobledger/client"
 	"github.com/jobledger/jobledger/jobapi"
+	"github.com/jobledger/jobledger/ledger"
 )
 
 // A job's whole cycle against a server running the echo model: submit,
@@ -18,7 +19,12 @@ import (
 func Example() {
 	cfg := jobapi.DefaultConfig()
 	cfg.Model = "echo"
-	srv, err := jobapi.New(cfg, jobapi.Options{Logger: slog.New(slog.DiscardHandler)})
+	store, err := ledger.NewMemory[jobapi.Request, json.RawMessage](cfg.LedgerConfig())
+	if err != nil {
+		panic(err)
+	}
+	defer store.Close()
+	srv, err := jobapi.New(store, cfg, jobapi.Options{Logger: slog.New(slog.DiscardHandler), LedgerJobTTL: cfg.AsyncJobTTL})
 	if err != nil {
 		panic(err)
 	}

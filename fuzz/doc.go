@@ -29,7 +29,9 @@
 //     a walk of GET /jobs lists exactly the jobs held, and the server's
 //     invariants after the request and again once Shutdown has drained it
 //     (no flight or deadline timer left behind).
-//   - FuzzParseConfig feeds arbitrary bytes to jobapi.ParseConfig.
+//
+// FuzzParseConfig, beside the config file's parser in cmd/jobserver,
+// feeds it arbitrary bytes; make fuzz runs it with these.
 //
 // # Usage
 //

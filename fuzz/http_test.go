@@ -19,6 +19,7 @@ import (
 
 	"github.com/jobledger/jobledger/internal/fakeclock"
 	"github.com/jobledger/jobledger/jobapi"
+	"github.com/jobledger/jobledger/ledger"
 )
 
 // httpMaxQueue is the admission bound of the server FuzzHTTP drives.
@@ -113,11 +114,18 @@ func runHTTP(t *testing.T, setup byte, method, target, contentType, prefer, key 
 		cfg.MaxBodyBytes = 64
 	}
 	clock := newStillClock()
-	srv, err := jobapi.New(cfg, jobapi.Options{
-		Model:  fuzzModel{},
-		Clock:  clock,
-		NewID:  fakeclock.Seq("j"),
-		Logger: slog.New(slog.DiscardHandler),
+	lcfg := cfg.LedgerConfig()
+	lcfg.Now, lcfg.NewID = clock.Now, fakeclock.Seq("j")
+	store, err := ledger.NewMemory[jobapi.Request, json.RawMessage](lcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	srv, err := jobapi.New(store, cfg, jobapi.Options{
+		Model:        fuzzModel{},
+		Clock:        clock,
+		LedgerJobTTL: cfg.AsyncJobTTL,
+		Logger:       slog.New(slog.DiscardHandler),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jobledger/jobledger/internal/fakeclock"
 	"github.com/jobledger/jobledger/jobapi"
+	"github.com/jobledger/jobledger/model"
 )
 
 // stillClock is a jobapi.Clock whose time never moves: deadlines never
@@ -57,12 +58,12 @@ var blockTaskID = "block-" + rand.Text()
 // once instead of sleeping for sleep_ms.
 var errNoSleep = errors.New("fuzz model does not sleep")
 
-// fuzzModel is jobapi.Echo (its request validation and its answers) except
+// fuzzModel is model.Echo (its request validation and its answers) except
 // that it never sleeps, and that it blocks, until its context ends, on the
 // jobs whose task id is blockTaskID.
 type fuzzModel struct{}
 
-func (fuzzModel) ValidateRequest(req jobapi.Request) error { return jobapi.Echo{}.ValidateRequest(req) }
+func (fuzzModel) ValidateRequest(req jobapi.Request) error { return model.Echo{}.ValidateRequest(req) }
 
 func (fuzzModel) Run(ctx context.Context, req jobapi.Request) (any, error) {
 	if req.TaskID == blockTaskID {
@@ -71,7 +72,7 @@ func (fuzzModel) Run(ctx context.Context, req jobapi.Request) (any, error) {
 	}
 	nosleep, cancel := context.WithCancelCause(ctx)
 	cancel(errNoSleep)
-	return jobapi.Echo{}.Run(nosleep, req)
+	return model.Echo{}.Run(nosleep, req)
 }
 
 // jobBody is a valid POST /jobs body for task.

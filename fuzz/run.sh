@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Runs each fuzz target of ./fuzz for FUZZTIME, one after another, and
-# prints a summary: the time each ran, the inputs it executed, the new
-# interesting inputs it found, and whether it passed. A failing input is
-# written by `go test` under fuzz/testdata/fuzz/<Target>/; commit it with
-# its fix so that `go test ./...` replays it.
+# Runs each fuzz target of ./fuzz (and cmd/jobserver's FuzzParseConfig)
+# for FUZZTIME, one after another, and prints a summary: the time each ran,
+# the inputs it executed, the new interesting inputs it found, and whether
+# it passed. A failing input is written by `go test` under the package's
+# testdata/fuzz/<Target>/; commit it with its fix so that `go test ./...`
+# replays it.
 #
 # Usage: fuzz/run.sh [Target...]   (default: every target)
 # Environment: FUZZTIME (default 30s), GO (default go), FUZZ_FLAGS (extra
@@ -27,11 +28,18 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 summary=()
 failed=0
+# pkg is the package that holds fuzz target $1.
+pkg() {
+  case $1 in
+  FuzzParseConfig) echo ./cmd/jobserver ;;
+  *) echo ./fuzz ;;
+  esac
+}
 for target in "${TARGETS[@]}"; do
   echo "=== $target ($FUZZTIME)"
   start=$(date +%s)
   # shellcheck disable=SC2086
-  if "$GO" test $FUZZ_FLAGS -run '^$' -fuzz "^${target}\$" -fuzztime "$FUZZTIME" ./fuzz >"$log" 2>&1; then
+  if "$GO" test $FUZZ_FLAGS -run '^$' -fuzz "^${target}\$" -fuzztime "$FUZZTIME" "$(pkg "$target")" >"$log" 2>&1; then
     status=PASS
   elif ! grep -q 'Failing input written to\|^panic: \|\[build failed\]\|\[setup failed\]' "$log" &&
     grep -q 'context deadline exceeded' "$log"; then

@@ -54,7 +54,7 @@ func TestAdmitPanicEndsCommittedJob(t *testing.T) {
 	g := newGate()
 	cfg := jobapi.DefaultConfig()
 	cfg.Workers = 1
-	srv, err := jobapi.New(cfg, jobapi.Options{Model: g, Clock: clock, Ledger: mem, Logger: slog.New(slog.DiscardHandler)})
+	srv, err := jobapi.New(mem, cfg, jobapi.Options{Model: g, Clock: clock, Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 
 	require.Equal(t, "clock broken", submitWhileArmed(srv, clock), "the panic still reaches the caller")
@@ -91,7 +91,7 @@ func TestAdmitPanicInOrphanEndReleasesWork(t *testing.T) {
 	st := panickyFail{store: newMemory(t, clock.fakeClock, 8)}
 	cfg := jobapi.DefaultConfig()
 	cfg.Workers = 1
-	srv, err := jobapi.New(cfg, jobapi.Options{Model: newGate(), Clock: clock, Ledger: st, Logger: slog.New(slog.DiscardHandler)})
+	srv, err := jobapi.New(st, cfg, jobapi.Options{Model: newGate(), Clock: clock, Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, srv.Close()) })
 

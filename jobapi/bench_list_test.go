@@ -65,7 +65,7 @@ func BenchmarkListPage(b *testing.B) {
 			} else {
 				newest = fillFinished(b, l, listRetained, listPage)
 			}
-			srv, err := jobapi.New(jobapi.DefaultConfig(), jobapi.Options{Ledger: l, Logger: slog.New(slog.DiscardHandler)})
+			srv, err := jobapi.New(l, jobapi.DefaultConfig(), jobapi.Options{Logger: slog.New(slog.DiscardHandler)})
 			require.NoError(b, err)
 			b.Cleanup(func() {
 				require.NoError(b, srv.Shutdown(context.Background()))

@@ -39,15 +39,14 @@ func BenchmarkCycleReplicas(b *testing.B) {
 			cfg.AsyncMaxQueue = 4 * clients
 			st := openCycleStore(b, cfg)
 			deployments := []*roundRobin{
-				{name: "memory", servers: []*cycleClient{cycleServer(b, cfg, nil, clients)}},
+				{name: "memory", servers: []*cycleClient{cycleServer(b, cfg, memoryStore(b, cfg, nil), clients)}},
 				{name: "sqlite", servers: []*cycleClient{cycleServer(b, cfg, ledger.WithCodecs(st, jobapi.RequestJSON{}, jobapi.ResultJSON{}), clients)}},
 			}
 			for n, dsn := range dsns {
 				d := &roundRobin{name: "pg" + strconv.Itoa(n+1)}
 				for r := range n + 1 {
-					c := cfg
-					c.Store, c.Replica = dsn, "r"+strconv.Itoa(r+1)
-					d.servers = append(d.servers, cycleServer(b, c, nil, clients))
+					l, _ := openStore(b, dsn, "r"+strconv.Itoa(r+1), cfg, nil, nil)
+					d.servers = append(d.servers, cycleServer(b, cfg, l, clients))
 				}
 				deployments = append(deployments, d)
 			}

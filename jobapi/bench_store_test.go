@@ -50,7 +50,7 @@ func BenchmarkCycleStore(b *testing.B) {
 			cfg.AsyncMaxQueue = 4 * clients
 			st := openCycleStore(b, cfg)
 			durable := cycleServer(b, cfg, ledger.WithCodecs(st, jobapi.RequestJSON{}, jobapi.ResultJSON{}), clients)
-			memory := cycleServer(b, cfg, nil, clients)
+			memory := cycleServer(b, cfg, memoryStore(b, cfg, nil), clients)
 			c0 := st.WriteStats().Commits
 
 			sqliteLat, memoryLat := newLatencies(b.N, clients), newLatencies(b.N, clients)
@@ -97,13 +97,13 @@ type cycleClient struct {
 	client *http.Client
 }
 
-// cycleServer starts a server with cfg on l (nil: the store cfg names),
+// cycleServer starts a server with cfg on l,
 // serves it on a loopback listener, and returns a client that keeps a
 // connection per client alive. Its cleanup shuts the server down, stops
 // the listener and the client's connections, and closes the server.
 func cycleServer(b *testing.B, cfg jobapi.Config, l ledger.Ledger[jobapi.Request, json.RawMessage], clients int) *cycleClient {
 	b.Helper()
-	srv, err := jobapi.New(cfg, jobapi.Options{Ledger: l, Logger: slog.New(slog.DiscardHandler)})
+	srv, err := jobapi.New(l, cfg, jobapi.Options{Logger: slog.New(slog.DiscardHandler), LedgerJobTTL: cfg.AsyncJobTTL})
 	require.NoError(b, err)
 	ts := httptest.NewServer(srv)
 	transport := &http.Transport{MaxIdleConnsPerHost: clients}

@@ -41,7 +41,7 @@ func benchServer(b *testing.B, model jobapi.Model, mutate func(*jobapi.Config)) 
 	if mutate != nil {
 		mutate(&cfg)
 	}
-	srv, err := jobapi.New(cfg, jobapi.Options{Model: model, Logger: slog.New(slog.DiscardHandler)})
+	srv, err := jobapi.New(memoryStore(b, cfg, nil), cfg, jobapi.Options{Model: model, Logger: slog.New(slog.DiscardHandler), LedgerJobTTL: cfg.AsyncJobTTL})
 	require.NoError(b, err)
 	b.Cleanup(func() { _ = srv.Shutdown(context.Background()) })
 	return srv

@@ -1,102 +1,27 @@
 package jobapi_test
 
 import (
-	"strings"
+	"encoding/json"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobledger/jobledger/jobapi"
+	"github.com/jobledger/jobledger/ledger"
 )
 
-func TestParseConfigDefaults(t *testing.T) {
-	cfg, err := jobapi.ParseConfig([]byte(`{}`))
-	require.NoError(t, err)
-	require.Equal(t, jobapi.DefaultConfig(), cfg)
-	require.True(t, cfg.AsyncEnabled)
-	require.Equal(t, 16, cfg.AsyncMaxQueue)
-	require.Equal(t, "127.0.0.1:8080", cfg.Listen)
-	require.Equal(t, "fingerprint", cfg.Model)
-}
-
-func TestParseConfigKeys(t *testing.T) {
-	cfg, err := jobapi.ParseConfig([]byte(`{
-		"async_enabled": false, "async_timeout": 1500, "async_max_queue": -1,
-		"async_job_ttl": 60000, "async_max_completed": 7, "listen": "127.0.0.1:0",
-		"workers": 3, "max_body_bytes": 1024, "max_reply_bytes_in_flight": 4096, "max_pixels": 4096, "max_wait": 0, "model": "echo",
-		"read_timeout": 2000, "write_timeout": 0, "idle_timeout": 4000, "store": "memory",
-		"replica": "r1", "lease": 2500}`))
-	require.NoError(t, err)
-	want := jobapi.Config{
-		Listen: "127.0.0.1:0", Workers: 3, MaxBodyBytes: 1024, MaxReplyBytesInFlight: 4096, MaxPixels: 4096, MaxWait: 0, Model: "echo",
-		AsyncEnabled: false, AsyncTimeout: 1500 * time.Millisecond, AsyncMaxQueue: -1,
-		AsyncJobTTL: time.Minute, AsyncMaxCompleted: 7,
-		ReadTimeout: 2 * time.Second, WriteTimeout: 0, IdleTimeout: 4 * time.Second,
-		Store: "memory", Replica: "r1", Lease: 2500 * time.Millisecond,
-	}
-	require.Equal(t, want, cfg)
-}
-
-func TestParseConfigRefuses(t *testing.T) {
-	for _, c := range []struct{ name, data, mention string }{
-		{"empty", ``, "JSON object"},
-		{"array", `[]`, "JSON object"},
-		{"unknown key", `{"async_timeot": 5}`, "async_timeot"},
-		{"wrong type", `{"workers": "2"}`, "workers"},
-		{"fraction", `{"async_timeout": 1.5}`, "async_timeout"},
-		{"negative ms", `{"max_wait": -1}`, "max_wait"},
-		{"negative idle", `{"idle_timeout": -1}`, "idle_timeout"},
-		{"huge ms", `{"async_job_ttl": 9223372036854775807}`, "async_job_ttl"},
-		{"zero timeout", `{"async_timeout": 0}`, "async_timeout"},
-		{"zero workers", `{"workers": 0}`, "workers"},
-		{"zero body", `{"max_body_bytes": 0}`, "max_body_bytes"},
-		{"body over 2^27", `{"max_body_bytes": 134217729}`, "max_body_bytes"},
-		{"zero reply budget", `{"max_reply_bytes_in_flight": 0}`, "max_reply_bytes_in_flight"},
-		{"reply budget over 2^40", `{"max_reply_bytes_in_flight": 1099511627777}`, "max_reply_bytes_in_flight"},
-		{"zero pixels", `{"max_pixels": 0}`, "max_pixels"},
-		{"pixels over 2^30", `{"max_pixels": 1073741825}`, "max_pixels"},
-		{"zero completed", `{"async_max_completed": 0}`, "async_max_completed"},
-		{"queue over int32", `{"async_max_queue": 4294967296}`, "async_max_queue"},
-		{"bad listen", `{"listen": "nowhere"}`, "listen"},
-		{"bad model", `{"model": "gpt"}`, "model"},
-		{"unknown store", `{"store": "redis:6379"}`, `store: "redis:6379" is not one of the accepted forms: memory`},
-		{"empty store", `{"store": ""}`, `store: "" is not one of the accepted forms: memory`},
-		{"memory with a path", `{"store": "memory:jobs.db"}`, `store: "memory:jobs.db": memory takes no path`},
-		{"postgres not a URL", `{"store": "postgres:db"}`, `store: "postgres:db" is not a URL: the form is postgres://...`},
-		{"store not a string", `{"store": 1}`, "store"},
-		{"negative lease", `{"lease": -1}`, "lease"},
-		{"replica not a string", `{"replica": 1}`, "replica"},
-		{"trailing", `{} {}`, "after the JSON object"},
-		{"not JSON", `{"workers":`, "invalid config"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			_, err := jobapi.ParseConfig([]byte(c.data))
-			require.ErrorIs(t, err, jobapi.ErrInvalidConfig)
-			require.Contains(t, err.Error(), c.mention)
-		})
-	}
-}
-
-func TestReadConfig(t *testing.T) {
-	cfg, err := jobapi.ReadConfig(strings.NewReader(`{"workers": 2}`))
-	require.NoError(t, err)
-	require.Equal(t, 2, cfg.Workers)
-}
-
-func FuzzParseConfig(f *testing.F) {
-	f.Add([]byte(`{"workers": 2, "model": "echo"}`))
-	f.Add([]byte(`{"async_timeout": -1}`))
-	f.Add([]byte(`{"max_wait": 1e30}`))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		cfg, err := jobapi.ParseConfig(data)
-		if err == nil {
-			require.NoError(t, cfg.Validate())
-		}
-	})
-}
-
 func TestNewRefusesInvalidConfig(t *testing.T) {
-	_, err := jobapi.New(jobapi.Config{}, jobapi.Options{})
+	mem, err := ledger.NewMemory[jobapi.Request, json.RawMessage](ledger.Config{MaxQueue: 1})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, mem.Close()) })
+	_, err = jobapi.New(mem, jobapi.Config{}, jobapi.Options{})
 	require.ErrorIs(t, err, jobapi.ErrInvalidConfig)
+	_, err = jobapi.New(nil, jobapi.DefaultConfig(), jobapi.Options{})
+	require.ErrorIs(t, err, jobapi.ErrInvalidConfig, "no ledger")
+}
+
+// TestLedgerConfig: the ledger's limits are the config's.
+func TestLedgerConfig(t *testing.T) {
+	cfg := jobapi.DefaultConfig()
+	require.Equal(t, ledger.Config{MaxQueue: cfg.AsyncMaxQueue, JobTTL: cfg.AsyncJobTTL, MaxCompleted: cfg.AsyncMaxCompleted}, cfg.LedgerConfig())
 }

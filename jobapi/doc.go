@@ -1,26 +1,29 @@
 // Package jobapi is the HTTP job API of jobledger: an http.Handler that
 // accepts jobs, runs them on a bounded worker pool shared by the synchronous
-// and asynchronous paths, records them in a store that keeps the ledger's
-// contract (package ledger: in memory by default, Config.Store), and serves
-// their state, results and metrics.
+// and asynchronous paths, records them in the ledger it is given (package
+// ledger), and serves their state, results and metrics.
 //
 // The split follows the ledger's design: this package owns execution
 // (parsing, workers, deadlines, the model) and the wire; the store owns
-// bookkeeping (admission, the state machine, retention, wait/notify).
+// bookkeeping (admission, the state machine, retention, wait/notify). The
+// program chooses and opens the store, and serves the handler with its own
+// http.Server (cmd/jobserver does both).
 //
 // # Usage
 //
-//	cfg := jobapi.DefaultConfig()          // or jobapi.ParseConfig(data)
-//	srv, err := jobapi.New(cfg, jobapi.Options{})
+//	cfg := jobapi.DefaultConfig()
+//	store, err := ledger.NewMemory[jobapi.Request, json.RawMessage](cfg.LedgerConfig())
 //	if err != nil { ... }
-//	httpSrv := &http.Server{Addr: cfg.Listen, Handler: srv,
-//		ReadTimeout: cfg.ReadTimeout, WriteTimeout: cfg.WriteTimeout, IdleTimeout: cfg.IdleTimeout,
+//	srv, err := jobapi.New(store, cfg, jobapi.Options{LedgerJobTTL: cfg.AsyncJobTTL})
+//	if err != nil { ... }
+//	httpSrv := &http.Server{Addr: addr, Handler: srv,
 //		DisableGeneralOptionsHandler: true} // let srv answer OPTIONS *
 //	go httpSrv.ListenAndServe()
 //	...
 //	srv.Shutdown(ctx)       // refuse new jobs, let running ones finish, end the rest
 //	httpSrv.Shutdown(drain) // then stop serving reads
-//	srv.Close()             // and close the store
+//	srv.Close()             // end the server's writes
+//	store.Close()           // and close the store
 //
 // # Execution
 //

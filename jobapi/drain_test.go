@@ -18,13 +18,9 @@ import (
 // one less than the count, and the invariant failed on a sound server.
 // The clause now counts the left jobs that are still live.
 func TestDrainInvAfterCancelOfLeftJob(t *testing.T) {
-	var srv *jobapi.Server
-	t.Cleanup(func() { require.NoError(t, srv.Close()) }) // after the harness's own cleanup
 	g := newGate()
-	h := newHarness(t, g, func(c *jobapi.Config) {
-		c.Store = "sqlite:" + filepath.Join(t.TempDir(), "jobs.db")
-	})
-	srv = h.srv
+	h := newHarnessStore(t, "sqlite:"+filepath.Join(t.TempDir(), "jobs.db"), "", jobapi.Options{Model: g}, nil)
+	srv := h.srv
 	running := h.submit("running", nil)
 	require.Equal(t, "running", <-g.started)
 	left := h.submit("left", nil)

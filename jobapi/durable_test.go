@@ -29,17 +29,14 @@ func TestDurableStoreKeepsJobsAcrossShutdown(t *testing.T) {
 
 func testDurableAcrossShutdown(t *testing.T, store string) {
 	clock := newFakeClock()
-	withStore := func(c *jobapi.Config) {
-		c.Store = store
-		c.Workers = 1
-	}
 
 	// The first process: one job done, one running, one waiting for the
 	// one worker when the grace period ends.
 	g1 := newGate()
-	cfg := jobapi.DefaultConfig()
-	withStore(&cfg)
-	srv1, err := jobapi.New(cfg, jobapi.Options{Model: g1, Clock: clock, Logger: slog.New(slog.DiscardHandler)})
+	cfg := harnessDefaults()
+	st1, durable := openStore(t, store, "", cfg, clock, nil)
+	srv1, err := jobapi.New(st1, cfg, jobapi.Options{Model: g1, Clock: clock, Logger: slog.New(slog.DiscardHandler),
+		LedgerJobTTL: cfg.AsyncJobTTL, Durable: durable})
 	require.NoError(t, err)
 	ts1 := httptest.NewServer(srv1)
 	h1 := &harness{t: t, srv: srv1, ts: ts1, clock: clock}
@@ -62,13 +59,11 @@ func testDurableAcrossShutdown(t *testing.T, store string) {
 	require.Equal(t, "server shutting down", r.Body["error"])
 	ts1.Close()
 	require.NoError(t, srv1.Close())
+	require.NoError(t, st1.Close())
 
 	// The next process on the same file runs the pending job.
 	g2 := newGate()
-	var srv2 *jobapi.Server
-	t.Cleanup(func() { require.NoError(t, srv2.Close()) }) // after the harness's own cleanup
-	h2 := newHarnessWith(t, jobapi.Options{Model: g2, Clock: clock}, withStore)
-	srv2 = h2.srv
+	h2 := newHarnessStore(t, store, "", jobapi.Options{Model: g2, Clock: clock}, nil)
 	require.Equal(t, "pending", <-g2.started)
 	g2.release <- struct{}{}
 	require.Equal(t, "DONE", h2.waitBounded(pending).Body["state"])

@@ -7,8 +7,8 @@ import (
 
 // Sentinel errors. Compare with errors.Is.
 var (
-	// ErrInvalidConfig wraps every reason ParseConfig or New refuses a
-	// configuration.
+	// ErrInvalidConfig wraps every reason New, Config.Validate or
+	// cmd/jobserver's config parsing refuses a configuration.
 	ErrInvalidConfig = errors.New("jobapi: invalid config")
 	// ErrUnknownModel is returned by NewModel for a name it does not know.
 	ErrUnknownModel = errors.New("jobapi: unknown model")

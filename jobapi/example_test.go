@@ -2,6 +2,7 @@ package jobapi_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -10,13 +11,19 @@ import (
 	"strings"
 
 	"github.com/jobledger/jobledger/jobapi"
+	"github.com/jobledger/jobledger/ledger"
 )
 
 // A server mounted under httptest, running the echo model synchronously.
 func ExampleNew() {
 	cfg := jobapi.DefaultConfig()
 	cfg.Model = "echo"
-	srv, err := jobapi.New(cfg, jobapi.Options{Logger: slog.New(slog.DiscardHandler)})
+	store, err := ledger.NewMemory[jobapi.Request, json.RawMessage](cfg.LedgerConfig())
+	if err != nil {
+		panic(err)
+	}
+	defer store.Close()
+	srv, err := jobapi.New(store, cfg, jobapi.Options{Logger: slog.New(slog.DiscardHandler), LedgerJobTTL: cfg.AsyncJobTTL})
 	if err != nil {
 		panic(err)
 	}
@@ -40,7 +47,13 @@ func ExampleModelFunc() {
 	upper := jobapi.ModelFunc(func(_ context.Context, req jobapi.Request) (any, error) {
 		return map[string]string{"task": strings.ToUpper(req.TaskID)}, nil
 	})
-	srv, err := jobapi.New(jobapi.DefaultConfig(), jobapi.Options{Model: upper, Logger: slog.New(slog.DiscardHandler)})
+	cfg := jobapi.DefaultConfig()
+	store, err := ledger.NewMemory[jobapi.Request, json.RawMessage](cfg.LedgerConfig())
+	if err != nil {
+		panic(err)
+	}
+	defer store.Close()
+	srv, err := jobapi.New(store, cfg, jobapi.Options{Model: upper, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		panic(err)
 	}

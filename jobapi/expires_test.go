@@ -10,6 +10,7 @@ import (
 
 	"github.com/jobledger/jobledger/jobapi"
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/model"
 )
 
 // expiresAt parses the snapshot's expires_at, failing the test when absent.
@@ -83,9 +84,9 @@ func TestExpiresAtIsWhenTTLEvicts(t *testing.T) {
 	requireProblem(t, h.get("/jobs/"+id), http.StatusNotFound, "no such job")
 }
 
-// TestExpiresAtOfAGivenLedger: with Options.Ledger the server cannot read
-// the ledger's TTL; Options.LedgerJobTTL gives it, and without it (or with
-// a negative one, no eviction by time) snapshots carry no expires_at.
+// TestExpiresAtOfAGivenLedger: the server cannot read the ledger's TTL;
+// Options.LedgerJobTTL gives it, and without it (or with a negative one,
+// no eviction by time) snapshots carry no expires_at.
 func TestExpiresAtOfAGivenLedger(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -101,7 +102,7 @@ func TestExpiresAtOfAGivenLedger(t *testing.T) {
 			mem, err := ledger.NewMemory[jobapi.Request, json.RawMessage](ledger.Config{MaxQueue: 4, JobTTL: c.ttl, Now: clock.Now})
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = mem.Close() })
-			h := newHarnessWith(t, jobapi.Options{Model: jobapi.Echo{}, Ledger: mem, Clock: clock, LedgerJobTTL: c.ttl}, nil)
+			h := newHarnessOn(t, mem, jobapi.Options{Model: model.Echo{}, Clock: clock, LedgerJobTTL: c.ttl}, nil)
 			r := h.waitDone(h.submit("t", nil))
 			if !c.want {
 				require.NotContains(t, r.Body, "expires_at")

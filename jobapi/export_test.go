@@ -16,10 +16,6 @@ func Routes(s *Server) map[string][]string {
 	return out
 }
 
-// WaitDecodes waits until every decode of the fingerprint model has ended,
-// including those left running by a Run that returned at its deadline.
-func WaitDecodes() { decoding.Wait() }
-
 // ErrJobEnded is the cause given to the model's context of a job that
 // ended on another replica (shared mode).
 var ErrJobEnded = errJobEnded

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/jobledger/jobledger/internal/redact"
 	"github.com/jobledger/jobledger/ledger"
 )
 
@@ -243,7 +244,7 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 	if s.listener != nil {
 		body["listener"] = "up"
 		if ok, since, err := s.listener.ListenerHealth(); !ok {
-			body["listener"] = fmt.Sprintf("down since %s: %s", since.UTC().Format(time.RFC3339), RedactStore(err.Error()))
+			body["listener"] = fmt.Sprintf("down since %s: %s", since.UTC().Format(time.RFC3339), redact.Store(err.Error()))
 		}
 	}
 	if failing, since, err := s.health.report(); failing {

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -18,6 +19,9 @@ import (
 
 	"github.com/jobledger/jobledger/internal/pgtest"
 	"github.com/jobledger/jobledger/jobapi"
+	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/store/postgres"
+	"github.com/jobledger/jobledger/store/sqlite"
 )
 
 // TestMain checks for leaked goroutines; the tests on the PostgreSQL store
@@ -167,6 +171,7 @@ type harness struct {
 	srv   *jobapi.Server
 	ts    *httptest.Server
 	clock *fakeClock
+	store ledger.Ledger[jobapi.Request, json.RawMessage]
 }
 
 // newHarness starts a server with cfg changed by mutate and the given
@@ -177,12 +182,45 @@ func newHarness(t *testing.T, model jobapi.Model, mutate func(*jobapi.Config)) *
 	return newHarnessWith(t, jobapi.Options{Model: model}, mutate)
 }
 
-// newHarnessWith is newHarness with opts; the harness fills in a fake clock
-// and a silent logger where opts leaves them nil.
+// newHarnessWith is newHarness with opts, on a memory store; the harness
+// fills in a fake clock and a silent logger where opts leaves them nil.
 func newHarnessWith(t *testing.T, opts jobapi.Options, mutate func(*jobapi.Config)) *harness {
 	t.Helper()
+	return newHarnessStore(t, "memory", "", opts, mutate)
+}
+
+// newHarnessStore is newHarnessWith on the store that store names, as
+// cmd/jobserver reads its key "store", under replica (PostgreSQL only).
+func newHarnessStore(t *testing.T, store, replica string, opts jobapi.Options, mutate func(*jobapi.Config)) *harness {
+	t.Helper()
+	cfg, clock := harnessConfig(t, &opts, mutate)
+	l, durable := openStore(t, store, replica, cfg, clock, nil)
+	opts.Durable = durable
+	if opts.LedgerJobTTL == 0 {
+		opts.LedgerJobTTL = cfg.AsyncJobTTL
+	}
+	return startHarness(t, l, cfg, opts, clock)
+}
+
+// newHarnessOn is newHarnessWith on the store l, the caller's to close.
+func newHarnessOn(t *testing.T, l ledger.Ledger[jobapi.Request, json.RawMessage], opts jobapi.Options, mutate func(*jobapi.Config)) *harness {
+	t.Helper()
+	cfg, clock := harnessConfig(t, &opts, mutate)
+	return startHarness(t, l, cfg, opts, clock)
+}
+
+// harnessDefaults is the harness's config before a test changes it.
+func harnessDefaults() jobapi.Config {
 	cfg := jobapi.DefaultConfig()
 	cfg.Workers = 1
+	return cfg
+}
+
+// harnessConfig is the harness's config changed by mutate, with opts'
+// clock (a fresh fake one if nil) and logger (a silent one if nil).
+func harnessConfig(t *testing.T, opts *jobapi.Options, mutate func(*jobapi.Config)) (jobapi.Config, *fakeClock) {
+	t.Helper()
+	cfg := harnessDefaults()
 	if mutate != nil {
 		mutate(&cfg)
 	}
@@ -195,15 +233,63 @@ func newHarnessWith(t *testing.T, opts jobapi.Options, mutate func(*jobapi.Confi
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	srv, err := jobapi.New(cfg, opts)
+	return cfg, clock
+}
+
+func startHarness(t *testing.T, l ledger.Ledger[jobapi.Request, json.RawMessage], cfg jobapi.Config, opts jobapi.Options, clock *fakeClock) *harness {
+	t.Helper()
+	srv, err := jobapi.New(l, cfg, opts)
 	require.NoError(t, err)
 	ts := httptest.NewServer(srv)
-	h := &harness{t: t, srv: srv, ts: ts, clock: clock}
+	h := &harness{t: t, srv: srv, ts: ts, clock: clock, store: l}
 	t.Cleanup(func() {
 		checkDrained(t, srv, clock)
 		ts.Close()
 	})
 	return h
+}
+
+// memoryStore is a memory store with cfg's limits on clock's time (nil:
+// the wall clock), closed by the test's cleanup.
+func memoryStore(tb testing.TB, cfg jobapi.Config, clock jobapi.Clock) ledger.Ledger[jobapi.Request, json.RawMessage] {
+	tb.Helper()
+	l, _ := openStore(tb, "memory", "", cfg, clock, nil)
+	return l
+}
+
+// openStore opens the store that store names, as cmd/jobserver reads its
+// key "store" (memory, sqlite:PATH, a PostgreSQL URL), with cfg's limits,
+// on clock's time (nil: the store's own clock), under replica (PostgreSQL
+// only), with newID (nil: the store's ids). It says whether the store
+// keeps its jobs across a restart. The test's cleanup closes it, after
+// the cleanups registered later (a harness's).
+func openStore(tb testing.TB, store, replica string, cfg jobapi.Config, clock jobapi.Clock, newID func() string) (ledger.Ledger[jobapi.Request, json.RawMessage], bool) {
+	tb.Helper()
+	lcfg := cfg.LedgerConfig()
+	lcfg.NewID = newID
+	if clock != nil {
+		lcfg.Now = clock.Now
+	}
+	var (
+		l       ledger.Ledger[jobapi.Request, json.RawMessage]
+		durable = true
+	)
+	switch path, isSQLite := strings.CutPrefix(store, "sqlite:"); {
+	case store == "memory":
+		m, err := ledger.NewMemory[jobapi.Request, json.RawMessage](lcfg)
+		require.NoError(tb, err)
+		l, durable = m, false
+	case isSQLite:
+		st, err := sqlite.Open(context.Background(), path, lcfg, sqlite.Options{})
+		require.NoError(tb, err)
+		l = ledger.WithCodecs(st, jobapi.RequestJSON{}, jobapi.ResultJSON{})
+	default:
+		st, err := postgres.Open(context.Background(), store, lcfg, postgres.Options{Replica: replica, Logger: slog.New(slog.DiscardHandler)})
+		require.NoError(tb, err)
+		l = ledger.WithCodecs(st, jobapi.RequestJSON{}, jobapi.ResultJSON{})
+	}
+	tb.Cleanup(func() { require.NoError(tb, l.Close()) })
+	return l, durable
 }
 
 // checkDrained shuts srv down with no grace (what is left ends FAILED) and,

@@ -127,7 +127,7 @@ func TestFiredDeadlineCountedAfterRelease(t *testing.T) {
 	clock := &lateClock{fakeClock: newFakeClock()}
 	cfg := jobapi.DefaultConfig()
 	cfg.Workers = 1
-	srv, err := jobapi.New(cfg, jobapi.Options{Model: g, Clock: clock, Logger: slog.New(slog.DiscardHandler)})
+	srv, err := jobapi.New(memoryStore(t, cfg, clock), cfg, jobapi.Options{Model: g, Clock: clock, Logger: slog.New(slog.DiscardHandler), LedgerJobTTL: cfg.AsyncJobTTL})
 	require.NoError(t, err)
 	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)

@@ -45,7 +45,7 @@ func TestHealthzReportsTheListener(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, mem.Close()) })
 	store := &listeningBytes{Ledger: mem, ok: true, since: time.Unix(1, 0)}
-	h := newHarnessWith(t, jobapi.Options{Ledger: ledger.WithCodecs(ledger.Ledger[[]byte, []byte](store), jobapi.RequestJSON{}, jobapi.ResultJSON{})}, echoConfig)
+	h := newHarnessOn(t, ledger.WithCodecs(ledger.Ledger[[]byte, []byte](store), jobapi.RequestJSON{}, jobapi.ResultJSON{}), jobapi.Options{}, echoConfig)
 
 	r := h.get("/healthz")
 	require.Equal(t, http.StatusOK, r.Status)

@@ -2,6 +2,7 @@ package jobapi
 
 import (
 	"strconv"
+	"time"
 
 	"github.com/jobledger/jobledger/ledger"
 	"github.com/prometheus/client_golang/prometheus"
@@ -116,4 +117,12 @@ func newMetrics(stats func() ledger.Stats, listener listenerHealth, health *writ
 // request counts one HTTP reply.
 func (m *metrics) request(route string, code int) {
 	m.requests.WithLabelValues(route, strconv.Itoa(code)).Inc()
+}
+
+// listenerHealth is what a store whose replicas hear each other through a
+// connection of its own (the PostgreSQL store's listener) reports of it,
+// found with ledger.As: whether it is connected, since when it is so or
+// not, and while it is not, why. While it is down, waits see ends late.
+type listenerHealth interface {
+	ListenerHealth() (ok bool, since time.Time, err error)
 }

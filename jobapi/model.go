@@ -1,56 +1,29 @@
 package jobapi
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/jobledger/jobledger/model"
 )
 
-// Request is one parsed job request, as a model receives it.
-type Request struct {
-	// TaskID is the caller's own id for the request, echoed in every
-	// answer; empty when the caller gave none.
-	TaskID string
-	// Image is the decoded "image" field; nil when the body had none.
-	Image []byte
-	// Params is the "params" object as raw JSON; nil when the body had
-	// none.
-	Params json.RawMessage
-}
-
-// Model runs one request. The server calls Run on a worker, at most
-// Config.Workers at a time, with a context that ends at the job's deadline,
-// on cancellation and at the end of shutdown; Run should return soon after
-// it ends, since the worker stays taken until Run returns.
-//
-// Run returns a value that encoding/json can marshal, which becomes the
-// "result" member, or an error, which fails the job with its message. A
-// panic in Run fails the job ("model panicked: ..."); the server goes on.
-type Model interface {
-	Run(ctx context.Context, req Request) (any, error)
-}
-
-// RequestValidator is implemented by a Model that can refuse a request
-// before it is admitted; POST /jobs and POST /infer answer 400 with the
-// error's message as the problem's detail, or 422 when the error is (or
-// wraps) an *UnprocessableError. Keep the messages fixed strings: clients
-// match on them.
-type RequestValidator interface {
-	ValidateRequest(req Request) error
-}
-
-// UnprocessableError is a RequestValidator's refusal of a request that is
-// well formed but that the model will not process, such as an image over
-// the fingerprint model's max_pixels: POST /jobs and POST /infer answer it
-// 422 rather than 400, with Detail as the problem's detail.
-type UnprocessableError struct {
-	Detail string
-}
-
-func (e *UnprocessableError) Error() string { return e.Detail }
+// The model's types are package model's; these names keep the handler's
+// API in one place.
+type (
+	// Request is one parsed job request, as a model receives it.
+	Request = model.Request
+	// Model runs one request (see model.Model).
+	Model = model.Model
+	// RequestValidator is a Model that can refuse a request before it is
+	// admitted (see model.RequestValidator).
+	RequestValidator = model.RequestValidator
+	// UnprocessableError is a RequestValidator's refusal answered 422.
+	UnprocessableError = model.UnprocessableError
+	// ModelFunc adapts a function to the Model interface.
+	ModelFunc = model.Func
+)
 
 // unprocessable reports whether err asks for a 422 (see UnprocessableError).
 func unprocessable(err error) bool {
@@ -58,17 +31,11 @@ func unprocessable(err error) bool {
 	return errors.As(err, &u)
 }
 
-// ModelFunc adapts a function to the Model interface.
-type ModelFunc func(ctx context.Context, req Request) (any, error)
-
-// Run calls f.
-func (f ModelFunc) Run(ctx context.Context, req Request) (any, error) { return f(ctx, req) }
-
 // builtinModels maps the names Config.Model accepts to their constructors,
 // which take what they need from the configuration.
 var builtinModels = map[string]func(Config) Model{
-	"fingerprint": func(c Config) Model { return Fingerprint{MaxPixels: c.MaxPixels} },
-	"echo":        func(Config) Model { return Echo{} },
+	"fingerprint": func(c Config) Model { return model.Fingerprint{MaxPixels: c.MaxPixels} },
+	"echo":        func(Config) Model { return model.Echo{} },
 }
 
 // NewModel returns the built-in model called name, configured as

@@ -10,12 +10,14 @@ import (
 	"image/color"
 	"image/gif"
 	"net/http"
+	"runtime"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobledger/jobledger/jobapi"
+	"github.com/jobledger/jobledger/model"
 )
 
 // emptyFrameGIF is a GIF whose logical screen is 1x1 but whose one frame
@@ -44,7 +46,7 @@ func TestEmptyGIFFramePanicked(t *testing.T) {
 	require.Equal(t, 1, cfg.Width*cfg.Height, "the header declares a pixel")
 
 	require.NotPanics(t, func() {
-		_, err = jobapi.Fingerprint{}.Run(context.Background(), jobapi.Request{Image: data})
+		_, err = model.Fingerprint{}.Run(context.Background(), jobapi.Request{Image: data})
 	})
 	require.EqualError(t, err, "decode image: empty image")
 
@@ -84,13 +86,13 @@ func TestImageOverMaxPixelsDecoded(t *testing.T) {
 	require.Contains(t, string(m.Raw), "jobledger_jobs_submitted_total 0")
 
 	var u *jobapi.UnprocessableError
-	require.ErrorAs(t, jobapi.Fingerprint{MaxPixels: 100}.ValidateRequest(jobapi.Request{Image: huge}), &u)
-	_, err := jobapi.Fingerprint{MaxPixels: 100}.Run(context.Background(), jobapi.Request{Image: huge})
+	require.ErrorAs(t, model.Fingerprint{MaxPixels: 100}.ValidateRequest(jobapi.Request{Image: huge}), &u)
+	_, err := model.Fingerprint{MaxPixels: 100}.Run(context.Background(), jobapi.Request{Image: huge})
 	require.EqualError(t, err, "decode image: image exceeds max_pixels")
 	// The zero value bounds at DefaultMaxPixels, 2^24.
-	require.ErrorAs(t, jobapi.Fingerprint{}.ValidateRequest(jobapi.Request{Image: huge}), &u)
-	require.NoError(t, jobapi.Fingerprint{}.ValidateRequest(jobapi.Request{Image: wideRowPNG(1 << 24)}))
-	require.ErrorAs(t, jobapi.Fingerprint{}.ValidateRequest(jobapi.Request{Image: wideRowPNG(1<<24 + 1)}), &u)
+	require.ErrorAs(t, model.Fingerprint{}.ValidateRequest(jobapi.Request{Image: huge}), &u)
+	require.NoError(t, model.Fingerprint{}.ValidateRequest(jobapi.Request{Image: wideRowPNG(1 << 24)}))
+	require.ErrorAs(t, model.Fingerprint{}.ValidateRequest(jobapi.Request{Image: wideRowPNG(1<<24 + 1)}), &u)
 }
 
 // watchedModel runs Model and reports when each run starts and returns.
@@ -113,7 +115,7 @@ func (m watchedModel) Run(ctx context.Context, req jobapi.Request) (any, error) 
 // returns, and the worker is free, at once after the deadline. The bound
 // asserted is generous; BenchmarkFingerprintDeadline measures the figure.
 func TestOneRowImageHeldWorkerPastDeadline(t *testing.T) {
-	m := watchedModel{Model: jobapi.Fingerprint{}, started: make(chan struct{}, 2), returned: make(chan time.Time, 2)}
+	m := watchedModel{Model: model.Fingerprint{}, started: make(chan struct{}, 2), returned: make(chan time.Time, 2)}
 	h := newHarness(t, m, nil) // one worker
 	wide := base64.StdEncoding.EncodeToString(wideRowPNG(1 << 24))
 	accepted := h.postJSON("/jobs", map[string]any{"task_id": "wide", "image": wide})
@@ -135,7 +137,7 @@ func TestOneRowImageHeldWorkerPastDeadline(t *testing.T) {
 	<-m.returned
 	r := <-got
 	require.Equal(t, http.StatusOK, r.Status, "%s", r.Raw)
-	jobapi.WaitDecodes() // the abandoned decode stops at its next read
+	waitDecodes(t) // the abandoned decode stops at its next read
 }
 
 // BenchmarkFingerprintDeadline runs the fingerprint model on the worst
@@ -156,7 +158,7 @@ func BenchmarkFingerprintDeadline(b *testing.B) {
 		b.Run(in.name, func(b *testing.B) {
 			req := jobapi.Request{Image: in.data}
 			start := time.Now()
-			_, err := jobapi.Fingerprint{}.Run(context.Background(), req)
+			_, err := model.Fingerprint{}.Run(context.Background(), req)
 			require.NoError(b, err)
 			full := time.Since(start)
 			const steps = 16
@@ -167,9 +169,9 @@ func BenchmarkFingerprintDeadline(b *testing.B) {
 				i++
 				ctx, cancel := context.WithTimeout(context.Background(), d)
 				deadline, _ := ctx.Deadline()
-				_, err := jobapi.Fingerprint{}.Run(ctx, req)
+				_, err := model.Fingerprint{}.Run(ctx, req)
 				returned := time.Since(deadline)
-				jobapi.WaitDecodes()
+				waitDecodes(b)
 				ended := time.Since(deadline)
 				cancel()
 				if err == nil {
@@ -285,4 +287,26 @@ func progressiveJPEG(w, h int) []byte {
 	b.Write(make([]byte, (w/8)*(h/8)*3/8))                           // one 0 bit a block
 	b.Write([]byte{0xff, 0xd9})                                      // EOI
 	return b.Bytes()
+}
+
+// waitDecodes waits until no goroutine runs the fingerprint model's
+// decode, including those left running by a Run that returned at its
+// deadline. It asserts nothing about time: the bounds (tries and a
+// minute) only stop a broken test from hanging.
+func waitDecodes(tb testing.TB) {
+	tb.Helper()
+	buf := make([]byte, 1<<20)
+	giveUp := time.Now().Add(time.Minute)
+	for i := 0; i < 1_000_000 && time.Now().Before(giveUp); i++ {
+		n := runtime.Stack(buf, true)
+		if n == len(buf) {
+			buf = make([]byte, 2*len(buf))
+			continue
+		}
+		if !bytes.Contains(buf[:n], []byte("jobledger/model.decode")) {
+			return
+		}
+		runtime.Gosched()
+	}
+	tb.Fatal("the fingerprint model's decodes never ended")
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobledger/jobledger/jobapi"
+	"github.com/jobledger/jobledger/model"
 )
 
 // gradient is a w x h image whose grey level rises from left to right, or
@@ -48,11 +49,11 @@ func encode(t *testing.T, format string, img image.Image) []byte {
 	return buf.Bytes()
 }
 
-func fingerprint(t *testing.T, data []byte) jobapi.FingerprintResult {
+func fingerprint(t *testing.T, data []byte) model.FingerprintResult {
 	t.Helper()
-	out, err := jobapi.Fingerprint{}.Run(context.Background(), jobapi.Request{Image: data})
+	out, err := model.Fingerprint{}.Run(context.Background(), jobapi.Request{Image: data})
 	require.NoError(t, err)
-	return out.(jobapi.FingerprintResult)
+	return out.(model.FingerprintResult)
 }
 
 func TestFingerprintFormats(t *testing.T) {
@@ -82,24 +83,24 @@ func TestFingerprintHash(t *testing.T) {
 }
 
 func TestFingerprintRefuses(t *testing.T) {
-	_, err := jobapi.Fingerprint{}.Run(context.Background(), jobapi.Request{Image: []byte("GIF89a")})
+	_, err := model.Fingerprint{}.Run(context.Background(), jobapi.Request{Image: []byte("GIF89a")})
 	require.Error(t, err)
-	require.Error(t, jobapi.Fingerprint{}.ValidateRequest(jobapi.Request{}))
+	require.Error(t, model.Fingerprint{}.ValidateRequest(jobapi.Request{}))
 	// A header that declares a huge image is refused before decoding.
 	huge := rgbaPNG(1<<20, 1<<20, 8, nil)
-	_, err = jobapi.Fingerprint{}.Run(context.Background(), jobapi.Request{Image: huge})
+	_, err = model.Fingerprint{}.Run(context.Background(), jobapi.Request{Image: huge})
 	require.EqualError(t, err, "decode image: image exceeds max_pixels")
 }
 
 func TestEchoModel(t *testing.T) {
-	out, err := jobapi.Echo{}.Run(context.Background(), jobapi.Request{})
+	out, err := model.Echo{}.Run(context.Background(), jobapi.Request{})
 	require.NoError(t, err)
 	require.Equal(t, json.RawMessage(`{}`), out)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err = jobapi.Echo{}.Run(ctx, jobapi.Request{Params: json.RawMessage(`{"sleep_ms": 60000}`)})
+	_, err = model.Echo{}.Run(ctx, jobapi.Request{Params: json.RawMessage(`{"sleep_ms": 60000}`)})
 	require.ErrorIs(t, err, context.Canceled)
-	require.Error(t, jobapi.Echo{}.ValidateRequest(jobapi.Request{Params: json.RawMessage(`{"sleep_ms": "x"}`)}))
+	require.Error(t, model.Echo{}.ValidateRequest(jobapi.Request{Params: json.RawMessage(`{"sleep_ms": "x"}`)}))
 	_, err = jobapi.NewModel("nope")
 	require.ErrorIs(t, err, jobapi.ErrUnknownModel)
 }

@@ -51,7 +51,7 @@ func TestPreferWaitEndsBeforeShutdownReturns(t *testing.T) {
 	st := heldWait{store: newMemory(t, clock, 8), once: &sync.Once{},
 		returned: make(chan struct{}), hold: make(chan struct{})}
 	g := newGate()
-	h := newHarnessWith(t, jobapi.Options{Model: g, Ledger: st, Clock: clock}, nil)
+	h := newHarnessOn(t, st, jobapi.Options{Model: g, Clock: clock}, nil)
 	got := h.postPreferAsync(map[string]any{"task_id": "t"}, "wait=5")
 	<-g.started
 	h.untilWaiting(1)

@@ -214,7 +214,9 @@ func TestPreferWaitForms(t *testing.T) {
 // nothing, the wait ends, and its job runs on.
 func TestPreferWaitClientGone(t *testing.T) {
 	g := newGate()
-	h := newHarnessWith(t, jobapi.Options{Model: g, NewID: fakeclock.Seq("j")}, nil)
+	clock := newFakeClock()
+	l, _ := openStore(t, "memory", "", harnessDefaults(), clock, fakeclock.Seq("j"))
+	h := newHarnessOn(t, l, jobapi.Options{Model: g, Clock: clock, LedgerJobTTL: jobapi.DefaultAsyncJobTTL}, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -237,11 +239,7 @@ func TestPreferWaitClientGone(t *testing.T) {
 // grace period ends.
 func TestPreferWaitEndsAtShutdown(t *testing.T) {
 	g := newGate()
-	var h *harness
-	t.Cleanup(func() { require.NoError(t, h.srv.Close()) }) // after the harness's own cleanup
-	h = newHarness(t, g, func(c *jobapi.Config) {
-		c.Store = "sqlite:" + filepath.Join(t.TempDir(), "jobs.db")
-	})
+	h := newHarnessStore(t, "sqlite:"+filepath.Join(t.TempDir(), "jobs.db"), "", jobapi.Options{Model: g}, nil)
 	h.submit("running", nil) // holds the one worker
 	<-g.started
 	got := h.postPreferAsync(map[string]any{"task_id": "pending"}, "wait=30")
@@ -264,7 +262,7 @@ func TestPreferWaitStoreFails(t *testing.T) {
 	clock := newFakeClock()
 	st := newFailing(t, clock)
 	g := newGate()
-	h := newHarnessWith(t, jobapi.Options{Model: g, Ledger: st, Clock: clock}, nil)
+	h := newHarnessOn(t, st, jobapi.Options{Model: g, Clock: clock}, nil)
 
 	st.failNext("Wait", 1)
 	r, err := h.postPrefer(context.Background(), map[string]any{"task_id": "w"}, "wait=5")

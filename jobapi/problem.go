@@ -45,7 +45,6 @@ const (
 	detailDeadline      = "deadline exceeded"
 	detailModelFailed   = "model failed"
 	detailModelPanicked = "model panicked"
-	detailTooManyPixels = "image exceeds max_pixels"
 	detailInferBusy     = "too many /infer requests in flight"
 	detailSubmitBusy    = "too many job submissions in flight"
 	detailReplyBusy     = "too many result bytes in flight"

@@ -55,7 +55,7 @@ func TestRecoveredJobsRun(t *testing.T) {
 	rec := &recovering{store: mem, pending: []ledger.Snapshot{stale, slow, quick}}
 
 	g := newGate()
-	h := newHarnessWith(t, jobapi.Options{Model: g, Ledger: rec, Clock: clock}, func(c *jobapi.Config) {
+	h := newHarnessOn(t, rec, jobapi.Options{Model: g, Clock: clock}, func(c *jobapi.Config) {
 		c.Workers = 2
 		c.AsyncTimeout = timeout
 	})

@@ -22,7 +22,7 @@ func TestRefusedEndIsLogged(t *testing.T) {
 	mem := newMemory(t, clock, 8)
 	g := newGate()
 	var log logBuffer
-	h := newHarnessWith(t, jobapi.Options{Model: g, Clock: clock, Ledger: mem,
+	h := newHarnessOn(t, mem, jobapi.Options{Model: g, Clock: clock,
 		Logger: slog.New(slog.NewTextHandler(&log, nil))}, nil)
 	id := h.submit("t", nil)
 	<-g.started

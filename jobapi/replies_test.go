@@ -169,7 +169,7 @@ func TestResultReplyShareCountsEscapes(t *testing.T) {
 	}
 	escaped := finished(`"` + strings.Repeat("<", 1000) + `"`) // 1 KB stored, 6 KB encoded
 	small := finished(`{}`)
-	h := newHarnessWith(t, jobapi.Options{Ledger: l}, budgetConfig)
+	h := newHarnessOn(t, l, jobapi.Options{}, budgetConfig)
 	finish := holdResult(t, h, "/jobs/"+escaped+"/result", "ok")
 	requireProblem(t, h.get("/jobs/"+small+"/result"), http.StatusServiceUnavailable, "too many result bytes in flight")
 	finish()

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobledger/jobledger/jobapi"
+	"github.com/jobledger/jobledger/model"
 )
 
 // advanceRetries moves clock through the pauses before retries from to
@@ -48,7 +49,7 @@ func TestRefusedEndIsRetried(t *testing.T) {
 	st := newFailingQueue(t, clock, 1)
 	g := newGate()
 	logs := &logBuffer{}
-	h := newHarnessWith(t, jobapi.Options{Model: g, Ledger: st, Clock: clock,
+	h := newHarnessOn(t, st, jobapi.Options{Model: g, Clock: clock,
 		Logger: slog.New(slog.NewJSONHandler(logs, nil))}, nil)
 	require.Equal(t, map[string]any{"status": "ok"}, h.get("/healthz").Body)
 
@@ -94,7 +95,7 @@ func TestRefusedStartIsRetried(t *testing.T) {
 	t.Run("started", func(t *testing.T) {
 		clock := newFakeClock()
 		st := newFailingQueue(t, clock, 1)
-		h := newHarnessWith(t, jobapi.Options{Model: jobapi.Echo{}, Ledger: st, Clock: clock}, nil)
+		h := newHarnessOn(t, st, jobapi.Options{Model: model.Echo{}, Clock: clock}, nil)
 		st.failNext("Start", 2)
 		id := h.submit("t", nil)
 		advanceRetries(t, clock, st, 0, 2)
@@ -105,7 +106,7 @@ func TestRefusedStartIsRetried(t *testing.T) {
 	t.Run("past its deadline", func(t *testing.T) {
 		clock := newFakeClock()
 		st := newFailingQueue(t, clock, 1)
-		h := newHarnessWith(t, jobapi.Options{Model: jobapi.Echo{}, Ledger: st, Clock: clock},
+		h := newHarnessOn(t, st, jobapi.Options{Model: model.Echo{}, Clock: clock},
 			func(c *jobapi.Config) { c.AsyncTimeout = 2 * time.Second })
 		st.failNext("Start", -1)
 		st.failNext("Timeout", -1)

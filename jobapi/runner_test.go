@@ -70,9 +70,9 @@ func TestShutdownAfterPanicInSubmit(t *testing.T) {
 	discard := slog.New(slog.DiscardHandler)
 
 	t.Run("repeated id", func(t *testing.T) {
-		srv, err := jobapi.New(cfg, jobapi.Options{
-			Clock: newFakeClock(), Logger: discard, NewID: func() string { return "same" },
-		})
+		clock := newFakeClock()
+		l, _ := openStore(t, "memory", "", cfg, clock, func() string { return "same" })
+		srv, err := jobapi.New(l, cfg, jobapi.Options{Clock: clock, Logger: discard, LedgerJobTTL: cfg.AsyncJobTTL})
 		require.NoError(t, err)
 		require.Equal(t, http.StatusAccepted, postJobDirect(srv).Code)
 		require.PanicsWithValue(t, `jobtable: Config.NewID returned duplicate id "same"`,
@@ -83,7 +83,7 @@ func TestShutdownAfterPanicInSubmit(t *testing.T) {
 
 	t.Run("panicking clock", func(t *testing.T) {
 		clock := &panicClock{fakeClock: newFakeClock()}
-		srv, err := jobapi.New(cfg, jobapi.Options{Clock: clock, Logger: discard})
+		srv, err := jobapi.New(memoryStore(t, cfg, clock), cfg, jobapi.Options{Clock: clock, Logger: discard, LedgerJobTTL: cfg.AsyncJobTTL})
 		require.NoError(t, err)
 		clock.broken.Store(true)
 		require.PanicsWithValue(t, "clock broken", func() { postJobDirect(srv) }, "the panic is not swallowed")
@@ -150,7 +150,7 @@ func TestCancelAnswersFromItsOwnSnapshot(t *testing.T) {
 			submitted <- postJobDirect(srv).Code // evicts the job that just ended
 		})
 	}}
-	srv, err := jobapi.New(cfg, jobapi.Options{Model: g, Clock: clock, Logger: slog.New(hook)})
+	srv, err := jobapi.New(memoryStore(t, cfg, clock), cfg, jobapi.Options{Model: g, Clock: clock, Logger: slog.New(hook), LedgerJobTTL: cfg.AsyncJobTTL})
 	require.NoError(t, err)
 	ts := httptest.NewServer(srv)
 	h := &harness{t: t, srv: srv, ts: ts, clock: clock}

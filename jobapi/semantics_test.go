@@ -142,7 +142,7 @@ func TestLocationWrongUnderPrefix(t *testing.T) {
 		t.Run("prefix "+prefix, func(t *testing.T) {
 			cfg := jobapi.DefaultConfig()
 			cfg.Model = "echo"
-			srv, err := jobapi.New(cfg, jobapi.Options{Logger: slog.New(slog.DiscardHandler)})
+			srv, err := jobapi.New(memoryStore(t, cfg, nil), cfg, jobapi.Options{Logger: slog.New(slog.DiscardHandler), LedgerJobTTL: cfg.AsyncJobTTL})
 			require.NoError(t, err)
 			mux := http.NewServeMux()
 			mux.Handle(prefix+"/", http.StripPrefix(prefix, srv))

@@ -25,34 +25,20 @@ type Options struct {
 	// Logger receives one line per job reaching a terminal state, and the
 	// stack of every model panic. If left nil, slog.Default() does.
 	Logger *slog.Logger
-	// Clock gives the time for the ledger, deadlines and metrics. If left
-	// nil, the wall clock does, and a store that New opens keeps its own
-	// clock: the wall clock, or the database's for PostgreSQL, so that
-	// replicas need not agree on time.
+	// Clock gives the time for deadlines and metrics. If left nil, the
+	// wall clock does. The ledger should run on it too: the deadline of a
+	// job it recovered counts from the job's CreatedAt.
 	Clock Clock
-	// NewID returns fresh job ids. If left nil, the ledger's default (128
-	// random bits) does.
-	NewID func() string
-	// Ledger is the store that keeps the jobs. If left nil, New opens the
-	// store that Config.Store names, with the async_max_queue,
-	// async_job_ttl and async_max_completed of the Config, Clock and
-	// NewID, and Close closes it.
-	//
-	// A ledger given here is the caller's: its own configuration applies
-	// (Config.Store, the three keys above and NewID do not), it should run
-	// on Clock (the deadline of a job it recovered counts from the job's
-	// CreatedAt), and the caller closes it, once Shutdown has returned and
-	// the HTTP server has stopped. A shared ledger's OnEnd cannot be
-	// unregistered: it goes on calling the server after Shutdown, which
-	// ignores those calls once drained (or closed), so the ledger may
-	// outlive the server and serve others.
-	Ledger ledger.Ledger[Request, json.RawMessage]
-	// LedgerJobTTL is the Config.JobTTL the ledger given in Ledger was
-	// opened with, from which snapshots compute expires_at (completed_at +
-	// the TTL). If left zero, or negative (no eviction by time), snapshots
-	// carry no expires_at: the server cannot read a given ledger's
-	// configuration. Unused without Ledger, when async_job_ttl applies.
+	// LedgerJobTTL is the ledger's JobTTL, from which snapshots compute
+	// expires_at (completed_at + the TTL). If left zero, or negative (no
+	// eviction by time), snapshots carry no expires_at: the server cannot
+	// read a ledger's configuration.
 	LedgerJobTTL time.Duration
+	// Durable says that the ledger keeps its jobs across a restart (the
+	// SQLite and PostgreSQL stores): a job not yet started when the grace
+	// period of Shutdown ends is then left PENDING for the next process,
+	// not ended.
+	Durable bool
 
 	_ struct{} // forbid positional literals
 }
@@ -62,10 +48,9 @@ type Options struct {
 //
 // Synchronisation:
 //
-//   - cfg, model, log, clock, store, ownsStore, jobTTL, workers, inferBytes,
+//   - cfg, model, log, clock, store, jobTTL, workers, inferBytes,
 //     submitBytes, replyBytes, metrics, mux, base, baseCancel, writes,
-//     stopWrites and keepPending are set by New and never change; closeOnce
-//     guards closeErr.
+//     stopWrites and keepPending are set by New and never change.
 //   - replyBytes, the budget of result replies in flight (replies.go), is
 //     safe for concurrent use.
 //   - store is safe for concurrent use (the ledger's contract); workers is
@@ -99,19 +84,17 @@ type Options struct {
 // "Drained" is quiescence: Shutdown has seen every unit of job work return,
 // and no new work can start.
 type Server struct {
-	cfg       Config
-	model     Model
-	log       *slog.Logger
-	clock     Clock
-	store     ledger.Ledger[Request, json.RawMessage]
-	ownsStore bool // New opened store, so Close closes it
-	// jobTTL is the store's retention TTL, for expires_at: async_job_ttl
-	// when New opened the store, Options.LedgerJobTTL otherwise; zero or
-	// negative when unknown or disabled.
+	cfg   Config
+	model Model
+	log   *slog.Logger
+	clock Clock
+	store ledger.Ledger[Request, json.RawMessage]
+	// jobTTL is the store's retention TTL, for expires_at
+	// (Options.LedgerJobTTL); zero or negative when unknown or disabled.
 	jobTTL time.Duration
-	// keepPending: the store is durable (New opened it, of a durable
-	// kind), so a job still PENDING when the grace period ends is left
-	// PENDING for the next process to run (Recovered), not ended.
+	// keepPending: the store is durable (Options.Durable), so a job still
+	// PENDING when the grace period ends is left PENDING for the next
+	// process to run (Recovered), not ended.
 	keepPending bool
 
 	// listener is the store's report on its listener connection, if it
@@ -157,7 +140,6 @@ type Server struct {
 	writes     context.Context
 	stopWrites context.CancelFunc
 	closeOnce  sync.Once
-	closeErr   error
 
 	mu     sync.Mutex
 	closed bool // Shutdown has begun: enter refuses new work
@@ -222,16 +204,24 @@ type Server struct {
 	timers atomic.Int64
 }
 
-// New returns a Server for cfg, refusing an invalid cfg with an error that
-// wraps ErrInvalidConfig. It opens the store (unless Options.Ledger gives
-// one) and starts a runner for every job the store recovered (recovery.go);
-// a store that cannot be opened or read is an error.
-func New(cfg Config, opts Options) (*Server, error) {
+// New returns a Server that keeps its jobs in l, refusing an invalid cfg
+// with an error that wraps ErrInvalidConfig. Open l with
+// cfg.LedgerConfig(); the caller closes it, once Shutdown and Close have
+// returned. New starts a runner for every job l recovered (recovery.go); a
+// store that cannot be read is an error. A shared ledger (ledger.Shared,
+// found with ledger.As) puts the server in shared mode (shared.go). A
+// shared ledger's OnEnd cannot be unregistered: it goes on calling the
+// server after Shutdown, which ignores those calls once drained (or
+// closed), so the ledger may outlive the server and serve others.
+func New(l ledger.Ledger[Request, json.RawMessage], cfg Config, opts Options) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, model: opts.Model, log: opts.Logger, clock: opts.Clock, store: opts.Ledger,
-		jobTTL: opts.LedgerJobTTL, flights: make(map[string]context.CancelCauseFunc),
+	if l == nil {
+		return nil, fmt.Errorf("%w: no ledger", ErrInvalidConfig)
+	}
+	s := &Server{cfg: cfg, model: opts.Model, log: opts.Logger, clock: opts.Clock, store: l,
+		jobTTL: opts.LedgerJobTTL, keepPending: opts.Durable, flights: make(map[string]context.CancelCauseFunc),
 		admitTimers: map[string]*admitTimer{}, left: map[string]struct{}{}, closing: make(chan struct{})}
 	if s.model == nil {
 		m, err := newModel(cfg)
@@ -245,27 +235,6 @@ func New(cfg Config, opts Options) (*Server, error) {
 	}
 	if s.clock == nil {
 		s.clock = realClock{}
-	}
-	if s.store == nil {
-		// The store's own clock unless the caller gave one: the wall clock
-		// for the stores of one process, the database's for PostgreSQL, so
-		// that replicas need not agree on time.
-		var now func() time.Time
-		if opts.Clock != nil {
-			now = s.clock.Now
-		}
-		store, durable, err := openStore(cfg, ledger.Config{
-			MaxQueue:     cfg.AsyncMaxQueue,
-			JobTTL:       cfg.AsyncJobTTL,
-			MaxCompleted: cfg.AsyncMaxCompleted,
-			Now:          now,
-			NewID:        opts.NewID,
-		}, s.log)
-		if err != nil {
-			return nil, err
-		}
-		s.store, s.ownsStore, s.keepPending = store, true, durable
-		s.jobTTL = cfg.AsyncJobTTL
 	}
 	s.workers = semaphore.NewWeighted(int64(cfg.Workers))
 	s.inferBytes = semaphore.NewWeighted(inferBudget(cfg))
@@ -428,19 +397,15 @@ func (s *Server) Shutdown(ctx context.Context) error {
 }
 
 // Close ends the server's use of its store: it ends the context of the
-// store's writes and, if New opened the store, closes it, returning what
-// its Close returned. A store given in Options.Ledger is left open for its
-// owner. Call Close once Shutdown has returned and the HTTP server has
-// stopped (Shutdown leaves the store open, so that reads are still
-// answered after the jobs have ended); a request still in flight then
-// gets 503. Calls after the first return the first's result.
+// store's writes, and leaves the store open for its owner to close. Call
+// Close once Shutdown has returned and the HTTP server has stopped
+// (Shutdown leaves the store open, so that reads are still answered after
+// the jobs have ended); a request still in flight then gets 503. It
+// always returns nil.
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
 		s.endsOff.Store(true)
 		s.stopWrites()
-		if s.ownsStore {
-			s.closeErr = s.store.Close()
-		}
 	})
-	return s.closeErr
+	return nil
 }

@@ -40,7 +40,7 @@ func TestSharedShutdownHardStopEndsHungTimeout(t *testing.T) {
 	clock := newFakeClock()
 	hb := newHub(t, clock, 8)
 	v := hungTimeout{view: hb.view(), entered: make(chan string, 1)}
-	h := newHarnessWith(t, jobapi.Options{Model: newGate(), Ledger: v, Clock: clock}, nil)
+	h := newHarnessOn(t, v, jobapi.Options{Model: newGate(), Clock: clock}, nil)
 	t.Cleanup(func() { _ = h.srv.Close() }) // before the harness's: frees a timer the defect left hung
 	id := h.submit("hung", nil)
 	advanced := make(chan struct{}) // the timer's callback runs in Advance

@@ -16,7 +16,7 @@ import (
 // lock, for as long as the ledger lived. Once drained it returns at once.
 func TestSharedEndsIgnoredOnceDrained(t *testing.T) {
 	hb := newHub(t, newFakeClock(), 8)
-	a := newHarnessWith(t, jobapi.Options{Model: newGate(), Ledger: hb.view()}, nil)
+	a := newHarnessOn(t, hb.view(), jobapi.Options{Model: newGate()}, nil)
 	other := hb.view()
 	end := func() {
 		t.Helper()

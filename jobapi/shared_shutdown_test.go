@@ -20,7 +20,7 @@ import (
 func TestSharedShutdownClaimsNothing(t *testing.T) {
 	hb := newHub(t, newFakeClock(), 8)
 	gA := newGate()
-	a := newHarnessWith(t, jobapi.Options{Model: gA, Ledger: hb.view()}, nil)
+	a := newHarnessOn(t, hb.view(), jobapi.Options{Model: gA}, nil)
 	running := a.submit("running", nil)
 	require.Equal(t, "running", <-gA.started)
 	pending := a.submit("pending", nil)
@@ -45,7 +45,7 @@ func TestSharedShutdownClaimsNothing(t *testing.T) {
 	require.NoError(t, a.srv.CheckInvariants())
 
 	gB := newGate()
-	b := newHarnessWith(t, jobapi.Options{Model: gB, Ledger: hb.view()}, nil)
+	b := newHarnessOn(t, hb.view(), jobapi.Options{Model: gB}, nil)
 	require.Equal(t, "pending", received(t, gB.started, "B runs the job A left"))
 	gB.release <- struct{}{}
 	require.Equal(t, "DONE", b.waitBounded(pending).Body["state"])

@@ -27,32 +27,19 @@ type replicaFunc func(t *testing.T, name string, g *gateModel, mutate func(*joba
 func hubReplicas(t *testing.T) replicaFunc {
 	hb := newHub(t, newFakeClock(), 8)
 	return func(t *testing.T, _ string, g *gateModel, mutate func(*jobapi.Config)) *harness {
-		return newHarnessWith(t, jobapi.Options{Model: g, Ledger: hb.view()}, mutate)
+		return newHarnessOn(t, hb.view(), jobapi.Options{Model: g}, mutate)
 	}
 }
 
 // pgReplicas starts replicas on one new PostgreSQL database, each server
-// opening the store itself ("store": the database's URL) under its
-// replica name, as cmd/jobserver does. Each server's fake clock is the
-// store's clock; the tests that use it never move them, so all read the
-// same time.
+// on a store of its own opened on the database's URL under its replica
+// name, as cmd/jobserver does. Each server's fake clock is the store's
+// clock; the tests that use it never move them, so all read the same
+// time.
 func pgReplicas(t *testing.T) replicaFunc {
 	dsn := pgtest.NewDatabase(t)
 	return func(t *testing.T, name string, g *gateModel, mutate func(*jobapi.Config)) *harness {
-		var srv *jobapi.Server
-		t.Cleanup(func() { // after the harness's own cleanup
-			if srv != nil {
-				require.NoError(t, srv.Close())
-			}
-		})
-		h := newHarnessWith(t, jobapi.Options{Model: g}, func(c *jobapi.Config) {
-			c.Store, c.Replica = dsn, name
-			if mutate != nil {
-				mutate(c)
-			}
-		})
-		srv = h.srv
-		return h
+		return newHarnessStore(t, dsn, name, jobapi.Options{Model: g}, mutate)
 	}
 }
 
@@ -98,10 +85,10 @@ func TestSharedAdmissionDeadline(t *testing.T) {
 	gA, gB := newGate(), newGate()
 	gA.ignoreCtx, gB.ignoreCtx = true, true
 	short := func(c *jobapi.Config) { c.AsyncTimeout = timeout }
-	a := newHarnessWith(t, jobapi.Options{Model: gA, Ledger: hb.view()}, short)
+	a := newHarnessOn(t, hb.view(), jobapi.Options{Model: gA}, short)
 	busyA := a.submit("busy-a", nil)
 	require.Equal(t, "busy-a", <-gA.started)
-	b := newHarnessWith(t, jobapi.Options{Model: gB, Ledger: hb.view()}, short)
+	b := newHarnessOn(t, hb.view(), jobapi.Options{Model: gB}, short)
 	busyB := b.submit("busy-b", nil)
 	require.Equal(t, "busy-b", <-gB.started)
 	waiting := a.submit("waiting", nil)
@@ -128,7 +115,7 @@ func TestSharedAdmissionDeadline(t *testing.T) {
 func TestSharedAdmissionTimerFiringAtOnce(t *testing.T) {
 	hb := newHub(t, newFakeClock(), 8)
 	g := newGate()
-	a := newHarnessWith(t, jobapi.Options{Model: g, Ledger: hb.view()}, nil)
+	a := newHarnessOn(t, hb.view(), jobapi.Options{Model: g}, nil)
 	busy := a.submit("busy", nil)
 	require.Equal(t, "busy", <-g.started)
 
@@ -156,7 +143,7 @@ func TestSharedClaimPastDeadline(t *testing.T) {
 	late := submitTo(t, hb.view(), "late")
 	dbClock.Advance(jobapi.DefaultAsyncTimeout + time.Second)
 	g := newGate()
-	h := newHarnessWith(t, jobapi.Options{Model: g, Ledger: hb.view()}, nil)
+	h := newHarnessOn(t, hb.view(), jobapi.Options{Model: g}, nil)
 	r := h.waitBounded(late.ID)
 	require.Equal(t, "TIMEOUT", r.Body["state"], "%s", r.Raw)
 	require.Empty(t, g.started, "its model never ran")
@@ -229,7 +216,7 @@ func (u undecodable) Claim(ctx context.Context) (ledger.Snapshot, jobapi.Request
 func TestSharedClaimUndecodable(t *testing.T) {
 	hb := newHub(t, newFakeClock(), 8)
 	g := newGate()
-	h := newHarnessWith(t, jobapi.Options{Model: g, Ledger: undecodable{hb.view()}}, nil)
+	h := newHarnessOn(t, undecodable{hb.view()}, jobapi.Options{Model: g}, nil)
 	id := h.submit("broken", nil)
 	r := h.waitBounded(id)
 	require.Equal(t, "FAILED", r.Body["state"], "%s", r.Raw)
@@ -262,7 +249,7 @@ func (c cancelledAtClaim) Claim(ctx context.Context) (ledger.Snapshot, jobapi.Re
 func TestSharedEndHeardBeforeFlight(t *testing.T) {
 	hb := newHub(t, newFakeClock(), 8)
 	var m countingModel
-	h := newHarnessWith(t, jobapi.Options{Model: &m, Ledger: cancelledAtClaim{view: hb.view(), other: hb.view()}}, nil)
+	h := newHarnessOn(t, cancelledAtClaim{view: hb.view(), other: hb.view()}, jobapi.Options{Model: &m}, nil)
 	id := h.submit("cancelled", nil)
 	r := h.waitBounded(id)
 	require.Equal(t, "FAILED", r.Body["state"], "%s", r.Raw)

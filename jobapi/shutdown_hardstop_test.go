@@ -36,7 +36,7 @@ func TestShutdownHardStopEndsHungWrites(t *testing.T) {
 	clock := newFakeClock()
 	st := hungFinish{store: newMemory(t, clock, 8), entered: make(chan string, 1)}
 	g := newGate()
-	h := newHarnessWith(t, jobapi.Options{Model: g, Ledger: st, Clock: clock}, nil)
+	h := newHarnessOn(t, st, jobapi.Options{Model: g, Clock: clock}, nil)
 	t.Cleanup(func() { _ = h.srv.Close() }) // before the harness's: frees a runner the defect left hung
 	id := h.submit("hung", nil)
 	require.Equal(t, "hung", <-g.started)

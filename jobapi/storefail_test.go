@@ -15,6 +15,7 @@ import (
 
 	"github.com/jobledger/jobledger/jobapi"
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/model"
 )
 
 // store is the server's kind of store.
@@ -176,7 +177,7 @@ func TestStoreFailuresAnswer503(t *testing.T) {
 	st := newFailing(t, clock)
 	logs := &logBuffer{}
 	g := newGate()
-	h := newHarnessWith(t, jobapi.Options{Model: g, Ledger: st, Clock: clock,
+	h := newHarnessOn(t, st, jobapi.Options{Model: g, Clock: clock,
 		Logger: slog.New(slog.NewJSONHandler(logs, nil))}, nil)
 
 	st.failNext("Submit", 1)
@@ -217,7 +218,7 @@ func TestStoreFailureEndsTheJob(t *testing.T) {
 		t.Run(method, func(t *testing.T) {
 			clock := newFakeClock()
 			st := newFailing(t, clock)
-			h := newHarnessWith(t, jobapi.Options{Model: jobapi.Echo{}, Ledger: lasting{st}, Clock: clock}, nil)
+			h := newHarnessOn(t, lasting{st}, jobapi.Options{Model: model.Echo{}, Clock: clock}, nil)
 			st.failNext(method, 1)
 			r := h.waitBounded(h.submit("t", nil))
 			require.Equal(t, "FAILED", r.Body["state"])
@@ -236,7 +237,7 @@ func TestStoreRefusingEveryEnd(t *testing.T) {
 	clock := newFakeClock()
 	st := newFailing(t, clock)
 	logs := &logBuffer{}
-	h := newHarnessWith(t, jobapi.Options{Model: jobapi.Echo{}, Ledger: st, Clock: clock,
+	h := newHarnessOn(t, st, jobapi.Options{Model: model.Echo{}, Clock: clock,
 		Logger: slog.New(slog.NewJSONHandler(logs, nil))}, nil)
 	st.failNext("Finish", -1)
 	st.failNext("Fail", -1)
@@ -268,24 +269,25 @@ func TestStoreRefusingEveryEnd(t *testing.T) {
 	require.NoError(t, err)
 }
 
-// TestClose: Close closes the store New opened, after which the API
-// answers 503; a store given in Options is its owner's to close.
+// TestClose: Close leaves the store open for its owner; once the owner
+// closes it, the API answers 503.
 func TestClose(t *testing.T) {
-	t.Run("own store", func(t *testing.T) {
-		h := newHarness(t, jobapi.Echo{}, nil)
+	t.Run("store closed by its owner", func(t *testing.T) {
+		h := newHarness(t, model.Echo{}, nil)
 		id := h.submit("t", nil)
 		require.Equal(t, "DONE", h.waitBounded(id).Body["state"])
 		requireShutdownReturns(t, h.srv)
 		require.Equal(t, http.StatusOK, h.get("/jobs/"+id).Status, "reads are served after Shutdown")
 		require.NoError(t, h.srv.Close())
 		require.NoError(t, h.srv.Close(), "Close twice")
+		require.NoError(t, h.store.Close())
 		requireStoreFailed(t, h.get("/jobs/"+id))
 		requireStoreFailed(t, h.get("/jobs/"+id+"/result"))
 	})
-	t.Run("given store", func(t *testing.T) {
+	t.Run("store left open", func(t *testing.T) {
 		clock := newFakeClock()
 		mem := newMemory(t, clock, 4)
-		h := newHarnessWith(t, jobapi.Options{Model: jobapi.Echo{}, Ledger: mem, Clock: clock}, nil)
+		h := newHarnessOn(t, mem, jobapi.Options{Model: model.Echo{}, Clock: clock}, nil)
 		requireShutdownReturns(t, h.srv)
 		require.NoError(t, h.srv.Close())
 		id, err := mem.Submit(context.Background(), "t", jobapi.Request{})
@@ -312,7 +314,7 @@ func (g garbling) Finish(ctx context.Context, id string, _ json.RawMessage) (led
 func TestResultNotJSONAnswered500(t *testing.T) {
 	clock := newFakeClock()
 	logs := &logBuffer{}
-	h := newHarnessWith(t, jobapi.Options{Model: jobapi.Echo{}, Ledger: garbling{newMemory(t, clock, 16)},
+	h := newHarnessOn(t, garbling{newMemory(t, clock, 16)}, jobapi.Options{Model: model.Echo{},
 		Clock: clock, Logger: slog.New(slog.NewJSONHandler(logs, nil))}, nil)
 
 	id := h.submit("t", nil)

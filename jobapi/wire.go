@@ -93,8 +93,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // writeResult answers 200 with b, the result of a DONE job. A stored
-// result that does not marshal (a store given in Options.Ledger can hand
-// one back) is a stored value that no longer decodes, a store failure:
+// result that does not marshal (a store of any codec can hand one back) is a stored value that no longer decodes, a store failure:
 // writeResult then writes nothing and returns the error, for the caller to
 // answer as such. The encoding is written from the encoder's own buffer,
 // not copied out of it first: a large result is held once encoded, not

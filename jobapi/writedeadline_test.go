@@ -24,7 +24,7 @@ func TestWriteDeadlineOverflows(t *testing.T) {
 	cfg := jobapi.DefaultConfig()
 	cfg.Model, cfg.Workers, cfg.MaxWait, cfg.AsyncTimeout = "echo", 1, longest, longest
 	clock := newFakeClock()
-	srv, err := jobapi.New(cfg, jobapi.Options{Clock: clock, Logger: slog.New(slog.DiscardHandler)})
+	srv, err := jobapi.New(memoryStore(t, cfg, clock), cfg, jobapi.Options{Clock: clock, Logger: slog.New(slog.DiscardHandler), LedgerJobTTL: cfg.AsyncJobTTL})
 	require.NoError(t, err)
 	ts := httptest.NewUnstartedServer(srv)
 	ts.Config.WriteTimeout = time.Minute

@@ -2,6 +2,7 @@ package stress
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/jobledger/jobledger/client"
 	"github.com/jobledger/jobledger/jobapi"
+	"github.com/jobledger/jobledger/ledger"
 )
 
 // HTTPConfig shapes a stress through the HTTP API. The embedded Config
@@ -107,7 +109,6 @@ func RunHTTP(ctx context.Context, cfg HTTPConfig) (*HTTPResult, error) {
 		return nil, err
 	}
 	scfg := jobapi.DefaultConfig()
-	scfg.Listen = "127.0.0.1:0"
 	scfg.Model = "echo"
 	scfg.Workers = max(cfg.Runners, 1)
 	scfg.MaxWait = cfg.Grace
@@ -115,11 +116,16 @@ func RunHTTP(ctx context.Context, cfg HTTPConfig) (*HTTPResult, error) {
 	scfg.AsyncMaxQueue = cfg.MaxQueue
 	scfg.AsyncMaxCompleted = cfg.MaxCompleted
 	scfg.AsyncJobTTL = max(cfg.JobTTL, time.Millisecond)
-	srv, err := jobapi.New(scfg, jobapi.Options{Logger: slog.New(slog.DiscardHandler)})
+	store, err := ledger.NewMemory[jobapi.Request, json.RawMessage](scfg.LedgerConfig())
 	if err != nil {
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", scfg.Listen)
+	defer store.Close()
+	srv, err := jobapi.New(store, scfg, jobapi.Options{Logger: slog.New(slog.DiscardHandler), LedgerJobTTL: scfg.AsyncJobTTL})
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}

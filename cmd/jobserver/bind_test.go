@@ -15,13 +15,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/jobledger/jobledger/jobapi"
 	"github.com/jobledger/jobledger/ledger"
 	"github.com/jobledger/jobledger/store/sqlite"
 )
 
-// TestBusyPortKeepsRecoveredJobs pins the start-up order where jobapi.New
-// ran before the listener was bound: New had already started the runners
+// TestBusyPortKeepsRecoveredJobs pins the start-up order where the store
+// was opened and jobapi.New ran before the listener was bound: New had already started the runners
 // of the jobs the SQLite file held PENDING when the bind failed, and the
 // store was closed under them without a shutdown, so an acknowledged job
 // could end FAILED. A port already taken must stop the server before it
@@ -30,12 +29,12 @@ func TestBusyPortKeepsRecoveredJobs(t *testing.T) {
 	dir := t.TempDir()
 	store := "sqlite:" + filepath.Join(dir, "jobs.db")
 	quiet := slog.New(slog.DiscardHandler)
-	cfg := jobapi.DefaultConfig()
+	cfg := defaultConfig()
 	cfg.Model, cfg.Store, cfg.Workers = "echo", store, 1
 
 	// A server leaves one job PENDING on the file: it waits behind a
 	// running one for the one worker when a shutdown with no grace comes.
-	srv, err := jobapi.New(cfg, jobapi.Options{Logger: quiet})
+	srv, closeStore, err := startServer(cfg, quiet)
 	require.NoError(t, err)
 	submit := func(body string) string {
 		rec := httptest.NewRecorder()
@@ -50,7 +49,7 @@ func TestBusyPortKeepsRecoveredJobs(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_ = srv.Shutdown(ctx) // no grace: the pending job is left for the next start
-	require.NoError(t, srv.Close())
+	require.NoError(t, closeStore())
 
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -72,9 +71,9 @@ func TestBusyPortKeepsRecoveredJobs(t *testing.T) {
 	require.NoError(t, st.Close())
 
 	// The next server on the file runs it.
-	srv, err = jobapi.New(cfg, jobapi.Options{Logger: quiet})
+	srv, closeStore, err = startServer(cfg, quiet)
 	require.NoError(t, err)
-	defer srv.Close()
+	defer closeStore()
 	rec := httptest.NewRecorder()
 	srv.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/jobs/"+pending+"/wait?timeout=30000", nil))
 	require.Equal(t, http.StatusOK, rec.Code, "%s", rec.Body)

@@ -6,8 +6,6 @@ import (
 	"io"
 	"os"
 	"time"
-
-	"github.com/jobledger/jobledger/jobapi"
 )
 
 // parseFlags reads the config file named by -config, if any, then applies
@@ -44,13 +42,13 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 		return options{}, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
 
-	cfg := jobapi.DefaultConfig()
+	cfg := defaultConfig()
 	if *configPath != "" {
 		f, err := os.Open(*configPath)
 		if err != nil {
 			return options{}, err
 		}
-		cfg, err = jobapi.ReadConfig(f)
+		cfg, err = readConfig(f)
 		f.Close()
 		if err != nil {
 			return options{}, fmt.Errorf("%s: %w", *configPath, err)
@@ -59,7 +57,7 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	var err error
 	ms := func(key string, v int64, dst *time.Duration) {
 		if err == nil {
-			*dst, err = jobapi.Millis(key, v)
+			*dst, err = millis(key, v)
 		}
 	}
 	fs.Visit(func(f *flag.Flag) {

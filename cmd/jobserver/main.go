@@ -1,4 +1,12 @@
-// Command jobserver serves the job API of package jobapi.
+// Command jobserver serves the job API of package jobapi. It owns what
+// makes a program of the handler: flags, the config file, the listening
+// address and the http.Server's timeouts, and the choice, opening and
+// closing of the store (store.go).
+//
+// The config file is parsed here (config.go), not in jobapi: its keys mix
+// the handler's (jobapi.Config, which validates its own with the same
+// messages) with the binary's (listen, timeouts, store, replica, lease),
+// and one parser keeps every key of docs/http.md in one place.
 //
 // Usage:
 //
@@ -27,9 +35,11 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
+	"github.com/jobledger/jobledger/internal/redact"
 	"github.com/jobledger/jobledger/jobapi"
 )
 
@@ -46,7 +56,7 @@ func main() {
 
 // options are the command line's settings beyond the config.
 type options struct {
-	cfg      jobapi.Config
+	cfg      config
 	addrFile string
 	grace    time.Duration
 	repair   bool // -repair: repair the SQLite file and exit
@@ -61,13 +71,14 @@ func run(args []string, log *slog.Logger) error {
 		return repairStore(opts.cfg.Store, os.Stdout)
 	}
 	// Catch the signals before the port is bound and the address file
-	// written, which supervisors read as "started": New can take long (a
-	// SQLite integrity check, a PostgreSQL connect), and a SIGTERM then
-	// killed the process with no shutdown (TestSignalDuringNew). A signal
-	// that comes during New waits for it: when New fails, the process
-	// exits with its error; when it succeeds, the select below takes the
-	// signal and the shutdown runs as for one after the start, its grace
-	// period included (a second signal cuts it short, as always).
+	// written, which supervisors read as "started": opening the store can
+	// take long (a SQLite integrity check, a PostgreSQL connect), and a
+	// SIGTERM then killed the process with no shutdown
+	// (TestSignalDuringNew). A signal that comes during the start waits
+	// for it: when the start fails, the process exits with its error; when
+	// it succeeds, the select below takes the signal and the shutdown runs
+	// as for one after the start, its grace period included (a second
+	// signal cuts it short, as always).
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
@@ -85,7 +96,7 @@ func run(args []string, log *slog.Logger) error {
 			return err
 		}
 	}
-	srv, err := jobapi.New(opts.cfg, jobapi.Options{Logger: log})
+	srv, closeStore, err := startServer(opts.cfg, log)
 	if err != nil {
 		ln.Close()
 		if opts.addrFile != "" {
@@ -95,12 +106,12 @@ func run(args []string, log *slog.Logger) error {
 	}
 	// The store closes last, after the jobs have ended and the HTTP server
 	// has stopped answering reads of them (below); on an early return, here.
-	defer srv.Close() // an earlier error is the one to report
+	defer closeStore() // an earlier error is the one to report
 	httpSrv := newHTTPServer(opts.cfg, srv)
 	served := make(chan error, 1)
 	go func() { served <- httpSrv.Serve(ln) }()
 	log.Info("listening", "addr", addr, "model", opts.cfg.Model, "workers", opts.cfg.Workers,
-		"async_enabled", opts.cfg.AsyncEnabled, "async_max_queue", opts.cfg.AsyncMaxQueue, "store", jobapi.RedactStore(opts.cfg.Store))
+		"async_enabled", opts.cfg.AsyncEnabled, "async_max_queue", opts.cfg.AsyncMaxQueue, "store", redact.Store(opts.cfg.Store))
 
 	select {
 	case err := <-served:
@@ -115,11 +126,30 @@ func run(args []string, log *slog.Logger) error {
 	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
-	if err := srv.Close(); err != nil {
+	if err := closeStore(); err != nil {
 		return fmt.Errorf("closing the store: %w", err)
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// startServer opens the store cfg names and starts the job API on it. closeStore
+// ends the server's use of the store and closes it; calls after the first
+// return the first's result.
+func startServer(cfg config, log *slog.Logger) (srv *jobapi.Server, closeStore func() error, err error) {
+	st, durable, err := openStore(cfg, cfg.LedgerConfig(), log)
+	if err != nil {
+		return nil, nil, err
+	}
+	srv, err = jobapi.New(st, cfg.Config, jobapi.Options{Logger: log, LedgerJobTTL: cfg.AsyncJobTTL, Durable: durable})
+	if err != nil {
+		_ = st.Close() // the error of New is the one to report
+		return nil, nil, err
+	}
+	return srv, sync.OnceValue(func() error {
+		_ = srv.Close() // always nil
+		return st.Close()
+	}), nil
 }
 
 // stopNow shuts srv down with no grace period.
@@ -139,7 +169,7 @@ const maxReadHeaderTimeout = 10 * time.Second
 // ever (TestNoReadOrIdleTimeout). WriteTimeout is lengthened per request on
 // the routes that hold one (jobapi's holdWriteDeadline). The API answers
 // OPTIONS * itself, with Allow.
-func newHTTPServer(cfg jobapi.Config, h http.Handler) *http.Server {
+func newHTTPServer(cfg config, h http.Handler) *http.Server {
 	header := maxReadHeaderTimeout
 	if cfg.ReadTimeout > 0 {
 		header = min(header, cfg.ReadTimeout)

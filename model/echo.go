@@ -1,11 +1,16 @@
-package jobapi
+package model
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"time"
 )
+
+// maxSleepMS is the largest sleep_ms, in milliseconds, a time.Duration
+// holds.
+const maxSleepMS = math.MaxInt64 / int64(time.Millisecond)
 
 // Echo is the model for load tests and demos. It reads two optional params:
 // sleep_ms, how long to sleep (cut short by the deadline, which then wins),
@@ -33,7 +38,7 @@ func parseEchoParams(raw json.RawMessage) (echoParams, error) {
 	if len(raw) == 0 {
 		return p, nil
 	}
-	if err := json.Unmarshal(raw, &p); err != nil || p.SleepMS < 0 || p.SleepMS > maxMillis {
+	if err := json.Unmarshal(raw, &p); err != nil || p.SleepMS < 0 || p.SleepMS > maxSleepMS {
 		return p, errEchoParams
 	}
 	return p, nil

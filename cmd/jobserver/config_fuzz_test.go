@@ -1,4 +1,4 @@
-package fuzz
+package main
 
 import (
 	"errors"
@@ -12,52 +12,57 @@ import (
 	"github.com/jobledger/jobledger/jobapi"
 )
 
-// FuzzParseConfig feeds arbitrary bytes to jobapi.ParseConfig. It must not
+// FuzzParseConfig feeds arbitrary bytes to parseConfig. It must not
 // panic; it must refuse with an error that wraps jobapi.ErrInvalidConfig
 // and says more than the sentinel, or accept a configuration whose every
-// value is in range, that Validate accepts and that jobapi.New starts a
-// server with. Parsing twice gives the same answer.
+// value is in range, that Validate accepts and that starts a server.
+// Parsing twice gives the same answer.
 func FuzzParseConfig(f *testing.F) {
 	for _, s := range configSeeds {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		cfg, err := jobapi.ParseConfig(data)
-		again, err2 := jobapi.ParseConfig(data)
+		cfg, err := parseConfig(data)
+		again, err2 := parseConfig(data)
 		if cfg != again || (err == nil) != (err2 == nil) || (err != nil && err.Error() != err2.Error()) {
-			t.Fatalf("ParseConfig(%q) is not deterministic: %+v, %v then %+v, %v", data, cfg, err, again, err2)
+			t.Fatalf("parseConfig(%q) is not deterministic: %+v, %v then %+v, %v", data, cfg, err, again, err2)
 		}
 		if err != nil {
 			if !errors.Is(err, jobapi.ErrInvalidConfig) {
-				t.Fatalf("ParseConfig(%q) = %v, which does not wrap ErrInvalidConfig", data, err)
+				t.Fatalf("parseConfig(%q) = %v, which does not wrap ErrInvalidConfig", data, err)
 			}
 			if msg := strings.TrimPrefix(err.Error(), jobapi.ErrInvalidConfig.Error()); strings.Trim(msg, ": ") == "" {
-				t.Fatalf("ParseConfig(%q) = %q, which does not say what is wrong", data, err)
+				t.Fatalf("parseConfig(%q) = %q, which does not say what is wrong", data, err)
 			}
 			return
 		}
 		if err := configInRange(cfg); err != nil {
-			t.Fatalf("ParseConfig(%q) accepted %+v: %v", data, cfg, err)
+			t.Fatalf("parseConfig(%q) accepted %+v: %v", data, cfg, err)
 		}
 		if err := cfg.Validate(); err != nil {
-			t.Fatalf("ParseConfig(%q) accepted %+v, which Validate refuses: %v", data, cfg, err)
+			t.Fatalf("parseConfig(%q) accepted %+v, which Validate refuses: %v", data, cfg, err)
 		}
-		// A durable store would be opened by New: a file created where the
-		// input says, a connection to the host it names. Its form was
-		// checked above; the rest of the configuration starts a server
-		// on the memory store.
-		cfg.Store = jobapi.DefaultStore
-		clock := newStillClock()
-		srv, err := jobapi.New(cfg, jobapi.Options{Clock: clock, Logger: slog.New(slog.DiscardHandler)})
+		// A durable store would be opened: a file created where the input
+		// says, a connection to the host it names. Its form was checked
+		// above; the rest of the configuration starts a server on the
+		// memory store.
+		cfg.Store = defaultStore
+		srv, closeStore, err := startServer(cfg, slog.New(slog.DiscardHandler))
 		if err != nil {
-			t.Fatalf("ParseConfig(%q) accepted %+v, which New refuses: %v", data, cfg, err)
+			t.Fatalf("parseConfig(%q) accepted %+v, which the start refuses: %v", data, cfg, err)
 		}
-		shutdown(t, srv, clock) // no jobs ran
+		stopNow(srv) // no jobs ran
+		if err := srv.CheckInvariants(); err != nil {
+			t.Errorf("once drained, the server's invariants: %v", err)
+		}
+		if err := closeStore(); err != nil {
+			t.Errorf("closing the store: %v", err)
+		}
 	})
 }
 
 // configInRange checks the ranges of docs/http.md, written out again.
-func configInRange(c jobapi.Config) error {
+func configInRange(c config) error {
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 		return errors.New("listen is not host:port")
 	}
@@ -91,8 +96,7 @@ func configInRange(c jobapi.Config) error {
 }
 
 // storeForm reports whether v is one of the store forms of docs/http.md:
-// memory, sqlite:PATH, postgres://... or postgresql://... (this test
-// binary links both durable stores, through package stress).
+// memory, sqlite:PATH, postgres://... or postgresql://...
 func storeForm(v string) bool {
 	path, sqlite := strings.CutPrefix(v, "sqlite:")
 	return v == "memory" || (sqlite && path != "") ||
@@ -153,4 +157,7 @@ var configSeeds = []string{
 	`{"listen":"\u0000:1"}`,
 	`{"replica":"r1","lease":500}`,
 	`{"lease":-1}`,
+	`{"workers": 2, "model": "echo"}`,
+	`{"async_timeout": -1}`,
+	`{"max_wait": 1e30}`,
 }

@@ -1,4 +1,4 @@
-package jobapi
+package main
 
 import (
 	"context"
@@ -8,8 +8,9 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
-	"time"
 
+	"github.com/jobledger/jobledger/internal/redact"
+	"github.com/jobledger/jobledger/jobapi"
 	"github.com/jobledger/jobledger/ledger"
 	"github.com/jobledger/jobledger/store/postgres"
 	"github.com/jobledger/jobledger/store/sqlite"
@@ -29,22 +30,22 @@ type storeKind struct {
 	// open opens the store at path, with the ledger's configuration lcfg
 	// and the server's cfg for what is the store's own (replica, lease),
 	// logging to log what the store logs.
-	open func(path string, cfg Config, lcfg ledger.Config, log *slog.Logger) (ledger.Ledger[Request, json.RawMessage], error)
+	open func(path string, cfg config, lcfg ledger.Config, log *slog.Logger) (ledger.Ledger[jobapi.Request, json.RawMessage], error)
 }
 
-// storeKinds are the stores New can open, by name. A durable store is one
-// more entry: it opens a ledger.Ledger[[]byte, []byte] at path and returns
-// it wrapped by ledger.WithCodecs(l, RequestJSON{}, ResultJSON{}).
+// storeKinds are the stores the binary can open, by name. A durable store
+// is one more entry: it opens a ledger.Ledger[[]byte, []byte] at path and
+// returns it wrapped by ledger.WithCodecs with jobapi's codecs.
 var storeKinds = map[string]storeKind{
-	"memory": {form: "memory", open: func(_ string, _ Config, lcfg ledger.Config, _ *slog.Logger) (ledger.Ledger[Request, json.RawMessage], error) {
-		return ledger.NewMemory[Request, json.RawMessage](lcfg)
+	"memory": {form: "memory", open: func(_ string, _ config, lcfg ledger.Config, _ *slog.Logger) (ledger.Ledger[jobapi.Request, json.RawMessage], error) {
+		return ledger.NewMemory[jobapi.Request, json.RawMessage](lcfg)
 	}},
-	"sqlite": {form: "sqlite:PATH", path: true, durable: true, open: func(path string, _ Config, lcfg ledger.Config, _ *slog.Logger) (ledger.Ledger[Request, json.RawMessage], error) {
+	"sqlite": {form: "sqlite:PATH", path: true, durable: true, open: func(path string, _ config, lcfg ledger.Config, _ *slog.Logger) (ledger.Ledger[jobapi.Request, json.RawMessage], error) {
 		st, err := sqlite.Open(context.Background(), path, lcfg, sqlite.Options{})
 		if err != nil {
 			return nil, err
 		}
-		return ledger.WithCodecs(st, RequestJSON{}, ResultJSON{}), nil
+		return ledger.WithCodecs(st, jobapi.RequestJSON{}, jobapi.ResultJSON{}), nil
 	}},
 	"postgres":   postgresKind("postgres"),
 	"postgresql": postgresKind("postgresql"),
@@ -52,16 +53,16 @@ var storeKinds = map[string]storeKind{
 
 // postgresKind is the PostgreSQL store under the URL scheme scheme: the
 // ledger in the database the URL names, shared with every server that
-// names it, each under its replica name (Config.Replica) and with its
-// lease (Config.Lease).
+// names it, each under its replica name (config.Replica) and with its
+// lease (config.Lease).
 func postgresKind(scheme string) storeKind {
-	return storeKind{form: scheme + "://...", url: true, durable: true, open: func(dsn string, cfg Config, lcfg ledger.Config, log *slog.Logger) (ledger.Ledger[Request, json.RawMessage], error) {
-		log = slog.New(redactingHandler{log.Handler()}) // its lines may quote dsn
+	return storeKind{form: scheme + "://...", url: true, durable: true, open: func(dsn string, cfg config, lcfg ledger.Config, log *slog.Logger) (ledger.Ledger[jobapi.Request, json.RawMessage], error) {
+		log = slog.New(redact.Handler{H: log.Handler()}) // its lines may quote dsn
 		st, err := postgres.Open(context.Background(), dsn, lcfg, postgres.Options{Replica: cfg.Replica, Lease: cfg.Lease, Logger: log})
 		if err != nil {
 			return nil, err
 		}
-		return ledger.WithCodecs(st, RequestJSON{}, ResultJSON{}), nil
+		return ledger.WithCodecs(st, jobapi.RequestJSON{}, jobapi.ResultJSON{}), nil
 	}}
 }
 
@@ -72,15 +73,15 @@ func parseStore(v string) (storeKind, string, error) {
 	k, ok := storeKinds[name]
 	switch {
 	case !ok:
-		return storeKind{}, "", fmt.Errorf("%q is not one of the accepted forms: %s", RedactStore(v), storeForms())
+		return storeKind{}, "", fmt.Errorf("%q is not one of the accepted forms: %s", redact.Store(v), storeForms())
 	case k.url && !strings.HasPrefix(path, "//"):
-		return storeKind{}, "", fmt.Errorf("%q is not a URL: the form is %s", RedactStore(v), k.form)
+		return storeKind{}, "", fmt.Errorf("%q is not a URL: the form is %s", redact.Store(v), k.form)
 	case k.url:
 		return k, v, nil
 	case k.path && path == "":
-		return storeKind{}, "", fmt.Errorf("%q names no file: the form is %s", RedactStore(v), k.form)
+		return storeKind{}, "", fmt.Errorf("%q names no file: the form is %s", redact.Store(v), k.form)
 	case !k.path && hasPath:
-		return storeKind{}, "", fmt.Errorf("%q: %s takes no path", RedactStore(v), name)
+		return storeKind{}, "", fmt.Errorf("%q: %s takes no path", redact.Store(v), name)
 	}
 	return k, path, nil
 }
@@ -98,26 +99,18 @@ func storeForms() string {
 // openStore opens the store cfg.Store names, configured by lcfg and
 // logging to log, and says whether it is durable. A refused lcfg wraps
 // ErrInvalidConfig; any other failure (a file that cannot be opened)
-// names the store. No message holds the store's passwords (RedactStore).
-func openStore(cfg Config, lcfg ledger.Config, log *slog.Logger) (ledger.Ledger[Request, json.RawMessage], bool, error) {
+// names the store. No message holds the store's passwords (redact.Store).
+func openStore(cfg config, lcfg ledger.Config, log *slog.Logger) (ledger.Ledger[jobapi.Request, json.RawMessage], bool, error) {
 	k, path, err := parseStore(cfg.Store)
 	if err != nil {
-		return nil, false, fmt.Errorf("%w: store: %v", ErrInvalidConfig, err)
+		return nil, false, fmt.Errorf("%w: store: %v", jobapi.ErrInvalidConfig, err)
 	}
 	l, err := k.open(path, cfg, lcfg, log)
 	switch {
 	case errors.Is(err, ledger.ErrInvalidConfig):
-		return nil, false, fmt.Errorf("%w: %v", ErrInvalidConfig, redactedError{err})
+		return nil, false, fmt.Errorf("%w: %v", jobapi.ErrInvalidConfig, redact.Error{Err: err})
 	case err != nil:
-		return nil, false, fmt.Errorf("jobapi: opening the store %q: %w", RedactStore(cfg.Store), redactedError{err})
+		return nil, false, fmt.Errorf("jobapi: opening the store %q: %w", redact.Store(cfg.Store), redact.Error{Err: err})
 	}
 	return l, k.durable, nil
-}
-
-// listenerHealth is what a store whose replicas hear each other through a
-// connection of its own (the PostgreSQL store's listener) reports of it,
-// found with ledger.As: whether it is connected, since when it is so or
-// not, and while it is not, why. While it is down, waits see ends late.
-type listenerHealth interface {
-	ListenerHealth() (ok bool, since time.Time, err error)
 }

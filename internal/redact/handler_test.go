@@ -1,4 +1,4 @@
-package jobapi
+package redact
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 // made with.
 func TestRedactingHandler(t *testing.T) {
 	var buf bytes.Buffer
-	log := slog.New(redactingHandler{slog.NewJSONHandler(&buf, nil)}).With("store", "postgres://u:sekrit@h/db")
+	log := slog.New(Handler{slog.NewJSONHandler(&buf, nil)}).With("store", "postgres://u:sekrit@h/db")
 	log.WithGroup("g").Warn("dial postgres://u:sekrit@h/db failed",
 		"error", errors.New("password=sekrit refused"),
 		slog.Group("conn", "dsn", "host=h password='se krit'"), "n", 3)

@@ -1,4 +1,4 @@
-package jobapi
+package model
 
 import (
 	"image"

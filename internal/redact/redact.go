@@ -1,4 +1,7 @@
-package jobapi
+// Package redact removes the passwords from a store's value (a PostgreSQL
+// URL or DSN) and from every text that may quote one: errors, log lines,
+// the listener's state in /healthz.
+package redact
 
 import (
 	"context"
@@ -7,12 +10,6 @@ import (
 	"regexp"
 	"strings"
 )
-
-// A store's value can carry a secret: a PostgreSQL URL holds its password
-// in its user info or in a password parameter. Every text that names the
-// store (the listening line, the errors of its parsing and opening,
-// /healthz, the lines the store logs) goes through RedactStore, so that no
-// password is printed.
 
 // redactedMask replaces each password, as net/url's URL.Redacted writes it.
 const redactedMask = "xxxxx"
@@ -28,12 +25,12 @@ var (
 	keywordPassword = regexp.MustCompile("(?i)((?:ssl)?password\\s*=\\s*)(?:'(?:[^'\\\\]|\\\\.)*'?|[^\\s&'\"`]*)")
 )
 
-// RedactStore returns v, the value of the key "store" or any text that may
+// Store returns v, the value of the key "store" or any text that may
 // hold one (an error's message), with every password in it replaced by
 // xxxxx: a URL's user info password, its password and sslpassword
 // parameters (under any spelling of their names that decodes to them), and
 // the password= and sslpassword= keywords of a key=value DSN, quoted or not.
-func RedactStore(v string) string {
+func Store(v string) string {
 	if u, err := url.Parse(v); err == nil && u.Scheme != "" && !strings.ContainsAny(v, " \t\n") {
 		u.RawQuery = redactQuery(u.RawQuery)
 		v = u.Redacted()
@@ -63,53 +60,52 @@ func redactQuery(q string) string {
 	return strings.Join(parts, "&")
 }
 
-// redactedError is err with its message passed through RedactStore, for an
-// error that may quote the store (a driver's); errors.Is and errors.As see
-// err itself.
-type redactedError struct{ err error }
+// Error is Err with its message passed through Store, for an error that
+// may quote the store (a driver's); errors.Is and errors.As see Err itself.
+type Error struct{ Err error }
 
-func (e redactedError) Error() string { return RedactStore(e.err.Error()) }
-func (e redactedError) Unwrap() error { return e.err }
+func (e Error) Error() string { return Store(e.Err.Error()) }
+func (e Error) Unwrap() error { return e.Err }
 
-// redactingHandler is a slog.Handler that passes the message and every
-// string or error attribute through RedactStore: the logger a store gets,
+// Handler is a slog.Handler that passes the message and every
+// string or error attribute through Store: the logger a store gets,
 // whose lines (a listener's connection errors) may quote its URL. It costs
 // a scan of each string, so the server's own logger, which writes a line
 // per job, does without.
-type redactingHandler struct{ h slog.Handler }
+type Handler struct{ H slog.Handler }
 
-func (r redactingHandler) Enabled(ctx context.Context, l slog.Level) bool {
-	return r.h.Enabled(ctx, l)
+func (r Handler) Enabled(ctx context.Context, l slog.Level) bool {
+	return r.H.Enabled(ctx, l)
 }
 
-func (r redactingHandler) Handle(ctx context.Context, rec slog.Record) error {
-	out := slog.NewRecord(rec.Time, rec.Level, RedactStore(rec.Message), rec.PC)
+func (r Handler) Handle(ctx context.Context, rec slog.Record) error {
+	out := slog.NewRecord(rec.Time, rec.Level, Store(rec.Message), rec.PC)
 	rec.Attrs(func(a slog.Attr) bool {
 		out.AddAttrs(redactAttr(a))
 		return true
 	})
-	return r.h.Handle(ctx, out)
+	return r.H.Handle(ctx, out)
 }
 
-func (r redactingHandler) WithAttrs(as []slog.Attr) slog.Handler {
+func (r Handler) WithAttrs(as []slog.Attr) slog.Handler {
 	out := make([]slog.Attr, len(as))
 	for i, a := range as {
 		out[i] = redactAttr(a)
 	}
-	return redactingHandler{r.h.WithAttrs(out)}
+	return Handler{r.H.WithAttrs(out)}
 }
 
-func (r redactingHandler) WithGroup(name string) slog.Handler {
-	return redactingHandler{r.h.WithGroup(name)}
+func (r Handler) WithGroup(name string) slog.Handler {
+	return Handler{r.H.WithGroup(name)}
 }
 
 // redactAttr is a with its strings and errors, in groups too, passed
-// through RedactStore; an error becomes the string of its message.
+// through Store; an error becomes the string of its message.
 func redactAttr(a slog.Attr) slog.Attr {
 	v := a.Value.Resolve()
 	switch v.Kind() {
 	case slog.KindString:
-		return slog.String(a.Key, RedactStore(v.String()))
+		return slog.String(a.Key, Store(v.String()))
 	case slog.KindGroup:
 		attrs := v.Group()
 		out := make([]slog.Attr, len(attrs))
@@ -119,7 +115,7 @@ func redactAttr(a slog.Attr) slog.Attr {
 		return slog.Attr{Key: a.Key, Value: slog.GroupValue(out...)}
 	case slog.KindAny:
 		if err, ok := v.Any().(error); ok {
-			return slog.String(a.Key, RedactStore(err.Error()))
+			return slog.String(a.Key, Store(err.Error()))
 		}
 	}
 	return slog.Attr{Key: a.Key, Value: v}

@@ -1,4 +1,4 @@
-package jobapi
+package model
 
 import (
 	"bytes"
@@ -12,6 +12,10 @@ import (
 	"io"
 	"sync"
 )
+
+// DefaultMaxPixels is Fingerprint's bound when its MaxPixels is unset:
+// 2^24 pixels, 64 MiB as RGBA.
+const DefaultMaxPixels = 1 << 24
 
 // Fingerprint is the default model. It decodes the request's image (PNG,
 // JPEG or GIF) and returns its size, format, mean colour and a 64-bit
@@ -27,8 +31,8 @@ import (
 type Fingerprint struct {
 	// MaxPixels bounds width times height, checked from the image's header
 	// before decoding, so that a small file declaring a huge image cannot
-	// take the server's memory and time. Zero means DefaultMaxPixels. The
-	// server sets it from Config.MaxPixels.
+	// take the server's memory and time. Zero means DefaultMaxPixels.
+	// jobapi sets it from its Config.MaxPixels.
 	MaxPixels int
 }
 
@@ -55,7 +59,7 @@ var (
 	errNoImage = errors.New("image is required")
 	// errTooManyPixels refuses, with 422, an image whose header declares
 	// more than max_pixels.
-	errTooManyPixels = &UnprocessableError{Detail: detailTooManyPixels}
+	errTooManyPixels = &UnprocessableError{Detail: "image exceeds max_pixels"}
 	// errEmptyImage fails an image with no pixels. Its header can declare
 	// a size while its frame is empty (a GIF's frame is not its logical
 	// screen), so it is checked on the decoded bounds as well.
@@ -125,7 +129,7 @@ func (f Fingerprint) Run(ctx context.Context, req Request) (any, error) {
 }
 
 // decoding counts the decode goroutines still running, including those
-// whose Run has returned; tests wait on it (export_test.go).
+// whose Run has returned.
 var decoding sync.WaitGroup
 
 // decode decodes data, or returns ctx's cause as soon as ctx ends.
