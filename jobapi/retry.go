@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/jobledger/jobledger/ledger"
-	"github.com/jobledger/jobledger/store/sqlite"
 )
 
 // A runner's write that the store fails in passing (a full disk, an I/O
@@ -41,12 +40,13 @@ type transientReporter interface {
 }
 
 // refusals are the answers of a store that a retry cannot change: the
-// contract's sentinels, a value the store will never hold, and the end of
-// the write's context.
+// contract's sentinels and the end of the write's context. A store's own
+// lasting failures (a value too large for it) are told apart by its
+// Transient.
 var refusals = []error{
 	ledger.ErrQueueFull, ledger.ErrNotFound, ledger.ErrNotPending, ledger.ErrTerminal,
 	ledger.ErrNotDone, ledger.ErrRequestTaken, ledger.ErrKeyConflict, ledger.ErrClosed,
-	ledger.ErrUnstorable, ledger.ErrInvalidConfig, sqlite.ErrTooLarge,
+	ledger.ErrUnstorable, ledger.ErrInvalidConfig,
 	context.Canceled, context.DeadlineExceeded,
 }
 
