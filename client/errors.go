@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/jobledger/jobledger/wire"
 )
 
 // Sentinel errors, each the meaning of a status on some route. An *Error
@@ -33,9 +35,6 @@ var (
 	// the key having been used for a job with another body (SubmitKeyed).
 	ErrKeyConflict = errors.New("client: idempotency key used for another request")
 )
-
-// detailKeyConflict is the server's fixed detail of ErrKeyConflict's 422.
-const detailKeyConflict = "Idempotency-Key was used for another request"
 
 // Error is a reply other than the route's success: an RFC 9457 problem
 // (application/problem+json) as the server writes every error, or any
@@ -66,23 +65,13 @@ type Error struct {
 	sentinel error // what StatusCode means on this route; nil for none
 }
 
-// problem is the members of a problem that Error decodes.
-type problem struct {
-	Type   string `json:"type"`
-	Title  string `json:"title"`
-	Detail string `json:"detail"`
-	JobID  string `json:"job_id"`
-	State  State  `json:"state"`
-	Error  string `json:"error"`
-}
-
 // newError reads r as an Error that unwraps to sentinel.
 func newError(r *reply, sentinel error) *Error {
 	e := &Error{
 		Method: r.method, URL: r.url.String(), StatusCode: r.status, Body: r.body,
 		RetryAfter: retryAfter(r.header), sentinel: sentinel,
 	}
-	var p problem
+	var p wire.Problem
 	if json.Unmarshal(r.body, &p) == nil {
 		e.Type, e.Title, e.Detail = p.Type, p.Title, p.Detail
 		e.JobID, e.State, e.ModelError = p.JobID, p.State, p.Error

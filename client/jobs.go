@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/url"
 	"time"
+
+	"github.com/jobledger/jobledger/wire"
 )
 
 // Submit is POST /jobs: it admits a job and returns its id at once, with
@@ -42,7 +44,7 @@ func (c *Client) SubmitKeyed(ctx context.Context, key string, req Request) (Acce
 	}
 	acc, err := c.submit(ctx, body, [2]string{"Idempotency-Key", key})
 	var e *Error
-	if errors.As(err, &e) && e.StatusCode == http.StatusUnprocessableEntity && e.Detail == detailKeyConflict {
+	if errors.As(err, &e) && e.StatusCode == http.StatusUnprocessableEntity && e.Detail == wire.DetailKeyConflict {
 		e.sentinel = ErrKeyConflict
 	}
 	return acc, err

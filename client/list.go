@@ -21,15 +21,6 @@ type ListQuery struct {
 	_ struct{} // forbid positional literals
 }
 
-// Page is one page of GET /jobs.
-type Page struct {
-	Jobs []Snapshot `json:"jobs"` // newest first
-	// NextCursor resumes the walk: pass it as ListQuery.Cursor. Empty on
-	// the last page. A page may hold fewer than Limit jobs, even none,
-	// while NextCursor is set.
-	NextCursor string `json:"next_cursor"`
-}
-
 // List is GET /jobs: a page of the retained jobs, newest first by
 // admission. A walk of pages (each with the last page's NextCursor) lists
 // no job twice and every job retained throughout it. A bad parameter is an

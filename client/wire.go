@@ -1,78 +1,36 @@
 package client
 
-import (
-	"encoding/json"
-	"net/url"
-	"time"
-)
+import "github.com/jobledger/jobledger/wire"
 
-// The bodies of the wire contract (docs/http.md, docs/openapi.yaml), as a
-// client reads and writes them.
+// The bodies of the wire contract are package wire's; these names keep
+// them where a user of the client looks for them.
 
 // State is a job's state as the API names it.
-type State string
+type State = wire.State
 
 // The states of a job.
 const (
-	Pending  State = "PENDING"
-	Running  State = "RUNNING"
-	Done     State = "DONE"
-	Failed   State = "FAILED"
-	TimedOut State = "TIMEOUT"
+	Pending  = wire.Pending
+	Running  = wire.Running
+	Done     = wire.Done
+	Failed   = wire.Failed
+	TimedOut = wire.TimedOut
 )
 
-// Terminal reports whether s is DONE, FAILED or TIMEOUT.
-func (s State) Terminal() bool { return s == Done || s == Failed || s == TimedOut }
-
-// Request is the body of POST /jobs and POST /infer. Every field is
-// optional for the server; the model decides what it needs.
-type Request struct {
-	TaskID string `json:"task_id,omitempty"` // at most 128 bytes
-	// Image is sent base64 (standard, padded), as the server expects.
-	Image []byte `json:"image,omitempty"`
-	// Params must be a JSON object.
-	Params json.RawMessage `json:"params,omitempty"`
-}
+// Request is the body of POST /jobs and POST /infer.
+type Request = wire.Request
 
 // Accepted answers POST /jobs.
-type Accepted struct {
-	JobID string `json:"job_id"`
-	State State  `json:"state"`
-	// Location is the job's URL: the reply's Location resolved against the
-	// request's URL (RFC 3986 §5). The server writes the relative jobs/{id},
-	// which is the right URL under any prefix the API is mounted at. Nil
-	// when the reply has none.
-	Location *url.URL `json:"-"`
-}
+type Accepted = wire.Accepted
 
 // Snapshot is a job, as GET /jobs/{id}, its wait and its cancel return it.
-// Each time is zero until set.
-type Snapshot struct {
-	JobID       string    `json:"job_id"`
-	TaskID      string    `json:"task_id"`
-	State       State     `json:"state"`
-	Error       string    `json:"error"` // FAILED and TIMEOUT only
-	CreatedAt   time.Time `json:"created_at"`
-	StartedAt   time.Time `json:"started_at"`
-	CompletedAt time.Time `json:"completed_at"`
-	// ExpiresAt is set on a terminal job only: when retention's TTL may
-	// evict it (completed_at + the server's async_job_ttl). The server's
-	// async_max_completed may evict it earlier. Zero when the server sent
-	// none.
-	ExpiresAt time.Time `json:"expires_at"`
-}
+type Snapshot = wire.Snapshot
 
-// Result answers GET /jobs/{id}/result: a DONE job's result, as the model
-// returned it.
-type Result struct {
-	JobID  string          `json:"job_id"`
-	TaskID string          `json:"task_id"`
-	State  State           `json:"state"`
-	Result json.RawMessage `json:"result"`
-}
+// Result answers GET /jobs/{id}/result.
+type Result = wire.Result
 
 // InferResult answers POST /infer.
-type InferResult struct {
-	TaskID string          `json:"task_id"`
-	Result json.RawMessage `json:"result"`
-}
+type InferResult = wire.InferResult
+
+// Page is one page of GET /jobs.
+type Page = wire.Page

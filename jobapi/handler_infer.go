@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/http"
+
+	"github.com/jobledger/jobledger/wire"
 )
 
 // infer is POST /infer, the synchronous path: take the body's share of the
@@ -66,10 +68,10 @@ func (s *Server) infer(w http.ResponseWriter, r *http.Request) {
 			writeProblem(w, http.StatusServiceUnavailable, detailShuttingDown, nil)
 		}
 	case errors.Is(o.err, ErrModelPanic):
-		writeProblem(w, http.StatusInternalServerError, detailModelPanicked, &problem{Error: o.err.Error()})
+		writeProblem(w, http.StatusInternalServerError, detailModelPanicked, &wire.Problem{Error: o.err.Error()})
 	case o.err != nil:
-		writeProblem(w, http.StatusUnprocessableEntity, detailModelFailed, &problem{Error: o.err.Error()})
+		writeProblem(w, http.StatusUnprocessableEntity, detailModelFailed, &wire.Problem{Error: o.err.Error()})
 	default:
-		writeJSON(w, http.StatusOK, inferBody{TaskID: req.TaskID, Result: o.res})
+		writeJSON(w, http.StatusOK, wire.InferResult{TaskID: req.TaskID, Result: o.res})
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jobledger/jobledger/internal/redact"
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/wire"
 )
 
 // postJob is POST /jobs: check the Idempotency-Key, take the body's share
@@ -65,7 +66,7 @@ func (s *Server) postJob(w http.ResponseWriter, r *http.Request) {
 	case errors.Is(err, ErrShuttingDown):
 		writeProblem(w, http.StatusServiceUnavailable, detailShuttingDown, nil)
 	case errors.Is(err, ledger.ErrKeyConflict):
-		writeProblem(w, http.StatusUnprocessableEntity, detailKeyConflict, nil)
+		writeProblem(w, http.StatusUnprocessableEntity, wire.DetailKeyConflict, nil)
 	case err != nil:
 		s.storeFailed(w, r, err)
 	default:
@@ -176,7 +177,7 @@ func (s *Server) getResult(w http.ResponseWriter, r *http.Request) {
 	res, snap, err := s.store.Result(r.Context(), r.PathValue("id"))
 	switch {
 	case errors.Is(err, ledger.ErrNotDone):
-		writeProblem(w, http.StatusConflict, detailNotDone, &problem{JobID: snap.ID, State: snap.State.String()})
+		writeProblem(w, http.StatusConflict, detailNotDone, &wire.Problem{JobID: snap.ID, State: wireState(snap.State)})
 	case errors.Is(err, ledger.ErrNotFound):
 		writeProblem(w, http.StatusNotFound, detailNoJob, nil)
 	case err != nil:
@@ -184,7 +185,7 @@ func (s *Server) getResult(w http.ResponseWriter, r *http.Request) {
 	case !share.grow(res):
 		replyBusy(w)
 	default:
-		body := resultBody{JobID: snap.ID, TaskID: snap.TaskID, State: snap.State.String(), Result: res}
+		body := wire.Result{JobID: snap.ID, TaskID: snap.TaskID, State: wireState(snap.State), Result: res}
 		if err := writeResult(w, body); err != nil {
 			s.storeFailed(w, r, err)
 		}
@@ -202,7 +203,7 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request) {
 	case errors.Is(err, ledger.ErrNotFound):
 		writeProblem(w, http.StatusNotFound, detailNoJob, nil)
 	case errors.Is(err, ledger.ErrTerminal):
-		writeProblem(w, http.StatusConflict, detailTerminal, &problem{JobID: id, State: snap.State.String()})
+		writeProblem(w, http.StatusConflict, detailTerminal, &wire.Problem{JobID: id, State: wireState(snap.State)})
 	case err != nil:
 		s.storeFailed(w, r, err)
 	default:

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/wire"
 )
 
 // Idempotency-Key (the IETF httpapi Idempotency-Key header draft) on
@@ -122,7 +123,7 @@ func (s *Server) replay(w http.ResponseWriter, r *http.Request, key string, rele
 	case err != nil:
 		s.storeFailed(w, r, err)
 	case held != string(digest[:]): // compared without a copy
-		writeProblem(w, http.StatusUnprocessableEntity, detailKeyConflict, nil)
+		writeProblem(w, http.StatusUnprocessableEntity, wire.DetailKeyConflict, nil)
 	default:
 		s.answerAdmitted(w, r, id)
 	}

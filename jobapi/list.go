@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/wire"
 )
 
 // GET /jobs?state=&task_id=&limit=&cursor= lists the retained jobs, newest
@@ -24,12 +25,6 @@ const (
 	detailBadCursor = "cursor is not one this server gave"
 	detailBadTask   = "task_id must be given at most once"
 )
-
-// listBody is the reply of GET /jobs.
-type listBody struct {
-	Jobs       []snapshotBody `json:"jobs"`
-	NextCursor string         `json:"next_cursor,omitempty"`
-}
 
 // listJobs is GET /jobs.
 func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) {
@@ -121,8 +116,8 @@ func parseLimit(vals []string) (int, bool) {
 	return min(n, ledger.MaxListLimit), true
 }
 
-// writeList writes the page as listBody, each job encoded as GET
-// /jobs/{id} encodes it. TestListEncoding checks it against encoding/json.
+// writeList writes the page as a wire.Page, each job encoded as GET
+// /jobs/{id} encodes it.
 func writeList(w http.ResponseWriter, page ledger.Page, ttl time.Duration) {
 	bp := bufPool.Get().(*[]byte)
 	buf := appendList((*bp)[:0], page, ttl)
@@ -134,19 +129,19 @@ func writeList(w http.ResponseWriter, page ledger.Page, ttl time.Duration) {
 	bufPool.Put(bp)
 }
 
-// appendList appends the JSON encoding of the page's listBody.
+// appendList appends the JSON encoding of the page as a wire.Page.
 func appendList(buf []byte, page ledger.Page, ttl time.Duration) []byte {
 	buf = append(buf, `{"jobs":[`...)
 	for i, snap := range page.Jobs {
 		if i > 0 {
 			buf = append(buf, ',')
 		}
-		buf = appendSnapshot(buf, newSnapshotBody(snap, ttl))
+		buf = wire.AppendSnapshot(buf, newSnapshotBody(snap, ttl))
 	}
 	buf = append(buf, ']')
 	if page.Next != "" {
 		buf = append(buf, `,"next_cursor":`...)
-		buf = appendString(buf, page.Next)
+		buf = wire.AppendString(buf, page.Next)
 	}
 	return append(buf, '}')
 }

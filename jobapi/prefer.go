@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/wire"
 )
 
 // Prefer: wait=N (RFC 7240 §4.3) on POST /jobs asks the server to answer
@@ -206,7 +207,7 @@ func (s *Server) writeDone(w http.ResponseWriter, r *http.Request, id string, sn
 			writeSnapshot(w, http.StatusOK, newSnapshotBody(snap, s.jobTTL))
 			return
 		}
-		if err = writeResult(w, resultBody{JobID: id, TaskID: done.TaskID, State: done.State.String(), Result: res}); err == nil {
+		if err = writeResult(w, wire.Result{JobID: id, TaskID: done.TaskID, State: wireState(done.State), Result: res}); err == nil {
 			return
 		}
 	}

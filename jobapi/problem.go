@@ -3,23 +3,13 @@ package jobapi
 import (
 	"encoding/json"
 	"net/http"
+
+	"github.com/jobledger/jobledger/wire"
 )
 
-// problem is an RFC 9457 problem detail. Type is always about:blank, so
-// Title is the status's phrase; Detail is a fixed string per cause that
-// clients may match on. Extensions carry the job's id and state where one
-// is known, and a model's own error message.
-type problem struct {
-	Type   string `json:"type"`
-	Title  string `json:"title"`
-	Status int    `json:"status"`
-	Detail string `json:"detail"`
-	JobID  string `json:"job_id,omitempty"`
-	State  string `json:"state,omitempty"`
-	Error  string `json:"error,omitempty"`
-}
-
-// Fixed problem details, one per cause (docs/http.md lists them).
+// Fixed problem details (wire.Problem's Detail), one per cause
+// (docs/http.md lists them); wire.DetailKeyConflict is the one the client
+// matches on.
 const (
 	detailBadJSON       = "body is not valid JSON"
 	detailUnknownField  = "body has an unknown field"
@@ -50,7 +40,6 @@ const (
 	detailReplyBusy     = "too many result bytes in flight"
 	detailStoreFailed   = "job store unavailable"
 	detailBadKey        = "Idempotency-Key must be 1 to 255 printable characters"
-	detailKeyConflict   = "Idempotency-Key was used for another request"
 )
 
 // titles are the reason phrases of RFC 9110 where net/http's StatusText
@@ -79,8 +68,8 @@ const retryAfter503 = "1"
 // nil, sets the job_id, state and error members. A 503 always carries
 // Retry-After (RFC 9110 §15.6.4), and a 408 Connection: close, set here so
 // that no cause can miss them.
-func writeProblem(w http.ResponseWriter, status int, detail string, extra *problem) {
-	p := problem{Type: "about:blank", Title: title(status), Status: status, Detail: detail}
+func writeProblem(w http.ResponseWriter, status int, detail string, extra *wire.Problem) {
+	p := wire.Problem{Type: "about:blank", Title: title(status), Status: status, Detail: detail}
 	if extra != nil {
 		p.JobID, p.State, p.Error = extra.JobID, extra.State, extra.Error
 	}

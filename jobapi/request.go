@@ -30,6 +30,15 @@ func badRequest(detail string) *requestError {
 	return &requestError{status: http.StatusBadRequest, detail: detail}
 }
 
+// jobBody is the body of POST /jobs and POST /infer as parseRequest reads
+// it: pointers, so that an absent member, null and one of the wrong type
+// are told apart (wire.Request is the body as a client writes it).
+type jobBody struct {
+	TaskID *string          `json:"task_id"`
+	Image  *string          `json:"image"`
+	Params *json.RawMessage `json:"params"`
+}
+
 // parseRequest reads the JSON body of POST /jobs or POST /infer into a
 // Request, checking in this order: the media type (415), the size (413), the
 // JSON itself and its fields (400), then the model's own validation (400, or

@@ -8,58 +8,14 @@ import (
 	"time"
 
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/wire"
 )
-
-// The JSON bodies of the wire contract (docs/http.md, docs/openapi.yaml).
-
-// jobBody is the body of POST /jobs and POST /infer.
-type jobBody struct {
-	TaskID *string          `json:"task_id"`
-	Image  *string          `json:"image"`
-	Params *json.RawMessage `json:"params"`
-}
-
-// acceptedBody answers POST /jobs.
-type acceptedBody struct {
-	JobID string `json:"job_id"`
-	State string `json:"state"`
-}
-
-// snapshotBody is a job as GET /jobs/{id}, its wait and cancel return it.
-type snapshotBody struct {
-	JobID       string    `json:"job_id"`
-	TaskID      string    `json:"task_id"`
-	State       string    `json:"state"`
-	Error       string    `json:"error,omitempty"`
-	CreatedAt   time.Time `json:"created_at,omitzero"`
-	StartedAt   time.Time `json:"started_at,omitzero"`
-	CompletedAt time.Time `json:"completed_at,omitzero"`
-	// ExpiresAt is when retention's TTL makes the terminal job evictable:
-	// CompletedAt + the store's JobTTL. Absent while the job is not
-	// terminal, and when the TTL is unknown or disabled (see
-	// Server.jobTTL).
-	ExpiresAt time.Time `json:"expires_at,omitzero"`
-}
-
-// resultBody answers GET /jobs/{id}/result.
-type resultBody struct {
-	JobID  string          `json:"job_id"`
-	TaskID string          `json:"task_id"`
-	State  string          `json:"state"`
-	Result json.RawMessage `json:"result"`
-}
-
-// inferBody answers POST /infer.
-type inferBody struct {
-	TaskID string          `json:"task_id"`
-	Result json.RawMessage `json:"result"`
-}
 
 // newSnapshotBody converts a ledger snapshot to its wire form: times in UTC
 // RFC 3339, absent until set; error only for FAILED and TIMEOUT; expires_at
 // only for a terminal job of a store whose JobTTL ttl is positive.
-func newSnapshotBody(s ledger.Snapshot, ttl time.Duration) snapshotBody {
-	b := snapshotBody{JobID: s.ID, TaskID: s.TaskID, State: s.State.String()}
+func newSnapshotBody(s ledger.Snapshot, ttl time.Duration) wire.Snapshot {
+	b := wire.Snapshot{JobID: s.ID, TaskID: s.TaskID, State: wireState(s.State)}
 	if s.Err != nil && (s.State == ledger.Failed || s.State == ledger.TimedOut) {
 		b.Error = s.Err.Error()
 	}
@@ -71,6 +27,9 @@ func newSnapshotBody(s ledger.Snapshot, ttl time.Duration) snapshotBody {
 	}
 	return b
 }
+
+// wireState is s as the API names it.
+func wireState(s ledger.State) wire.State { return wire.State(s.String()) }
 
 // wireTime is t in UTC, or the zero time (omitted) when t is not set.
 func wireTime(t time.Time) time.Time {
@@ -98,7 +57,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // answer as such. The encoding is written from the encoder's own buffer,
 // not copied out of it first: a large result is held once encoded, not
 // twice (replies.go counts it).
-func writeResult(w http.ResponseWriter, b resultBody) error {
+func writeResult(w http.ResponseWriter, b wire.Result) error {
 	w.Header().Set("Content-Type", "application/json")
 	sw := &sentWriter{w: w}
 	if err := json.NewEncoder(sw).Encode(b); err != nil && !sw.sent {
