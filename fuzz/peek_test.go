@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/jobledger/jobledger/jobtable"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 )
 
 // peekErrors collects what unrecorded snapshots found.
@@ -40,15 +41,15 @@ func (p *peekErrors) err() error {
 
 // viewError reports a snapshot whose fields disagree with its state.
 func viewError(s jobtable.Snapshot) error {
-	terminal := s.State == jobtable.Done || s.State == jobtable.Failed || s.State == jobtable.TimedOut
+	terminal := s.State == ledgertype.Done || s.State == ledgertype.Failed || s.State == ledgertype.TimedOut
 	switch {
 	case terminal == s.CompletedAt.IsZero():
 		return fmt.Errorf("%s with completion time %s", s.State, clockTime(s.CompletedAt))
-	case (s.State == jobtable.Failed || s.State == jobtable.TimedOut) != (s.Err != nil):
+	case (s.State == ledgertype.Failed || s.State == ledgertype.TimedOut) != (s.Err != nil):
 		return fmt.Errorf("%s with error %v", s.State, s.Err)
-	case s.State == jobtable.Running && s.StartedAt.IsZero():
+	case s.State == ledgertype.Running && s.StartedAt.IsZero():
 		return errors.New("RUNNING with no start time")
-	case s.State == jobtable.Pending && !s.StartedAt.IsZero():
+	case s.State == ledgertype.Pending && !s.StartedAt.IsZero():
 		return errors.New("PENDING with a start time")
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jobledger/jobledger/jobtable"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 )
 
 // refJob is one job of the reference model.
@@ -67,7 +68,7 @@ func (r *reference) submit(taskID, req string) (string, error) {
 	r.issued++
 	id := "j" + strconv.Itoa(r.issued)
 	r.evict(now)
-	r.jobs[id] = &refJob{id: id, taskID: taskID, req: req, state: jobtable.Pending, created: now}
+	r.jobs[id] = &refJob{id: id, taskID: taskID, req: req, state: ledgertype.Pending, created: now}
 	r.depth++
 	return id, nil
 }
@@ -113,10 +114,10 @@ func (r *reference) start(id string) (jobtable.Snapshot, error) {
 	switch {
 	case j == nil:
 		return jobtable.Snapshot{}, jobtable.ErrNotFound
-	case j.state != jobtable.Pending:
+	case j.state != ledgertype.Pending:
 		return j.snapshot(), jobtable.ErrNotPending
 	}
-	j.state, j.started = jobtable.Running, r.now()
+	j.state, j.started = ledgertype.Running, r.now()
 	return j.snapshot(), nil
 }
 
@@ -147,7 +148,7 @@ func (r *reference) result(id string) (string, jobtable.Snapshot, error) {
 	switch {
 	case j == nil:
 		return "", jobtable.Snapshot{}, jobtable.ErrNotFound
-	case j.state != jobtable.Done:
+	case j.state != ledgertype.Done:
 		return "", j.snapshot(), jobtable.ErrNotDone
 	}
 	return j.res, j.snapshot(), nil
@@ -160,7 +161,7 @@ func (r *reference) waitCancelled(id string) (jobtable.Snapshot, error) {
 	switch {
 	case j == nil:
 		return jobtable.Snapshot{}, jobtable.ErrNotFound
-	case j.state == jobtable.Done || j.state == jobtable.Failed || j.state == jobtable.TimedOut:
+	case j.state == ledgertype.Done || j.state == ledgertype.Failed || j.state == ledgertype.TimedOut:
 		return j.snapshot(), nil
 	}
 	return j.snapshot(), context.Canceled

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jobledger/jobledger/internal/fakeclock"
 	"github.com/jobledger/jobledger/jobtable"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 )
 
 // maxSeqSteps bounds the operations one sequential input decodes to.
@@ -122,15 +123,15 @@ func runSequential(t *testing.T, data []byte) {
 		case seqFinish:
 			res := "res-" + strconv.Itoa(step)
 			got, gotErr := table.Finish(id, res)
-			want, wantErr := ref.terminate(id, jobtable.Done, res, nil)
+			want, wantErr := ref.terminate(id, ledgertype.Done, res, nil)
 			if gotErr != wantErr || !sameSnapshot(got, want) {
 				fail("Finish(%s) = %s, %v; reference %s, %v", id, showSnapshot(got), gotErr, showSnapshot(want), wantErr)
 			}
 		case seqFail, seqTimeout:
 			cause := errors.New(seqOpNames[op] + "-" + strconv.Itoa(step))
-			to, call := jobtable.Failed, table.Fail
+			to, call := ledgertype.Failed, table.Fail
 			if op == seqTimeout {
-				to, call = jobtable.TimedOut, table.Timeout
+				to, call = ledgertype.TimedOut, table.Timeout
 			}
 			got, gotErr := call(id, cause)
 			want, wantErr := ref.terminate(id, to, "", cause)

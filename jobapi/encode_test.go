@@ -9,14 +9,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 	"github.com/jobledger/jobledger/wire"
 )
 
 func TestListEncoding(t *testing.T) {
 	at := time.Date(2026, 11, 30, 12, 0, 0, 123456789, time.UTC)
 	snaps := []ledger.Snapshot{
-		{ID: "A", TaskID: "t<", State: ledger.Pending, CreatedAt: at},
-		{ID: "B", State: ledger.Failed, Err: errors.New("x"), CreatedAt: at, StartedAt: at, CompletedAt: at},
+		{ID: "A", TaskID: "t<", State: ledgertype.Pending, CreatedAt: at},
+		{ID: "B", State: ledgertype.Failed, Err: errors.New("x"), CreatedAt: at, StartedAt: at, CompletedAt: at},
 	}
 	for _, page := range []ledger.Page{{}, {Jobs: snaps[:1], Next: "AAAAAAAAAAE"}, {Jobs: snaps}} {
 		body := wire.Page{Jobs: []wire.Snapshot{}, NextCursor: page.Next}

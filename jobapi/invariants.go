@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 )
 
 // CheckInvariants reports every invariant of the server that s violates,
@@ -106,7 +107,7 @@ func (s *Server) checkDrainInv(fail func(name, format string, args ...any), left
 			fail("DrainInv", "job %s left PENDING ended %s %v, not by a cancel", id, snap.State, snap.Err)
 		case snap.State.Terminal():
 			// Ended since it was left, by a cancel.
-		case snap.State != ledger.Pending:
+		case snap.State != ledgertype.Pending:
 			fail("DrainInv", "job %s left PENDING is %s", id, snap.State)
 		default:
 			live++
@@ -121,5 +122,5 @@ func (s *Server) checkDrainInv(fail func(name, format string, args ...any), left
 // the cancel's cause, compared by its text, which is all a durable store
 // keeps of it.
 func canceled(snap ledger.Snapshot) bool {
-	return snap.State == ledger.Failed && snap.Err != nil && snap.Err.Error() == wireError(ErrCanceled, "").Error()
+	return snap.State == ledgertype.Failed && snap.Err != nil && snap.Err.Error() == wireError(ErrCanceled, "").Error()
 }

@@ -4,9 +4,11 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 	"github.com/jobledger/jobledger/wire"
 )
 
@@ -19,8 +21,9 @@ import (
 // read nothing.
 
 // Problem details of GET /jobs.
+var detailBadState = "state must be one of " + stateNames()
+
 const (
-	detailBadState  = "state must be one of PENDING, RUNNING, DONE, FAILED, TIMEOUT"
 	detailBadLimit  = "limit must be a positive integer"
 	detailBadCursor = "cursor is not one this server gave"
 	detailBadTask   = "task_id must be given at most once"
@@ -56,7 +59,7 @@ func parseListQuery(v map[string][]string) (ledger.ListQuery, string) {
 	if vals, ok := v["state"]; ok {
 		st, found := ledger.State(0), false
 		if len(vals) == 1 {
-			st, found = parseState(vals[0])
+			st, found = ledgertype.ParseState(vals[0])
 		}
 		if !found {
 			return q, detailBadState
@@ -85,14 +88,13 @@ func parseListQuery(v map[string][]string) (ledger.ListQuery, string) {
 	return q, ""
 }
 
-// parseState returns the state whose wire name is name.
-func parseState(name string) (ledger.State, bool) {
-	for st := ledger.Pending; st <= ledger.TimedOut; st++ {
-		if st.String() == name {
-			return st, true
-		}
+// stateNames lists the states' wire names, comma-separated.
+func stateNames() string {
+	var names []string
+	for _, st := range ledgertype.States() {
+		names = append(names, st.String())
 	}
-	return 0, false
+	return strings.Join(names, ", ")
 }
 
 // parseLimit reads one limit: digits only, at least 1; digits too large

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
@@ -68,8 +69,10 @@ func newMetrics(stats func() ledger.Stats, listener listenerHealth, health *writ
 			Help: "Writes the store failed (a full disk, an I/O error), each retry counted.",
 		}),
 	}
-	for _, s := range []string{"DONE", "FAILED", "TIMEOUT"} {
-		m.completed.WithLabelValues(s) // every state appears from the start
+	for _, s := range ledgertype.States() {
+		if s.Terminal() {
+			m.completed.WithLabelValues(s.String()) // every state appears from the start
+		}
 	}
 	m.registry.MustRegister(
 		m.submitted, m.rejected, m.completed, m.queueWait, m.runTime, m.waiters, m.requests, m.writeFailures,

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 	"github.com/jobledger/jobledger/wire"
 )
 
@@ -129,7 +130,7 @@ func (s *Server) awaitSubmitted(w http.ResponseWriter, r *http.Request, id strin
 			s.log.Error("job store failed a submit's wait", "job_id", id, "error", err)
 		}
 		writeAccepted(w, id)
-	case snap.State == ledger.Done:
+	case snap.State == ledgertype.Done:
 		s.writeDone(w, r, id, snap)
 	default:
 		w.Header().Set("Location", "jobs/"+id)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 )
 
 // admit submits req to the store and starts its runner. It returns the
@@ -57,7 +58,7 @@ func (s *Server) admit(req Request, key, digest string) (string, error) {
 			// panics, as the deadline is armed): end the job, which nothing
 			// would run or time out, rather than leave it holding its slot
 			// (TestAdmitPanicEndsCommittedJob). The panic goes on as it came.
-			s.record(id, ledger.Failed, nil, wireError(ErrStoreFailed, ""))
+			s.record(id, ledgertype.Failed, nil, wireError(ErrStoreFailed, ""))
 		}
 	}()
 	if s.shared != nil {
@@ -153,7 +154,7 @@ func (s *Server) run(ctx context.Context, id string, release func()) {
 				// End it rather than leave it holding its slot with no
 				// runner.
 				s.log.Error("job cannot start", "job_id", id, "error", err)
-				s.record(id, ledger.Failed, nil, wireError(ErrStoreFailed, ""))
+				s.record(id, ledgertype.Failed, nil, wireError(ErrStoreFailed, ""))
 			}
 			return
 		}
@@ -197,7 +198,7 @@ func (s *Server) startJob(ctx context.Context, id string) (Request, ledger.Snaps
 			if n > 0 && errors.Is(err, ledger.ErrNotPending) {
 				// The failed try may have committed after all (its outcome
 				// was unknown): the job running is this runner's.
-				if cur, e := s.store.Snapshot(s.writes, id); e == nil && cur.State == ledger.Running {
+				if cur, e := s.store.Snapshot(s.writes, id); e == nil && cur.State == ledgertype.Running {
 					return req, cur, nil
 				}
 			}
@@ -253,9 +254,9 @@ func (s *Server) runJob(ctx context.Context, snap ledger.Snapshot, req Request) 
 	case !ok || (o.err != nil && ctx.Err() != nil):
 		s.endByCause(id, context.Cause(ctx))
 	case o.err != nil:
-		s.record(id, ledger.Failed, nil, o.err)
+		s.record(id, ledgertype.Failed, nil, o.err)
 	default:
-		s.record(id, ledger.Done, o.res, nil)
+		s.record(id, ledgertype.Done, o.res, nil)
 	}
 }
 
@@ -271,7 +272,7 @@ func ended(err error) bool {
 // ledger.ErrNotFound, when there is nothing to cancel, and a failure of the
 // store as it came.
 func (s *Server) cancelJob(id string) (ledger.Snapshot, error) {
-	snap, err := s.end(id, ledger.Failed, nil, wireError(ErrCanceled, ""))
+	snap, err := s.end(id, ledgertype.Failed, nil, wireError(ErrCanceled, ""))
 	if err != nil {
 		return snap, err
 	}
@@ -289,11 +290,11 @@ func (s *Server) cancelJob(id string) (ledger.Snapshot, error) {
 func (s *Server) endByCause(id string, cause error) {
 	switch {
 	case errors.Is(cause, ErrDeadline):
-		s.record(id, ledger.TimedOut, nil, wireError(ErrDeadline, ""))
+		s.record(id, ledgertype.TimedOut, nil, wireError(ErrDeadline, ""))
 	case errors.Is(cause, ErrCanceled), errors.Is(cause, ErrShuttingDown):
-		s.record(id, ledger.Failed, nil, wireError(cause, ""))
+		s.record(id, ledgertype.Failed, nil, wireError(cause, ""))
 	default:
-		s.record(id, ledger.Failed, nil, cause)
+		s.record(id, ledgertype.Failed, nil, cause)
 	}
 }
 
@@ -326,8 +327,8 @@ func (s *Server) record(id string, state ledger.State, res json.RawMessage, caus
 			if s.pause(nil, n) {
 				continue
 			}
-		case state != ledger.Failed || !errors.Is(cause, ErrStoreFailed):
-			state, res, cause = ledger.Failed, nil, wireError(ErrStoreFailed, "")
+		case state != ledgertype.Failed || !errors.Is(cause, ErrStoreFailed):
+			state, res, cause = ledgertype.Failed, nil, wireError(ErrStoreFailed, "")
 			continue
 		}
 		s.log.Error("job left live: the store refused to end it", "job_id", id, "error", err)
@@ -347,9 +348,9 @@ func (s *Server) end(id string, state ledger.State, res json.RawMessage, cause e
 		err  error
 	)
 	switch state {
-	case ledger.Done:
+	case ledgertype.Done:
 		snap, err = s.store.Finish(s.writes, id, res)
-	case ledger.TimedOut:
+	case ledgertype.TimedOut:
 		snap, err = s.store.Timeout(s.writes, id, cause)
 	default:
 		snap, err = s.store.Fail(s.writes, id, cause)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 )
 
 // Shared mode: the store has a Shared side (ledger.AsShared), so several
@@ -120,7 +121,7 @@ func (s *Server) claimOne(before uint64) bool {
 		// not decode): end it rather than leave it RUNNING here, under a
 		// lease this replica renews.
 		s.log.Error("job cannot start", "job_id", snap.ID, "error", err)
-		s.record(snap.ID, ledger.Failed, nil, wireError(ErrStoreFailed, ""))
+		s.record(snap.ID, ledgertype.Failed, nil, wireError(ErrStoreFailed, ""))
 	default:
 		// The outcome is unknown: a job this Claim started, if any, is
 		// held by nobody here, so its lease is not renewed and a reaper
@@ -279,7 +280,7 @@ func (s *Server) admissionDeadline(id string) {
 		return
 	}
 	defer s.timerWG.Done()
-	s.record(id, ledger.TimedOut, nil, wireError(ErrDeadline, ""))
+	s.record(id, ledgertype.TimedOut, nil, wireError(ErrDeadline, ""))
 }
 
 // stopAdmissions stops every admission timer left and waits for those that

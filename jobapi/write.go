@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 	"github.com/jobledger/jobledger/wire"
 )
 
@@ -16,7 +17,7 @@ import (
 // only for a terminal job of a store whose JobTTL ttl is positive.
 func newSnapshotBody(s ledger.Snapshot, ttl time.Duration) wire.Snapshot {
 	b := wire.Snapshot{JobID: s.ID, TaskID: s.TaskID, State: wireState(s.State)}
-	if s.Err != nil && (s.State == ledger.Failed || s.State == ledger.TimedOut) {
+	if s.Err != nil && (s.State == ledgertype.Failed || s.State == ledgertype.TimedOut) {
 		b.Error = s.Err.Error()
 	}
 	b.CreatedAt = wireTime(s.CreatedAt)

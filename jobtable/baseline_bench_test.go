@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jobledger/jobledger/jobtable"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 )
 
 // ledger is the part of the table the lifecycle benchmark drives, so that
@@ -108,10 +109,10 @@ func (g *globalLedger) Start(id string) (jobtable.Snapshot, error) {
 	if j == nil {
 		return jobtable.Snapshot{}, jobtable.ErrNotFound
 	}
-	if j.state != jobtable.Pending {
+	if j.state != ledgertype.Pending {
 		return j.snapshot(), jobtable.ErrNotPending
 	}
-	j.state, j.startedAt = jobtable.Running, now
+	j.state, j.startedAt = ledgertype.Running, now
 	return j.snapshot(), nil
 }
 
@@ -126,7 +127,7 @@ func (g *globalLedger) Finish(id string, res string) (jobtable.Snapshot, error) 
 	if j.state.Terminal() {
 		return j.snapshot(), jobtable.ErrTerminal
 	}
-	j.state, j.res, j.completedAt = jobtable.Done, res, now
+	j.state, j.res, j.completedAt = ledgertype.Done, res, now
 	j.req = req{}
 	g.depth--
 	g.completed = append(g.completed, j)
@@ -195,7 +196,7 @@ func (g *globalLedger) Result(id string) (string, jobtable.Snapshot, error) {
 		return "", jobtable.Snapshot{}, jobtable.ErrNotFound
 	}
 	snap := j.snapshot()
-	if j.state != jobtable.Done {
+	if j.state != ledgertype.Done {
 		return "", snap, jobtable.ErrNotDone
 	}
 	return j.res, snap, nil

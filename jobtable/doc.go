@@ -23,7 +23,8 @@
 // # States
 //
 // A job is PENDING when admitted, RUNNING once started, and ends DONE, FAILED
-// or TIMEOUT. Only PENDING may enter RUNNING; any non-terminal state may
+// or TIMEOUT (the states are package ledgertype's, the one package outside
+// the standard library that jobtable imports). Only PENDING may enter RUNNING; any non-terminal state may
 // terminate; terminal states are absorbing, and a second terminal call
 // returns ErrTerminal and changes nothing. Each transition returns the
 // snapshot it produced (a refused one, the job's current snapshot), so its

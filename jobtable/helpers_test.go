@@ -10,6 +10,7 @@ import (
 
 	"github.com/jobledger/jobledger/internal/fakeclock"
 	"github.com/jobledger/jobledger/jobtable"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 )
 
 type req struct{ payload string }
@@ -52,15 +53,15 @@ func toState(t testing.TB, tab *table, s jobtable.State) string {
 	t.Helper()
 	id := mustSubmit(t, tab, "task")
 	switch s {
-	case jobtable.Pending:
-	case jobtable.Running:
+	case ledgertype.Pending:
+	case ledgertype.Running:
 		require.NoError(t, errOf(tab.Start(id)))
-	case jobtable.Done:
+	case ledgertype.Done:
 		require.NoError(t, errOf(tab.Start(id)))
 		require.NoError(t, errOf(tab.Finish(id, "result")))
-	case jobtable.Failed:
+	case ledgertype.Failed:
 		require.NoError(t, errOf(tab.Fail(id, errBoom)))
-	case jobtable.TimedOut:
+	case ledgertype.TimedOut:
 		require.NoError(t, errOf(tab.Timeout(id, errBoom)))
 	default:
 		t.Fatalf("no such state %v", s)

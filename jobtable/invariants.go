@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 )
 
 // CheckInvariants reports every invariant of the ledger's contract that t
@@ -84,7 +86,7 @@ func (t *Table[Req, Res]) checkInvariants() error {
 		if !s.Terminal() {
 			live++
 		}
-		if s < Pending || s > TimedOut {
+		if !s.Valid() {
 			fail("TypeInv", "job %s: state %d is no State", id, int32(s))
 		}
 		if s.Terminal() != onList[j] {
@@ -93,10 +95,10 @@ func (t *Table[Req, Res]) checkInvariants() error {
 		if s.Terminal() == v.CompletedAt.IsZero() {
 			fail("PayloadConsistencyInv", "job %s: %s with completedAt %v", id, s, v.CompletedAt)
 		}
-		if (s == Failed || s == TimedOut) != (v.Err != nil) {
+		if (s == ledgertype.Failed || s == ledgertype.TimedOut) != (v.Err != nil) {
 			fail("PayloadConsistencyInv", "job %s: %s with error %v", id, s, v.Err)
 		}
-		if s == Running && v.StartedAt.IsZero() {
+		if s == ledgertype.Running && v.StartedAt.IsZero() {
 			fail("PayloadConsistencyInv", "job %s: RUNNING without startedAt", id)
 		}
 		if !v.StartedAt.IsZero() && v.StartedAt.Before(v.CreatedAt) {

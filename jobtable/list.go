@@ -47,7 +47,7 @@ type ListQuery struct {
 // ErrBadQuery for a negative Limit, a State that is none, or a TaskID
 // without ByTaskID.
 func (q ListQuery) Normalized() (ListQuery, error) {
-	if q.Limit < 0 || (q.ByState && (q.State < Pending || q.State > TimedOut)) || (!q.ByTaskID && q.TaskID != "") {
+	if q.Limit < 0 || (q.ByState && !q.State.Valid()) || (!q.ByTaskID && q.TaskID != "") {
 		return ListQuery{}, ErrBadQuery
 	}
 	switch {

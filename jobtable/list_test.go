@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobledger/jobledger/jobtable"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 )
 
 // ids returns the ids of a page.
@@ -40,10 +41,10 @@ func TestListNewestFirstByPages(t *testing.T) {
 // snapshot.
 func TestListFilters(t *testing.T) {
 	tab, _ := newTable(t, jobtable.Config{MaxQueue: 10})
-	a := toState(t, tab, jobtable.Done)
+	a := toState(t, tab, ledgertype.Done)
 	mustSubmit(t, tab, "other")
-	c := toState(t, tab, jobtable.Running)
-	page, _, err := tab.List(jobtable.ListQuery{ByState: true, State: jobtable.Done})
+	c := toState(t, tab, ledgertype.Running)
+	page, _, err := tab.List(jobtable.ListQuery{ByState: true, State: ledgertype.Done})
 	require.NoError(t, err)
 	require.Equal(t, []string{a}, ids(page))
 	snap, err := tab.Snapshot(a)
@@ -52,7 +53,7 @@ func TestListFilters(t *testing.T) {
 	page, _, err = tab.List(jobtable.ListQuery{ByTaskID: true, TaskID: "task"})
 	require.NoError(t, err)
 	require.Equal(t, []string{c, a}, ids(page))
-	page, _, err = tab.List(jobtable.ListQuery{ByTaskID: true, TaskID: "task", ByState: true, State: jobtable.Running})
+	page, _, err = tab.List(jobtable.ListQuery{ByTaskID: true, TaskID: "task", ByState: true, State: ledgertype.Running})
 	require.NoError(t, err)
 	require.Equal(t, []string{c}, ids(page))
 }
@@ -84,7 +85,7 @@ func TestListCursorSurvivesEvictionAndAdmission(t *testing.T) {
 	tab, _ := newTable(t, jobtable.Config{MaxQueue: 10, JobTTL: -1, MaxCompleted: 1})
 	var done []string
 	for range 2 {
-		done = append(done, toState(t, tab, jobtable.Done))
+		done = append(done, toState(t, tab, ledgertype.Done))
 	}
 	for range 4 {
 		mustSubmit(t, tab, "t") // evicts done[0] on the first

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jobledger/jobledger/internal/benchcmp"
 	"github.com/jobledger/jobledger/jobtable"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 )
 
 // The read-heavy mix: the seed's stress shape, 4 submitters, 2 runners, 3
@@ -117,7 +118,7 @@ func (m *readMix) run() error {
 			for range mixWaits {
 				id := *m.recent[r.IntN(mixJobs)].Load()
 				snap, err := m.l.Wait(context.Background(), id)
-				if err == nil && snap.State != jobtable.Done {
+				if err == nil && snap.State != ledgertype.Done {
 					err = errors.New("Wait returned before the job was done")
 				}
 				if err != nil {

@@ -1,5 +1,7 @@
 package jobtable
 
+import "github.com/jobledger/jobledger/ledger/ledgertype"
+
 // Snapshot returns a consistent view of the job, or ErrNotFound. A
 // terminal job's final snapshot is read without its lock (see job.final).
 //
@@ -49,7 +51,7 @@ func (t *Table[Req, Res]) Result(id string) (Res, Snapshot, error) {
 		snap = j.snapshotLocked()
 	}
 	traceResult(j, snap)
-	if snap.State != Done {
+	if snap.State != ledgertype.Done {
 		return zero, snap, ErrNotDone
 	}
 	return j.res, snap, nil

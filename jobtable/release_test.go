@@ -9,6 +9,7 @@ import (
 
 	"github.com/jobledger/jobledger/internal/fakeclock"
 	"github.com/jobledger/jobledger/jobtable"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 )
 
 // image is a request with a large payload, as the HTTP layer's requests
@@ -73,7 +74,7 @@ func TestCanceledPendingJobFreesRequest(t *testing.T) {
 // TestTakeRequestOnTerminalJob: once a job has ended its request is gone,
 // taken or not, and TakeRequest says the job is terminal.
 func TestTakeRequestOnTerminalJob(t *testing.T) {
-	for _, s := range []jobtable.State{jobtable.Done, jobtable.Failed, jobtable.TimedOut} {
+	for _, s := range []jobtable.State{ledgertype.Done, ledgertype.Failed, ledgertype.TimedOut} {
 		for _, takenFirst := range []bool{false, true} {
 			tab, _ := newTable(t, jobtable.Config{MaxQueue: 1})
 			id := mustSubmit(t, tab, "a")
@@ -82,9 +83,9 @@ func TestTakeRequestOnTerminalJob(t *testing.T) {
 				require.NoError(t, err)
 			}
 			switch s {
-			case jobtable.Done:
+			case ledgertype.Done:
 				require.NoError(t, errOf(tab.Finish(id, "r")))
-			case jobtable.Failed:
+			case ledgertype.Failed:
 				require.NoError(t, errOf(tab.Fail(id, errBoom)))
 			default:
 				require.NoError(t, errOf(tab.Timeout(id, errBoom)))

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobledger/jobledger/jobtable"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 )
 
 func held(tab *table, id string) bool {
@@ -15,9 +16,9 @@ func held(tab *table, id string) bool {
 
 func TestTTLEviction(t *testing.T) {
 	tab, clock := newTable(t, jobtable.Config{MaxQueue: 8, JobTTL: 10 * second, MaxCompleted: -1})
-	old := toState(t, tab, jobtable.Done)
+	old := toState(t, tab, ledgertype.Done)
 	clock.Advance(5 * second)
-	young := toState(t, tab, jobtable.Failed)
+	young := toState(t, tab, ledgertype.Failed)
 	clock.Advance(5 * second) // old is exactly JobTTL past completion
 
 	require.True(t, held(tab, old), "eviction happens only on Submit")
@@ -33,9 +34,9 @@ func TestTTLEviction(t *testing.T) {
 
 func TestLRUEviction(t *testing.T) {
 	tab, _ := newTable(t, jobtable.Config{MaxQueue: 8, JobTTL: -1, MaxCompleted: 2})
-	a := toState(t, tab, jobtable.Done)
-	b := toState(t, tab, jobtable.TimedOut)
-	c := toState(t, tab, jobtable.Failed)
+	a := toState(t, tab, ledgertype.Done)
+	b := toState(t, tab, ledgertype.TimedOut)
+	c := toState(t, tab, ledgertype.Failed)
 	require.True(t, held(tab, a), "eviction happens only on Submit")
 
 	mustSubmit(t, tab, "trigger")
@@ -59,12 +60,12 @@ func TestLRUOrderIsCompletionOrder(t *testing.T) {
 
 func TestTTLBeforeLRU(t *testing.T) {
 	tab, clock := newTable(t, jobtable.Config{MaxQueue: 8, JobTTL: 10 * second, MaxCompleted: 2})
-	a := toState(t, tab, jobtable.Done)
-	b := toState(t, tab, jobtable.Done)
+	a := toState(t, tab, ledgertype.Done)
+	b := toState(t, tab, ledgertype.Done)
 	clock.Advance(10 * second) // a and b expire
-	c := toState(t, tab, jobtable.Done)
-	d := toState(t, tab, jobtable.Done)
-	e := toState(t, tab, jobtable.Done)
+	c := toState(t, tab, ledgertype.Done)
+	d := toState(t, tab, ledgertype.Done)
+	e := toState(t, tab, ledgertype.Done)
 
 	mustSubmit(t, tab, "trigger")
 	// TTL removes a and b; then LRU trims c, the oldest of the three left.
@@ -76,15 +77,15 @@ func TestTTLBeforeLRU(t *testing.T) {
 
 func TestNonTerminalNeverEvicted(t *testing.T) {
 	tab, clock := newTable(t, jobtable.Config{MaxQueue: 8, JobTTL: second, MaxCompleted: 1})
-	pending := toState(t, tab, jobtable.Pending)
-	running := toState(t, tab, jobtable.Running)
+	pending := toState(t, tab, ledgertype.Pending)
+	running := toState(t, tab, ledgertype.Running)
 	for range 5 {
 		clock.Advance(time24h)
 		id := mustSubmit(t, tab, "churn")
 		require.NoError(t, errOf(tab.Finish(id, "x")))
 	}
-	require.Equal(t, jobtable.Pending, state(t, tab, pending))
-	require.Equal(t, jobtable.Running, state(t, tab, running))
+	require.Equal(t, ledgertype.Pending, state(t, tab, pending))
+	require.Equal(t, ledgertype.Running, state(t, tab, running))
 	require.Equal(t, 2, tab.Depth())
 }
 
@@ -92,7 +93,7 @@ const time24h = 24 * 60 * 60 * second
 
 func TestDefaultsRetain(t *testing.T) {
 	tab, clock := newTable(t, jobtable.Config{MaxQueue: 1})
-	id := toState(t, tab, jobtable.Done)
+	id := toState(t, tab, ledgertype.Done)
 	clock.Advance(jobtable.DefaultJobTTL - 1)
 	mustSubmit(t, tab, "trigger")
 	require.True(t, held(tab, id), "kept for DefaultJobTTL")

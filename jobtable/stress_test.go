@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobledger/jobledger/jobtable"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 )
 
 var stressDuration = flag.Duration("stress.duration", 3*time.Second,
@@ -157,7 +158,7 @@ func TestStress(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(p), 2))
 			last := map[string]jobtable.State{}
 			observe := func(id string, s jobtable.State) {
-				if prev, ok := last[id]; ok && prev != s && (prev.Terminal() || s == jobtable.Pending) {
+				if prev, ok := last[id]; ok && prev != s && (prev.Terminal() || s == ledgertype.Pending) {
 					t.Errorf("job %s went back from %v to %v", id, prev, s)
 				}
 				last[id] = s
@@ -180,7 +181,7 @@ func TestStress(t *testing.T) {
 				switch {
 				case err == nil && res != "res-"+id:
 					t.Errorf("job %s: DONE with result %q", id, res)
-				case errors.Is(err, jobtable.ErrNotDone) && rs.State == jobtable.Done:
+				case errors.Is(err, jobtable.ErrNotDone) && rs.State == ledgertype.Done:
 					t.Errorf("job %s: ErrNotDone with state DONE", id)
 				}
 			}
@@ -247,9 +248,9 @@ func possible(s jobtable.Snapshot) error {
 	switch {
 	case s.State.Terminal() == s.CompletedAt.IsZero():
 		return fmt.Errorf("%s: %v with completion time %v", s.ID, s.State, s.CompletedAt)
-	case (s.State == jobtable.Failed || s.State == jobtable.TimedOut) != (s.Err != nil):
+	case (s.State == ledgertype.Failed || s.State == ledgertype.TimedOut) != (s.Err != nil):
 		return fmt.Errorf("%s: %v with error %v", s.ID, s.State, s.Err)
-	case s.State == jobtable.Running && s.StartedAt.IsZero():
+	case s.State == ledgertype.Running && s.StartedAt.IsZero():
 		return fmt.Errorf("%s: RUNNING without a start time", s.ID)
 	}
 	return nil

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobledger/jobledger/jobtable"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 )
 
 // tickClock is a clock that moves one second on every read, so the order of
@@ -90,8 +91,8 @@ func TestCompletedNotBeforeStarted(t *testing.T) {
 	end := <-finished
 	require.NoError(t, end.err)
 
-	require.Equal(t, jobtable.Running, started.State)
-	require.Equal(t, jobtable.Done, end.snap.State)
+	require.Equal(t, ledgertype.Running, started.State)
+	require.Equal(t, ledgertype.Done, end.snap.State)
 	require.False(t, end.snap.CompletedAt.Before(end.snap.StartedAt),
 		"completed %v before started %v", end.snap.CompletedAt, end.snap.StartedAt)
 	require.Equal(t, started.StartedAt, end.snap.StartedAt)

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 )
 
 // Trace logging for trace validation (spec/trace.mjs checks the log
@@ -193,9 +195,9 @@ func errName(err error) string {
 // endAction names the terminal call that ends a job in state s.
 func endAction(s State) string {
 	switch s {
-	case Done:
+	case ledgertype.Done:
 		return "Finish"
-	case Failed:
+	case ledgertype.Failed:
 		return "Fail"
 	}
 	return "Timeout"

@@ -1,5 +1,7 @@
 package jobtable
 
+import "github.com/jobledger/jobledger/ledger/ledgertype"
+
 // Start moves a PENDING job to RUNNING and returns its snapshot as the
 // transition left it. It returns ErrNotFound with a zero Snapshot for an
 // unknown id, and ErrNotPending with the job's current snapshot for a job in
@@ -17,12 +19,12 @@ func (t *Table[Req, Res]) Start(id string) (Snapshot, error) {
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if !canTransition(j.loadState(), Running) {
+	if !canTransition(j.loadState(), ledgertype.Running) {
 		traceStart(j, ErrNotPending)
 		return j.snapshotLocked(), ErrNotPending
 	}
 	j.startedAt = t.cfg.Now() // under j.mu: ordered against the terminal transition's read
-	j.setStateLocked(Running)
+	j.setStateLocked(ledgertype.Running)
 	traceStart(j, nil)
 	return j.snapshotLocked(), nil
 }
@@ -34,7 +36,7 @@ func (t *Table[Req, Res]) Start(id string) (Snapshot, error) {
 //
 // Spec actions: Finish, then TerminateRelease.
 func (t *Table[Req, Res]) Finish(id string, res Res) (Snapshot, error) {
-	return t.terminate(id, Done, res, nil)
+	return t.terminate(id, ledgertype.Done, res, nil)
 }
 
 // Fail ends a non-terminal job FAILED with err (ErrNoCause when nil) and
@@ -45,7 +47,7 @@ func (t *Table[Req, Res]) Finish(id string, res Res) (Snapshot, error) {
 // Spec actions: Fail, then TerminateRelease.
 func (t *Table[Req, Res]) Fail(id string, err error) (Snapshot, error) {
 	var zero Res
-	return t.terminate(id, Failed, zero, cause(err))
+	return t.terminate(id, ledgertype.Failed, zero, cause(err))
 }
 
 // Timeout ends a non-terminal job TIMEOUT with err (ErrNoCause when nil)
@@ -56,7 +58,7 @@ func (t *Table[Req, Res]) Fail(id string, err error) (Snapshot, error) {
 // Spec actions: Timeout, then TerminateRelease.
 func (t *Table[Req, Res]) Timeout(id string, err error) (Snapshot, error) {
 	var zero Res
-	return t.terminate(id, TimedOut, zero, cause(err))
+	return t.terminate(id, ledgertype.TimedOut, zero, cause(err))
 }
 
 // cause is the error a job ends with for err: err, or ErrNoCause for nil.

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobledger/jobledger/jobtable"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 )
 
 // TestTransitions applies every transition to a job in every state and
@@ -18,19 +19,19 @@ func TestTransitions(t *testing.T) {
 		do   func(*table, string) error
 	}
 	ops := []op{
-		{"Start", jobtable.Running, func(tab *table, id string) error { return errOf(tab.Start(id)) }},
-		{"Finish", jobtable.Done, func(tab *table, id string) error { return errOf(tab.Finish(id, "again")) }},
-		{"Fail", jobtable.Failed, func(tab *table, id string) error { return errOf(tab.Fail(id, errBoom)) }},
-		{"Timeout", jobtable.TimedOut, func(tab *table, id string) error { return errOf(tab.Timeout(id, errBoom)) }},
+		{"Start", ledgertype.Running, func(tab *table, id string) error { return errOf(tab.Start(id)) }},
+		{"Finish", ledgertype.Done, func(tab *table, id string) error { return errOf(tab.Finish(id, "again")) }},
+		{"Fail", ledgertype.Failed, func(tab *table, id string) error { return errOf(tab.Fail(id, errBoom)) }},
+		{"Timeout", ledgertype.TimedOut, func(tab *table, id string) error { return errOf(tab.Timeout(id, errBoom)) }},
 	}
-	states := []jobtable.State{jobtable.Pending, jobtable.Running, jobtable.Done, jobtable.Failed, jobtable.TimedOut}
+	states := []jobtable.State{ledgertype.Pending, ledgertype.Running, ledgertype.Done, ledgertype.Failed, ledgertype.TimedOut}
 	// want[from][op] is the error each op returns from each state.
 	want := map[jobtable.State]map[string]error{
-		jobtable.Pending:  {"Start": nil, "Finish": nil, "Fail": nil, "Timeout": nil},
-		jobtable.Running:  {"Start": jobtable.ErrNotPending, "Finish": nil, "Fail": nil, "Timeout": nil},
-		jobtable.Done:     {"Start": jobtable.ErrNotPending, "Finish": jobtable.ErrTerminal, "Fail": jobtable.ErrTerminal, "Timeout": jobtable.ErrTerminal},
-		jobtable.Failed:   {"Start": jobtable.ErrNotPending, "Finish": jobtable.ErrTerminal, "Fail": jobtable.ErrTerminal, "Timeout": jobtable.ErrTerminal},
-		jobtable.TimedOut: {"Start": jobtable.ErrNotPending, "Finish": jobtable.ErrTerminal, "Fail": jobtable.ErrTerminal, "Timeout": jobtable.ErrTerminal},
+		ledgertype.Pending:  {"Start": nil, "Finish": nil, "Fail": nil, "Timeout": nil},
+		ledgertype.Running:  {"Start": jobtable.ErrNotPending, "Finish": nil, "Fail": nil, "Timeout": nil},
+		ledgertype.Done:     {"Start": jobtable.ErrNotPending, "Finish": jobtable.ErrTerminal, "Fail": jobtable.ErrTerminal, "Timeout": jobtable.ErrTerminal},
+		ledgertype.Failed:   {"Start": jobtable.ErrNotPending, "Finish": jobtable.ErrTerminal, "Fail": jobtable.ErrTerminal, "Timeout": jobtable.ErrTerminal},
+		ledgertype.TimedOut: {"Start": jobtable.ErrNotPending, "Finish": jobtable.ErrTerminal, "Fail": jobtable.ErrTerminal, "Timeout": jobtable.ErrTerminal},
 	}
 	for _, from := range states {
 		for _, o := range ops {
@@ -76,7 +77,7 @@ func TestSecondTerminalCallIsNoOp(t *testing.T) {
 	res, snap, err := tab.Result(id)
 	require.NoError(t, err)
 	require.Equal(t, "first", res)
-	require.Equal(t, jobtable.Done, snap.State)
+	require.Equal(t, ledgertype.Done, snap.State)
 	require.NoError(t, snap.Err)
 }
 
@@ -86,7 +87,7 @@ func TestTimestampsAndErrors(t *testing.T) {
 	id := mustSubmit(t, tab, "a")
 	snap, err := tab.Snapshot(id)
 	require.NoError(t, err)
-	require.Equal(t, jobtable.Snapshot{ID: id, TaskID: "a", State: jobtable.Pending, CreatedAt: t0}, snap)
+	require.Equal(t, jobtable.Snapshot{ID: id, TaskID: "a", State: ledgertype.Pending, CreatedAt: t0}, snap)
 
 	clock.Advance(second)
 	require.NoError(t, errOf(tab.Start(id)))
@@ -95,7 +96,7 @@ func TestTimestampsAndErrors(t *testing.T) {
 
 	snap, err = tab.Snapshot(id)
 	require.NoError(t, err)
-	require.Equal(t, jobtable.Failed, snap.State)
+	require.Equal(t, ledgertype.Failed, snap.State)
 	require.ErrorIs(t, snap.Err, errBoom)
 	require.Equal(t, t0, snap.CreatedAt)
 	require.Equal(t, t0.Add(second), snap.StartedAt)
@@ -104,7 +105,7 @@ func TestTimestampsAndErrors(t *testing.T) {
 
 func TestStateIsTheSnapshotsState(t *testing.T) {
 	tab, _ := newTable(t, jobtable.Config{MaxQueue: 8})
-	for _, want := range []jobtable.State{jobtable.Pending, jobtable.Running, jobtable.Done, jobtable.Failed, jobtable.TimedOut} {
+	for _, want := range []jobtable.State{ledgertype.Pending, ledgertype.Running, ledgertype.Done, ledgertype.Failed, ledgertype.TimedOut} {
 		id := toState(t, tab, want)
 		got, err := tab.State(id)
 		require.NoError(t, err)
@@ -154,18 +155,18 @@ func TestTakeRequestOnce(t *testing.T) {
 
 func TestResult(t *testing.T) {
 	tab, _ := newTable(t, jobtable.Config{MaxQueue: 4})
-	for _, s := range []jobtable.State{jobtable.Pending, jobtable.Running, jobtable.Failed, jobtable.TimedOut} {
+	for _, s := range []jobtable.State{ledgertype.Pending, ledgertype.Running, ledgertype.Failed, ledgertype.TimedOut} {
 		id := toState(t, tab, s)
 		_, snap, err := tab.Result(id)
 		require.ErrorIs(t, err, jobtable.ErrNotDone, s.String())
 		require.Equal(t, s, snap.State, "ErrNotDone comes with the job's state")
 	}
-	id := toState(t, tab, jobtable.Done)
+	id := toState(t, tab, ledgertype.Done)
 	for range 3 {
 		res, snap, err := tab.Result(id)
 		require.NoError(t, err, "Result is repeatable")
 		require.Equal(t, "result", res)
-		require.Equal(t, jobtable.Done, snap.State)
+		require.Equal(t, ledgertype.Done, snap.State)
 	}
 }
 
@@ -182,13 +183,13 @@ func TestTransitionsReturnTheirSnapshot(t *testing.T) {
 	clock.Advance(second)
 	started, err := tab.Start(id)
 	require.NoError(t, err)
-	require.Equal(t, jobtable.Snapshot{ID: id, TaskID: "a", State: jobtable.Running,
+	require.Equal(t, jobtable.Snapshot{ID: id, TaskID: "a", State: ledgertype.Running,
 		CreatedAt: t0, StartedAt: t0.Add(second)}, started)
 
 	clock.Advance(second)
 	ended, err := tab.Fail(id, errBoom)
 	require.NoError(t, err)
-	require.Equal(t, jobtable.Snapshot{ID: id, TaskID: "a", State: jobtable.Failed, Err: errBoom,
+	require.Equal(t, jobtable.Snapshot{ID: id, TaskID: "a", State: ledgertype.Failed, Err: errBoom,
 		CreatedAt: t0, StartedAt: t0.Add(second), CompletedAt: t0.Add(2 * second)}, ended)
 
 	for name, call := range map[string]func() (jobtable.Snapshot, error){
@@ -210,7 +211,7 @@ func TestTransitionsReturnTheirSnapshot(t *testing.T) {
 	mustSubmit(t, tab, "b")
 	_, err = tab.Snapshot(id)
 	require.ErrorIs(t, err, jobtable.ErrNotFound)
-	require.Equal(t, jobtable.Failed, ended.State)
+	require.Equal(t, ledgertype.Failed, ended.State)
 
 	for _, call := range []func() (jobtable.Snapshot, error){
 		func() (jobtable.Snapshot, error) { return tab.Start(id) },

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobledger/jobledger/jobtable"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 )
 
 type waitResult struct {
@@ -29,9 +30,9 @@ func waitAsync(ctx context.Context, tab *table, id string) <-chan waitResult {
 
 func TestWaitWakesOnEveryTerminalKind(t *testing.T) {
 	kinds := map[jobtable.State]func(*table, string) error{
-		jobtable.Done:     func(tab *table, id string) error { return errOf(tab.Finish(id, "r")) },
-		jobtable.Failed:   func(tab *table, id string) error { return errOf(tab.Fail(id, errBoom)) },
-		jobtable.TimedOut: func(tab *table, id string) error { return errOf(tab.Timeout(id, errBoom)) },
+		ledgertype.Done:     func(tab *table, id string) error { return errOf(tab.Finish(id, "r")) },
+		ledgertype.Failed:   func(tab *table, id string) error { return errOf(tab.Fail(id, errBoom)) },
+		ledgertype.TimedOut: func(tab *table, id string) error { return errOf(tab.Timeout(id, errBoom)) },
 	}
 	for want, end := range kinds {
 		t.Run(want.String(), func(t *testing.T) {
@@ -50,24 +51,24 @@ func TestWaitWakesOnEveryTerminalKind(t *testing.T) {
 
 func TestWaitOnTerminalJobReturnsAtOnce(t *testing.T) {
 	tab, _ := newTable(t, jobtable.Config{MaxQueue: 1})
-	id := toState(t, tab, jobtable.Failed)
+	id := toState(t, tab, ledgertype.Failed)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // even an ended context: the job is terminal
 	snap, err := tab.Wait(ctx, id)
 	require.NoError(t, err)
-	require.Equal(t, jobtable.Failed, snap.State)
+	require.Equal(t, ledgertype.Failed, snap.State)
 	require.ErrorIs(t, snap.Err, errBoom)
 }
 
 func TestWaitReturnsOnContextEnd(t *testing.T) {
 	tab, _ := newTable(t, jobtable.Config{MaxQueue: 1})
-	id := toState(t, tab, jobtable.Running)
+	id := toState(t, tab, ledgertype.Running)
 
 	expired, cancel := context.WithDeadline(context.Background(), time.Unix(0, 0))
 	defer cancel()
 	snap, err := tab.Wait(expired, id)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
-	require.Equal(t, jobtable.Running, snap.State, "the latest snapshot comes back")
+	require.Equal(t, ledgertype.Running, snap.State, "the latest snapshot comes back")
 
 	ctx, cancel := context.WithCancel(context.Background())
 	got := waitAsync(ctx, tab, id)
@@ -75,7 +76,7 @@ func TestWaitReturnsOnContextEnd(t *testing.T) {
 	cancel()
 	r := <-got
 	require.ErrorIs(t, r.err, context.Canceled)
-	require.Equal(t, jobtable.Running, r.snap.State)
+	require.Equal(t, ledgertype.Running, r.snap.State)
 	require.Equal(t, 1, tab.Depth(), "an ended wait changes nothing")
 }
 
@@ -93,7 +94,7 @@ func TestWaitSurvivesEviction(t *testing.T) {
 
 	r := <-got
 	require.NoError(t, r.err)
-	require.Equal(t, jobtable.Done, r.snap.State, "the outcome survives eviction")
+	require.Equal(t, ledgertype.Done, r.snap.State, "the outcome survives eviction")
 	require.Equal(t, "a", r.snap.TaskID)
 }
 
@@ -115,7 +116,7 @@ func TestWaitNeverMissesCompletion(t *testing.T) {
 			t.Fatalf("round %d, job %s: %v", round, id, err)
 		}
 		require.NoError(t, r.err)
-		require.Equal(t, jobtable.Done, r.snap.State)
+		require.Equal(t, ledgertype.Done, r.snap.State)
 	}
 }
 
@@ -131,7 +132,7 @@ func TestManyWaitersOneCompletion(t *testing.T) {
 	for _, w := range waiters {
 		r := <-w
 		require.NoError(t, r.err)
-		require.Equal(t, jobtable.TimedOut, r.snap.State)
+		require.Equal(t, ledgertype.TimedOut, r.snap.State)
 	}
 }
 
@@ -151,7 +152,7 @@ func TestTerminalReadsTakeNoLock(t *testing.T) {
 	results := make(chan error, 2)
 	go func() {
 		r := <-woken
-		if r.err == nil && r.snap.State != jobtable.Done {
+		if r.err == nil && r.snap.State != ledgertype.Done {
 			r.err = fmt.Errorf("woken waiter: %v", r.snap.State)
 		}
 		results <- r.err
@@ -174,13 +175,13 @@ func TestTerminalReadsTakeNoLock(t *testing.T) {
 
 // terminalReads reads the DONE job id every way a client can.
 func terminalReads(tab *table, id string) error {
-	if snap, err := tab.Snapshot(id); err != nil || snap.State != jobtable.Done {
+	if snap, err := tab.Snapshot(id); err != nil || snap.State != ledgertype.Done {
 		return fmt.Errorf("Snapshot: %v, %v", snap.State, err)
 	}
 	if res, _, err := tab.Result(id); err != nil || res != "r" {
 		return fmt.Errorf("Result: %q, %v", res, err)
 	}
-	if snap, err := tab.Wait(context.Background(), id); err != nil || snap.State != jobtable.Done {
+	if snap, err := tab.Wait(context.Background(), id); err != nil || snap.State != ledgertype.Done {
 		return fmt.Errorf("Wait: %v, %v", snap.State, err)
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/jobledger/jobledger/jobtable"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 )
 
 // Ledger is the job ledger's contract (see the package doc). Every method
@@ -84,12 +85,12 @@ type Ledger[Req, Res any] interface {
 	Close() error
 }
 
-// The store-neutral types of the contract. They are package jobtable's, so
-// that the in-memory store, which imports only the standard library, needs
-// no conversion.
+// The store-neutral types of the contract. State and its values are package
+// ledgertype's; the others are package jobtable's, so that the in-memory
+// store needs no conversion.
 type (
 	Snapshot = jobtable.Snapshot
-	State    = jobtable.State
+	State    = ledgertype.State
 	Stats    = jobtable.Stats
 	Config   = jobtable.Config
 )
@@ -102,11 +103,11 @@ const (
 
 // The job states.
 const (
-	Pending  = jobtable.Pending
-	Running  = jobtable.Running
-	Done     = jobtable.Done
-	Failed   = jobtable.Failed
-	TimedOut = jobtable.TimedOut
+	Pending  = ledgertype.Pending
+	Running  = ledgertype.Running
+	Done     = ledgertype.Done
+	Failed   = ledgertype.Failed
+	TimedOut = ledgertype.TimedOut
 )
 
 // The contract's sentinel errors; every store returns these values, so

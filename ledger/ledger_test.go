@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 )
 
 func TestMemoryClosed(t *testing.T) {
@@ -88,10 +89,10 @@ func TestWithCodecs(t *testing.T) {
 	require.ErrorIs(t, err, errCodec)
 	st, err := l.State(ctx, id)
 	require.NoError(t, err)
-	require.Equal(t, ledger.Running, st, "an encoding error leaves the job as it was")
+	require.Equal(t, ledgertype.Running, st, "an encoding error leaves the job as it was")
 	snap, err := l.Finish(ctx, id, "world")
 	require.NoError(t, err)
-	require.Equal(t, ledger.Done, snap.State)
+	require.Equal(t, ledgertype.Done, snap.State)
 	res, _, err := l.Result(ctx, id)
 	require.NoError(t, err)
 	require.Equal(t, "world", res)
@@ -104,7 +105,7 @@ func TestWithCodecs(t *testing.T) {
 	require.NoError(t, err)
 	_, snap, err = l.Result(ctx, id2)
 	require.ErrorIs(t, err, errCodec)
-	require.Equal(t, ledger.Done, snap.State)
+	require.Equal(t, ledgertype.Done, snap.State)
 }
 
 func TestStockCodecs(t *testing.T) {

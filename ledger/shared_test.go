@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 )
 
 // sharedBytes is a store of bytes with a Shared side: a memory store whose
@@ -20,7 +21,7 @@ func (s *sharedBytes) Claim(context.Context) (ledger.Snapshot, []byte, error) {
 	if s.req == nil {
 		return ledger.Snapshot{}, nil, ledger.ErrNoWork
 	}
-	return ledger.Snapshot{ID: "j1", State: ledger.Running}, s.req, nil
+	return ledger.Snapshot{ID: "j1", State: ledgertype.Running}, s.req, nil
 }
 func (s *sharedBytes) Work() <-chan struct{}                  { return nil }
 func (s *sharedBytes) OnEnd(func(ledger.Snapshot))            {}

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 	"github.com/jobledger/jobledger/store/sqlite"
 )
 
@@ -67,7 +68,7 @@ func TestBusyPortKeepsRecoveredJobs(t *testing.T) {
 	require.NoError(t, err)
 	snap, err := st.Snapshot(context.Background(), pending)
 	require.NoError(t, err)
-	require.Equal(t, ledger.Pending, snap.State, "error %v", snap.Err)
+	require.Equal(t, ledgertype.Pending, snap.State, "error %v", snap.Err)
 	require.NoError(t, st.Close())
 
 	// The next server on the file runs it.

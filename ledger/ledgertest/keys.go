@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 )
 
 // The rules of idempotency keys (SubmitKeyed).
@@ -120,8 +121,8 @@ func testKeyLRUEviction(t *testing.T, s Store) {
 	f := open(t, s, ledger.Config{MaxQueue: 4, JobTTL: -1, MaxCompleted: 1})
 	id, _ := f.submitKeyed("k", "d1", "first")
 	f.must(f.l.Fail(f.ctx, id, errBoom))
-	f.toState(ledger.Failed) // evicts nothing yet: two terminal jobs, one too many
-	f.submit("evicts")       // evicts the least recently completed, the keyed job
+	f.toState(ledgertype.Failed) // evicts nothing yet: two terminal jobs, one too many
+	f.submit("evicts")           // evicts the least recently completed, the keyed job
 	require.False(t, f.held(id))
 	_, _, err := f.l.LookupKey(f.ctx, "k")
 	require.ErrorIs(t, err, ledger.ErrNotFound, "the key left with its job")
@@ -204,5 +205,5 @@ func testKeySurvivesRestart(t *testing.T, s Store) {
 	got, digest = f.lookupKey("ended")
 	require.Equal(t, ended, got)
 	require.Equal(t, "d1", digest)
-	require.Equal(t, ledger.Done, f.snapshot(ended).State)
+	require.Equal(t, ledgertype.Done, f.snapshot(ended).State)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jobledger/jobledger/internal/fakeclock"
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 )
 
 // Store is the store under test. End a literal with field names: the
@@ -187,15 +188,15 @@ func (f *fixture) toState(s ledger.State) string {
 	f.t.Helper()
 	id := f.submit("task")
 	switch s {
-	case ledger.Pending:
-	case ledger.Running:
+	case ledgertype.Pending:
+	case ledgertype.Running:
 		f.must(f.l.Start(f.ctx, id))
-	case ledger.Done:
+	case ledgertype.Done:
 		f.must(f.l.Start(f.ctx, id))
 		f.must(f.l.Finish(f.ctx, id, "result"))
-	case ledger.Failed:
+	case ledgertype.Failed:
 		f.must(f.l.Fail(f.ctx, id, errBoom))
-	case ledger.TimedOut:
+	case ledgertype.TimedOut:
 		f.must(f.l.Timeout(f.ctx, id, errBoom))
 	default:
 		f.t.Fatalf("no such state %v", s)

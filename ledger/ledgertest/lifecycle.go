@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 )
 
 // testTakeRequestOnce: the request is handed out once; the task id stays
@@ -32,7 +33,7 @@ func testTakeRequestOnce(t *testing.T, s Store) {
 // testTakeRequestAfterEnd: once a job ended its request is gone, taken or
 // not, and TakeRequest says the job is terminal.
 func testTakeRequestAfterEnd(t *testing.T, s Store) {
-	for _, end := range []ledger.State{ledger.Done, ledger.Failed, ledger.TimedOut} {
+	for _, end := range []ledger.State{ledgertype.Done, ledgertype.Failed, ledgertype.TimedOut} {
 		for _, takenFirst := range []bool{false, true} {
 			f := open(t, s, ledger.Config{MaxQueue: 1})
 			id := f.submit("a")
@@ -41,9 +42,9 @@ func testTakeRequestAfterEnd(t *testing.T, s Store) {
 				require.NoError(t, err)
 			}
 			switch end {
-			case ledger.Done:
+			case ledgertype.Done:
 				f.must(f.l.Finish(f.ctx, id, "r"))
-			case ledger.Failed:
+			case ledgertype.Failed:
 				f.must(f.l.Fail(f.ctx, id, errBoom))
 			default:
 				f.must(f.l.Timeout(f.ctx, id, errBoom))
@@ -91,7 +92,7 @@ func testRecoveredEmptyWhenFresh(t *testing.T, s Store) {
 	require.NoError(t, err)
 	require.Empty(t, rec)
 	f.submit("a")
-	f.toState(ledger.Running)
+	f.toState(ledgertype.Running)
 	rec, err = f.l.Recovered(f.ctx)
 	require.NoError(t, err)
 	require.Empty(t, rec, "Recovered lists the jobs left by an earlier process only")

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 )
 
 // The rules of listing (List).
@@ -92,27 +93,27 @@ func testListNewestFirst(t *testing.T, s Store) {
 // one, not every job.
 func testListFilters(t *testing.T, s Store) {
 	f := open(t, s, ledger.Config{MaxQueue: 16})
-	done := f.toState(ledger.Done)
+	done := f.toState(ledgertype.Done)
 	pending := f.submit("other")
 	untasked := f.submit("")
-	running := f.toState(ledger.Running)
-	failed := f.toState(ledger.Failed)
-	done2 := f.toState(ledger.Done)
+	running := f.toState(ledgertype.Running)
+	failed := f.toState(ledgertype.Failed)
+	done2 := f.toState(ledgertype.Done)
 	for _, tc := range []struct {
 		name string
 		q    ledger.ListQuery
 		want []string
 	}{
-		{"DONE", ledger.ListQuery{ByState: true, State: ledger.Done}, []string{done2, done}},
-		{"PENDING", ledger.ListQuery{ByState: true, State: ledger.Pending}, []string{untasked, pending}},
-		{"TIMEOUT", ledger.ListQuery{ByState: true, State: ledger.TimedOut}, []string{}},
+		{"DONE", ledger.ListQuery{ByState: true, State: ledgertype.Done}, []string{done2, done}},
+		{"PENDING", ledger.ListQuery{ByState: true, State: ledgertype.Pending}, []string{untasked, pending}},
+		{"TIMEOUT", ledger.ListQuery{ByState: true, State: ledgertype.TimedOut}, []string{}},
 		{"task", ledger.ListQuery{ByTaskID: true, TaskID: "task"}, []string{done2, failed, running, done}},
-		{"task and state", ledger.ListQuery{ByTaskID: true, TaskID: "task", ByState: true, State: ledger.Running}, []string{running}},
+		{"task and state", ledger.ListQuery{ByTaskID: true, TaskID: "task", ByState: true, State: ledgertype.Running}, []string{running}},
 		{"no such task", ledger.ListQuery{ByTaskID: true, TaskID: "nobody"}, []string{}},
 		{"no task id", ledger.ListQuery{ByTaskID: true}, []string{untasked}},
-		{"no task id and state", ledger.ListQuery{ByTaskID: true, ByState: true, State: ledger.Done}, []string{}},
+		{"no task id and state", ledger.ListQuery{ByTaskID: true, ByState: true, State: ledgertype.Done}, []string{}},
 		{"no filter", ledger.ListQuery{}, []string{done2, failed, running, untasked, pending, done}},
-		{"by pages of one", ledger.ListQuery{ByTaskID: true, TaskID: "task", ByState: true, State: ledger.Done, Limit: 1}, []string{done2, done}},
+		{"by pages of one", ledger.ListQuery{ByTaskID: true, TaskID: "task", ByState: true, State: ledgertype.Done, Limit: 1}, []string{done2, done}},
 	} {
 		got := f.walk(tc.q)
 		require.Equal(t, tc.want, append([]string{}, idsOf(got)...), tc.name)
@@ -185,8 +186,8 @@ func testListCursorStable(t *testing.T, s Store) {
 	for i := range 6 {
 		live = append(live, f.submit("live"+strconv.Itoa(i)))
 	}
-	a := f.toState(ledger.Done) // retained, then evicted mid-walk
-	b := f.toState(ledger.Done)
+	a := f.toState(ledgertype.Done) // retained, then evicted mid-walk
+	b := f.toState(ledgertype.Done)
 	for i := range 4 {
 		live = append(live, f.submit("live"+strconv.Itoa(6+i)))
 	}
@@ -223,16 +224,16 @@ func testListStateDuringWalk(t *testing.T, s Store) {
 	f := open(t, s, ledger.Config{MaxQueue: 32, JobTTL: -1, MaxCompleted: -1})
 	var order, steady, starting, ending []string // order: by admission
 	for i := range 4 {
-		steady = append(steady, f.toState(ledger.Running))
+		steady = append(steady, f.toState(ledgertype.Running))
 		starting = append(starting, f.submit("starting"))
-		ending = append(ending, f.toState(ledger.Running))
+		ending = append(ending, f.toState(ledgertype.Running))
 		order = append(order, steady[i], starting[i], ending[i])
 	}
 	rank := map[string]int{}
 	for i, id := range order {
 		rank[id] = i
 	}
-	got := f.walkBetween(ledger.ListQuery{ByState: true, State: ledger.Running, Limit: 1}, func(page int) {
+	got := f.walkBetween(ledger.ListQuery{ByState: true, State: ledgertype.Running, Limit: 1}, func(page int) {
 		if page < len(starting) { // below the cursor, oldest first
 			f.must(f.l.Start(f.ctx, starting[page]))
 			f.must(f.l.Finish(f.ctx, ending[page], "result"))
@@ -240,7 +241,7 @@ func testListStateDuringWalk(t *testing.T, s Store) {
 	})
 	listed := map[string]bool{}
 	for i, item := range got {
-		require.Equal(t, ledger.Running, item.State, "job %s listed in state %v", item.ID, item.State)
+		require.Equal(t, ledgertype.Running, item.State, "job %s listed in state %v", item.ID, item.State)
 		require.False(t, listed[item.ID], "job %s listed twice", item.ID)
 		listed[item.ID] = true
 		if i > 0 {
@@ -287,7 +288,7 @@ func testListRace(t *testing.T, s Store) {
 	for i := range live {
 		before = append(before, f.submit("live"+strconv.Itoa(i)))
 		if i%3 == 0 {
-			before = append(before, f.toState(ledger.Done))
+			before = append(before, f.toState(ledgertype.Done))
 		}
 	}
 	walks := make([][]ledger.Snapshot, walkers)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/jobledger/jobledger/ledger"
 	"github.com/jobledger/jobledger/ledger/ledgertest"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 )
 
 // TestReferenceConformance runs the suite on reference, a store written
@@ -83,11 +84,11 @@ func openReference(cfg ledger.Config, disk []refJob) *reference {
 		j := &refJob{snap: d.snap, req: d.req, taken: d.taken, res: d.res, seq: d.seq, key: d.key, dig: d.dig,
 			done: make(chan struct{})}
 		switch j.snap.State {
-		case ledger.Pending:
+		case ledgertype.Pending:
 			r.depth++
 			r.recovered = append(r.recovered, j.snap)
-		case ledger.Running:
-			j.snap.State, j.snap.Err, j.snap.CompletedAt = ledger.Failed, errInterrupted, now
+		case ledgertype.Running:
+			j.snap.State, j.snap.Err, j.snap.CompletedAt = ledgertype.Failed, errInterrupted, now
 			j.req, j.taken = "", true
 			fallthrough
 		default:
@@ -175,7 +176,7 @@ func (r *reference) submitLocked(taskID, req, key, digest string) (string, error
 	}
 	id := r.cfg.NewID()
 	r.depth++
-	r.jobs[id] = &refJob{snap: ledger.Snapshot{ID: id, TaskID: taskID, State: ledger.Pending, CreatedAt: now},
+	r.jobs[id] = &refJob{snap: ledger.Snapshot{ID: id, TaskID: taskID, State: ledgertype.Pending, CreatedAt: now},
 		req: req, seq: r.next, key: key, dig: digest, done: make(chan struct{})}
 	r.next++
 	return id, nil
@@ -211,10 +212,10 @@ func (r *reference) Start(_ context.Context, id string) (ledger.Snapshot, error)
 	if err != nil {
 		return ledger.Snapshot{}, err
 	}
-	if j.snap.State != ledger.Pending {
+	if j.snap.State != ledgertype.Pending {
 		return j.snap, ledger.ErrNotPending
 	}
-	j.snap.State, j.snap.StartedAt = ledger.Running, r.cfg.Now()
+	j.snap.State, j.snap.StartedAt = ledgertype.Running, r.cfg.Now()
 	return j.snap, nil
 }
 
@@ -237,15 +238,15 @@ func (r *reference) end(id string, to ledger.State, res string, cause error) (le
 }
 
 func (r *reference) Finish(_ context.Context, id string, res string) (ledger.Snapshot, error) {
-	return r.end(id, ledger.Done, res, nil)
+	return r.end(id, ledgertype.Done, res, nil)
 }
 
 func (r *reference) Fail(_ context.Context, id string, cause error) (ledger.Snapshot, error) {
-	return r.end(id, ledger.Failed, "", orNoCause(cause))
+	return r.end(id, ledgertype.Failed, "", orNoCause(cause))
 }
 
 func (r *reference) Timeout(_ context.Context, id string, cause error) (ledger.Snapshot, error) {
-	return r.end(id, ledger.TimedOut, "", orNoCause(cause))
+	return r.end(id, ledgertype.TimedOut, "", orNoCause(cause))
 }
 
 func orNoCause(cause error) error {
@@ -296,7 +297,7 @@ func (r *reference) Result(_ context.Context, id string) (string, ledger.Snapsho
 	switch {
 	case err != nil:
 		return "", ledger.Snapshot{}, err
-	case j.snap.State != ledger.Done:
+	case j.snap.State != ledgertype.Done:
 		return "", j.snap, ledger.ErrNotDone
 	}
 	return j.res, j.snap, nil

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 )
 
 // testRestart runs the restart rules, for a store that survives one.
@@ -41,8 +42,8 @@ func testRestartPending(t *testing.T, s Store) {
 		pending = append(pending, f.snapshot(f.submit(task)))
 		f.clock.Advance(time.Second)
 	}
-	f.toState(ledger.Running)
-	f.toState(ledger.Done)
+	f.toState(ledgertype.Running)
+	f.toState(ledgertype.Done)
 
 	for restart := range 2 {
 		f.clock.Advance(time.Minute)
@@ -80,7 +81,7 @@ func testRestartRunning(t *testing.T, s Store) {
 	f.restart()
 
 	snap := f.snapshot(id)
-	require.Equal(t, ledger.Failed, snap.State)
+	require.Equal(t, ledgertype.Failed, snap.State)
 	require.Error(t, snap.Err)
 	require.Contains(t, snap.Err.Error(), "restart", "the error names the restart")
 	require.NoError(t, possible(snap))
@@ -98,7 +99,7 @@ func testRestartRunning(t *testing.T, s Store) {
 func testRestartTerminal(t *testing.T, s Store) {
 	f := open(t, s, ledger.Config{MaxQueue: 4})
 	var ended []ledger.Snapshot
-	for _, st := range []ledger.State{ledger.Done, ledger.Failed, ledger.TimedOut} {
+	for _, st := range []ledger.State{ledgertype.Done, ledgertype.Failed, ledgertype.TimedOut} {
 		f.clock.Advance(time.Second)
 		ended = append(ended, f.snapshot(f.toState(st)))
 	}
@@ -121,11 +122,11 @@ func testRestartTerminal(t *testing.T, s Store) {
 // the PENDING ones, since the RUNNING ones ended.
 func testRestartDepth(t *testing.T, s Store) {
 	f := open(t, s, ledger.Config{MaxQueue: 8})
-	f.toState(ledger.Pending)
-	f.toState(ledger.Pending)
-	f.toState(ledger.Running)
-	f.toState(ledger.Done)
-	f.toState(ledger.Failed)
+	f.toState(ledgertype.Pending)
+	f.toState(ledgertype.Pending)
+	f.toState(ledgertype.Running)
+	f.toState(ledgertype.Done)
+	f.toState(ledgertype.Failed)
 	require.Equal(t, 3, f.depth())
 	f.restart()
 	st := f.l.Stats()
@@ -140,7 +141,7 @@ func testRestartAdmission(t *testing.T, s Store) {
 	f := open(t, s, ledger.Config{MaxQueue: 3})
 	a := f.submit("a")
 	f.submit("b")
-	f.toState(ledger.Running)
+	f.toState(ledgertype.Running)
 	f.restart()
 	f.submit("c") // the RUNNING job ended at the restart, freeing one slot
 	_, err := f.l.Submit(f.ctx, "d", "req")
@@ -155,7 +156,7 @@ func testRestartAdmission(t *testing.T, s Store) {
 // time, not from the restart.
 func testRestartTTL(t *testing.T, s Store) {
 	f := open(t, s, ledger.Config{MaxQueue: 4, JobTTL: 10 * time.Second, MaxCompleted: -1})
-	id := f.toState(ledger.Done)
+	id := f.toState(ledgertype.Done)
 	f.clock.Advance(6 * time.Second)
 	f.restart()
 	f.clock.Advance(3 * time.Second) // 9 s after the completion
@@ -190,11 +191,11 @@ func testRestartIDs(t *testing.T, s Store) {
 	f := open(t, s, ledger.Config{MaxQueue: 100, MaxCompleted: -1, JobTTL: -1})
 	seen := map[string]bool{}
 	for range 20 {
-		seen[f.toState(ledger.Done)] = true
+		seen[f.toState(ledgertype.Done)] = true
 	}
 	f.restart()
 	for range 20 {
-		id := f.toState(ledger.Done)
+		id := f.toState(ledgertype.Done)
 		require.False(t, seen[id], "id %s issued again after the restart", id)
 		seen[id] = true
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 )
 
 const day = 24 * time.Hour
@@ -15,9 +16,9 @@ const day = 24 * time.Hour
 // after JobTTL past its completion, and not before; Stats counts it.
 func testTTLEviction(t *testing.T, s Store) {
 	f := open(t, s, ledger.Config{MaxQueue: 8, JobTTL: 10 * time.Second, MaxCompleted: -1})
-	old := f.toState(ledger.Done)
+	old := f.toState(ledgertype.Done)
 	f.clock.Advance(5 * time.Second)
-	young := f.toState(ledger.Failed)
+	young := f.toState(ledgertype.Failed)
 	f.clock.Advance(5 * time.Second) // old is exactly JobTTL past its completion
 
 	require.True(t, f.held(old), "eviction happens only on Submit")
@@ -35,9 +36,9 @@ func testTTLEviction(t *testing.T, s Store) {
 // completed; Stats counts it.
 func testLRUEviction(t *testing.T, s Store) {
 	f := open(t, s, ledger.Config{MaxQueue: 8, JobTTL: -1, MaxCompleted: 2})
-	a := f.toState(ledger.Done)
-	b := f.toState(ledger.TimedOut)
-	c := f.toState(ledger.Failed)
+	a := f.toState(ledgertype.Done)
+	b := f.toState(ledgertype.TimedOut)
+	c := f.toState(ledgertype.Failed)
 	require.True(t, f.held(a), "eviction happens only on Submit")
 
 	f.submit("trigger")
@@ -91,7 +92,7 @@ func testTTLBeforeLRU(t *testing.T, s Store) {
 // testDefaultTTL: a zero JobTTL means DefaultJobTTL.
 func testDefaultTTL(t *testing.T, s Store) {
 	f := open(t, s, ledger.Config{MaxQueue: 2})
-	id := f.toState(ledger.Done)
+	id := f.toState(ledgertype.Done)
 	f.clock.Advance(ledger.DefaultJobTTL - time.Second)
 	f.submit("trigger")
 	require.True(t, f.held(id), "kept for DefaultJobTTL")
@@ -106,7 +107,7 @@ func testNegativeBounds(t *testing.T, s Store) {
 	f := open(t, s, ledger.Config{MaxQueue: 1, JobTTL: -1, MaxCompleted: -1})
 	var ids []string
 	for range 20 {
-		ids = append(ids, f.toState(ledger.Done))
+		ids = append(ids, f.toState(ledgertype.Done))
 		f.clock.Advance(day)
 	}
 	f.submit("trigger")
@@ -120,14 +121,14 @@ func testNegativeBounds(t *testing.T, s Store) {
 // RUNNING job, however old.
 func testLiveNeverEvicted(t *testing.T, s Store) {
 	f := open(t, s, ledger.Config{MaxQueue: 8, JobTTL: time.Second, MaxCompleted: 1})
-	pending := f.toState(ledger.Pending)
-	running := f.toState(ledger.Running)
+	pending := f.toState(ledgertype.Pending)
+	running := f.toState(ledgertype.Running)
 	for range 5 {
 		f.clock.Advance(day)
-		f.toState(ledger.Done)
+		f.toState(ledgertype.Done)
 	}
 	f.submit("trigger")
-	require.Equal(t, ledger.Pending, f.snapshot(pending).State)
-	require.Equal(t, ledger.Running, f.snapshot(running).State)
+	require.Equal(t, ledgertype.Pending, f.snapshot(pending).State)
+	require.Equal(t, ledgertype.Running, f.snapshot(running).State)
 	require.Equal(t, 3, f.depth())
 }

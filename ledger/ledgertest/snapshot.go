@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 )
 
 // Snapshots compared store-neutrally, and the views no store may show.
@@ -67,9 +68,9 @@ func possible(s ledger.Snapshot) error {
 	switch {
 	case s.State.Terminal() == s.CompletedAt.IsZero():
 		return fmt.Errorf("%s: %v with completion time %v", s.ID, s.State, s.CompletedAt)
-	case (s.State == ledger.Failed || s.State == ledger.TimedOut) != (s.Err != nil):
+	case (s.State == ledgertype.Failed || s.State == ledgertype.TimedOut) != (s.Err != nil):
 		return fmt.Errorf("%s: %v with error %v", s.ID, s.State, s.Err)
-	case s.State == ledger.Running && s.StartedAt.IsZero():
+	case s.State == ledgertype.Running && s.StartedAt.IsZero():
 		return fmt.Errorf("%s: RUNNING without a start time", s.ID)
 	case !s.StartedAt.IsZero() && s.StartedAt.Before(s.CreatedAt),
 		!s.CompletedAt.IsZero() && s.CompletedAt.Before(s.CreatedAt),

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 )
 
 // stressRun bounds the stress: it runs for minTime (a fifth of it with
@@ -155,7 +156,7 @@ func testStress(t *testing.T, s Store) {
 			rng := rand.New(rand.NewPCG(uint64(p), 2))
 			last := map[string]ledger.State{}
 			observe := func(id string, st ledger.State) {
-				if prev, ok := last[id]; ok && prev != st && (prev.Terminal() || st == ledger.Pending) {
+				if prev, ok := last[id]; ok && prev != st && (prev.Terminal() || st == ledgertype.Pending) {
 					t.Errorf("job %s went back from %v to %v", id, prev, st)
 				}
 				last[id] = st
@@ -182,7 +183,7 @@ func testStress(t *testing.T, s Store) {
 				switch {
 				case err == nil && res != "res-"+id:
 					t.Errorf("job %s: DONE with result %q", id, res)
-				case errors.Is(err, ledger.ErrNotDone) && rs.State == ledger.Done:
+				case errors.Is(err, ledger.ErrNotDone) && rs.State == ledgertype.Done:
 					t.Errorf("job %s: ErrNotDone with state DONE", id)
 				}
 			}

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 )
 
 // op is one transition of the state machine, as the suite applies it.
@@ -18,13 +19,13 @@ type op struct {
 }
 
 var ops = []op{
-	{"Start", ledger.Running, func(f *fixture, id string) (ledger.Snapshot, error) { return f.l.Start(f.ctx, id) }},
-	{"Finish", ledger.Done, func(f *fixture, id string) (ledger.Snapshot, error) { return f.l.Finish(f.ctx, id, "again") }},
-	{"Fail", ledger.Failed, func(f *fixture, id string) (ledger.Snapshot, error) { return f.l.Fail(f.ctx, id, errBoom) }},
-	{"Timeout", ledger.TimedOut, func(f *fixture, id string) (ledger.Snapshot, error) { return f.l.Timeout(f.ctx, id, errBoom) }},
+	{"Start", ledgertype.Running, func(f *fixture, id string) (ledger.Snapshot, error) { return f.l.Start(f.ctx, id) }},
+	{"Finish", ledgertype.Done, func(f *fixture, id string) (ledger.Snapshot, error) { return f.l.Finish(f.ctx, id, "again") }},
+	{"Fail", ledgertype.Failed, func(f *fixture, id string) (ledger.Snapshot, error) { return f.l.Fail(f.ctx, id, errBoom) }},
+	{"Timeout", ledgertype.TimedOut, func(f *fixture, id string) (ledger.Snapshot, error) { return f.l.Timeout(f.ctx, id, errBoom) }},
 }
 
-var states = []ledger.State{ledger.Pending, ledger.Running, ledger.Done, ledger.Failed, ledger.TimedOut}
+var states = []ledger.State{ledgertype.Pending, ledgertype.Running, ledgertype.Done, ledgertype.Failed, ledgertype.TimedOut}
 
 // testStateMachine applies every transition to a job in every state and
 // checks the error, the snapshot returned, the job afterwards and the
@@ -33,11 +34,11 @@ var states = []ledger.State{ledger.Pending, ledger.Running, ledger.Done, ledger.
 func testStateMachine(t *testing.T, s Store) {
 	terminal := map[string]error{"Start": ledger.ErrNotPending, "Finish": ledger.ErrTerminal, "Fail": ledger.ErrTerminal, "Timeout": ledger.ErrTerminal}
 	want := map[ledger.State]map[string]error{
-		ledger.Pending:  {"Start": nil, "Finish": nil, "Fail": nil, "Timeout": nil},
-		ledger.Running:  {"Start": ledger.ErrNotPending, "Finish": nil, "Fail": nil, "Timeout": nil},
-		ledger.Done:     terminal,
-		ledger.Failed:   terminal,
-		ledger.TimedOut: terminal,
+		ledgertype.Pending:  {"Start": nil, "Finish": nil, "Fail": nil, "Timeout": nil},
+		ledgertype.Running:  {"Start": ledger.ErrNotPending, "Finish": nil, "Fail": nil, "Timeout": nil},
+		ledgertype.Done:     terminal,
+		ledgertype.Failed:   terminal,
+		ledgertype.TimedOut: terminal,
 	}
 	for _, from := range states {
 		for _, o := range ops {
@@ -62,7 +63,7 @@ func testStateMachine(t *testing.T, s Store) {
 				require.Equal(t, o.to, got.State)
 				require.True(t, got.CreatedAt.Equal(before.CreatedAt))
 				switch {
-				case o.to == ledger.Running:
+				case o.to == ledgertype.Running:
 					require.True(t, got.StartedAt.Equal(now), "StartedAt is the time of Start")
 					require.True(t, got.CompletedAt.IsZero())
 					require.Equal(t, depth, f.depth(), "Start does not free a slot")
@@ -71,7 +72,7 @@ func testStateMachine(t *testing.T, s Store) {
 					require.True(t, got.StartedAt.Equal(before.StartedAt), "the end keeps StartedAt")
 					require.Equal(t, depth-1, f.depth(), "the end frees one slot")
 				}
-				if o.to == ledger.Failed || o.to == ledger.TimedOut {
+				if o.to == ledgertype.Failed || o.to == ledgertype.TimedOut {
 					require.EqualError(t, got.Err, errBoom.Error())
 				} else {
 					require.NoError(t, got.Err)
@@ -115,24 +116,24 @@ func testTransitionsReturnTheirSnapshot(t *testing.T, s Store) {
 	f := open(t, s, ledger.Config{MaxQueue: 2, JobTTL: time.Second})
 	t0 := f.clock.Now()
 	id := f.submit("a")
-	requireSame(t, ledger.Snapshot{ID: id, TaskID: "a", State: ledger.Pending, CreatedAt: t0}, f.snapshot(id))
+	requireSame(t, ledger.Snapshot{ID: id, TaskID: "a", State: ledgertype.Pending, CreatedAt: t0}, f.snapshot(id))
 
 	f.clock.Advance(time.Second)
 	started, err := f.l.Start(f.ctx, id)
 	require.NoError(t, err)
-	requireSame(t, ledger.Snapshot{ID: id, TaskID: "a", State: ledger.Running,
+	requireSame(t, ledger.Snapshot{ID: id, TaskID: "a", State: ledgertype.Running,
 		CreatedAt: t0, StartedAt: t0.Add(time.Second)}, started)
 
 	f.clock.Advance(time.Second)
 	ended, err := f.l.Fail(f.ctx, id, errBoom)
 	require.NoError(t, err)
-	requireSame(t, ledger.Snapshot{ID: id, TaskID: "a", State: ledger.Failed, Err: errBoom,
+	requireSame(t, ledger.Snapshot{ID: id, TaskID: "a", State: ledgertype.Failed, Err: errBoom,
 		CreatedAt: t0, StartedAt: t0.Add(time.Second), CompletedAt: t0.Add(2 * time.Second)}, ended)
 
 	f.clock.Advance(time.Second) // past the TTL: the next Submit evicts the job
 	f.submit("b")
 	require.False(t, f.held(id))
-	require.Equal(t, ledger.Failed, ended.State, "the snapshot outlives the job")
+	require.Equal(t, ledgertype.Failed, ended.State, "the snapshot outlives the job")
 	for _, o := range ops {
 		_, err := o.do(f, id)
 		require.ErrorIs(t, err, ledger.ErrNotFound, o.name)
@@ -202,18 +203,18 @@ func testUniqueIDs(t *testing.T, s Store) {
 // it is asked.
 func testResultOnlyWhenDone(t *testing.T, s Store) {
 	f := open(t, s, ledger.Config{MaxQueue: 4})
-	for _, st := range []ledger.State{ledger.Pending, ledger.Running, ledger.Failed, ledger.TimedOut} {
+	for _, st := range []ledger.State{ledgertype.Pending, ledgertype.Running, ledgertype.Failed, ledgertype.TimedOut} {
 		id := f.toState(st)
 		_, snap, err := f.l.Result(f.ctx, id)
 		require.ErrorIs(t, err, ledger.ErrNotDone, st.String())
 		requireSame(t, f.snapshot(id), snap, "ErrNotDone comes with the job's snapshot")
 	}
-	id := f.toState(ledger.Done)
+	id := f.toState(ledgertype.Done)
 	for range 3 {
 		res, snap, err := f.l.Result(f.ctx, id)
 		require.NoError(t, err, "Result is repeatable")
 		require.Equal(t, "result", res)
-		require.Equal(t, ledger.Done, snap.State)
+		require.Equal(t, ledgertype.Done, snap.State)
 		require.Equal(t, "task", snap.TaskID)
 	}
 }
@@ -229,7 +230,7 @@ func testTimestampsAndErrors(t *testing.T, s Store) {
 	f.clock.Advance(time.Second)
 	f.must(f.l.Timeout(f.ctx, id, errors.New("deadline exceeded")))
 
-	requireSame(t, ledger.Snapshot{ID: id, TaskID: "a", State: ledger.TimedOut, Err: errors.New("deadline exceeded"),
+	requireSame(t, ledger.Snapshot{ID: id, TaskID: "a", State: ledgertype.TimedOut, Err: errors.New("deadline exceeded"),
 		CreatedAt: t0, StartedAt: t0.Add(time.Second), CompletedAt: t0.Add(2 * time.Second)}, f.snapshot(id))
 }
 
@@ -242,8 +243,8 @@ func testTimestampsAndErrors(t *testing.T, s Store) {
 func testNilCause(t *testing.T, s Store) {
 	f := open(t, s, ledger.Config{MaxQueue: 4})
 	ends := map[ledger.State]func(id string) (ledger.Snapshot, error){
-		ledger.Failed:   func(id string) (ledger.Snapshot, error) { return f.l.Fail(f.ctx, id, nil) },
-		ledger.TimedOut: func(id string) (ledger.Snapshot, error) { return f.l.Timeout(f.ctx, id, nil) },
+		ledgertype.Failed:   func(id string) (ledger.Snapshot, error) { return f.l.Fail(f.ctx, id, nil) },
+		ledgertype.TimedOut: func(id string) (ledger.Snapshot, error) { return f.l.Timeout(f.ctx, id, nil) },
 	}
 	noCause := func(snap ledger.Snapshot, state ledger.State, what string) {
 		t.Helper()

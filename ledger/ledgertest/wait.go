@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 )
 
 type waitResult struct {
@@ -46,7 +47,7 @@ func receive(t *testing.T, got <-chan waitResult, cancel context.CancelFunc) wai
 // even with a context that has ended.
 func testWaitTerminal(t *testing.T, s Store) {
 	f := open(t, s, ledger.Config{MaxQueue: 1})
-	id := f.toState(ledger.Failed)
+	id := f.toState(ledgertype.Failed)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	snap, err := f.l.Wait(ctx, id)
@@ -60,7 +61,7 @@ func testWaitWakes(t *testing.T, s Store) {
 	for _, end := range ops[1:] {
 		t.Run(end.name, func(t *testing.T) {
 			f := open(t, s, ledger.Config{MaxQueue: 1})
-			id := f.toState(ledger.Running)
+			id := f.toState(ledgertype.Running)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			got := f.waitAsync(ctx, id)
@@ -78,7 +79,7 @@ func testWaitWakes(t *testing.T, s Store) {
 // with the job's latest snapshot, and changes nothing.
 func testWaitContextEnd(t *testing.T, s Store) {
 	f := open(t, s, ledger.Config{MaxQueue: 1})
-	id := f.toState(ledger.Running)
+	id := f.toState(ledgertype.Running)
 
 	expired, cancel := context.WithDeadline(context.Background(), time.Unix(0, 0))
 	defer cancel()
@@ -92,7 +93,7 @@ func testWaitContextEnd(t *testing.T, s Store) {
 	cancel()
 	r := receive(t, got, cancel)
 	require.ErrorIs(t, r.err, context.Canceled)
-	require.Equal(t, ledger.Running, r.snap.State)
+	require.Equal(t, ledgertype.Running, r.snap.State)
 	require.Equal(t, 1, f.depth(), "an ended wait changes nothing")
 }
 
@@ -111,7 +112,7 @@ func testManyWaiters(t *testing.T, s Store) {
 	for _, w := range waiters {
 		r := receive(t, w, cancel)
 		require.NoError(t, r.err)
-		require.Equal(t, ledger.TimedOut, r.snap.State)
+		require.Equal(t, ledgertype.TimedOut, r.snap.State)
 	}
 }
 
@@ -126,13 +127,13 @@ func testWaitSurvivesEviction(t *testing.T, s Store) {
 	got := f.waitAsync(ctx, id)
 	notReturned(t, got, "Wait")
 	f.must(f.l.Finish(f.ctx, id, "r"))
-	f.toState(ledger.Done) // the bound is now exceeded
-	f.submit("trigger")    // and a is evicted
+	f.toState(ledgertype.Done) // the bound is now exceeded
+	f.submit("trigger")        // and a is evicted
 	require.False(t, f.held(id))
 
 	r := receive(t, got, cancel)
 	require.NoError(t, r.err)
-	require.Equal(t, ledger.Done, r.snap.State, "the outcome survives eviction")
+	require.Equal(t, ledgertype.Done, r.snap.State, "the outcome survives eviction")
 	require.Equal(t, "a", r.snap.TaskID)
 }
 
@@ -150,7 +151,7 @@ func testWaitNeverMisses(t *testing.T, s Store) {
 		f.must(f.l.Finish(f.ctx, id, "r"))
 		r := receive(t, got, cancel)
 		require.NoError(t, r.err, "round %d", round)
-		require.Equal(t, ledger.Done, r.snap.State, "round %d", round)
+		require.Equal(t, ledgertype.Done, r.snap.State, "round %d", round)
 		return true
 	})
 	t.Logf("%d rounds", rounds)

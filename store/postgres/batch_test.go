@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 	"github.com/jobledger/jobledger/store/postgres"
 )
 
@@ -161,7 +162,7 @@ func TestBatchEndsAndAdmits(t *testing.T) {
 	for i, w := range waits {
 		r := receive(t, w)
 		require.NoError(t, r.err)
-		require.Equal(t, ledger.Done, r.snap.State, "job %d", i)
+		require.Equal(t, ledgertype.Done, r.snap.State, "job %d", i)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jobledger/jobledger/internal/benchcmp"
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 	"github.com/jobledger/jobledger/store/postgres"
 )
 
@@ -107,7 +108,7 @@ func wakeOnce(ender, waiter *postgres.Store, w *wakeups) error {
 	}
 	ret := time.Now()
 	got := <-done
-	if got.err != nil || got.snap.State != ledger.Done {
+	if got.err != nil || got.snap.State != ledgertype.Done {
 		return fmt.Errorf("wait on job %s: %v, %v", id, got.snap.State, got.err)
 	}
 	w.fromReturn = append(w.fromReturn, got.at.Sub(ret))

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 	"github.com/jobledger/jobledger/store/postgres"
 )
 
@@ -36,7 +37,7 @@ func TestClaimOldestFirst(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, ids[0], snap.ID)
 	require.Equal(t, "req0", string(req))
-	require.Equal(t, ledger.Running, snap.State)
+	require.Equal(t, ledgertype.Running, snap.State)
 	require.Equal(t, clock.Now(), snap.StartedAt)
 	require.True(t, readLease(t, dsn, ids[0]).is("a", clock.Now().Add(time.Hour)))
 

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 )
 
 // poisonCommits makes the commit of any transaction that gives a job the
@@ -45,7 +46,7 @@ func TestFailedEndNotifiesNobody(t *testing.T) {
 	require.Error(t, err, "the commit fails")
 	snap, err := a.Snapshot(ctx, id)
 	require.NoError(t, err)
-	require.Equal(t, ledger.Running, snap.State, "the failed end changed nothing")
+	require.Equal(t, ledgertype.Running, snap.State, "the failed end changed nothing")
 	require.Equal(t, 1, a.Stats().Depth)
 
 	want, err := a.Finish(ctx, id, []byte("res"))

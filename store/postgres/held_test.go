@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 	"github.com/jobledger/jobledger/store/postgres"
 )
 
@@ -56,11 +57,11 @@ func TestRunnerGoneLosesTheLease(t *testing.T) {
 	n, err := a.Reap(ctx)
 	require.NoError(t, err)
 	require.Equal(t, 2, n, "the two jobs nobody runs")
-	for id, want := range map[string]ledger.State{lost: ledger.Failed, failing: ledger.Failed, held: ledger.Running, canceled: ledger.Running} {
+	for id, want := range map[string]ledger.State{lost: ledgertype.Failed, failing: ledgertype.Failed, held: ledgertype.Running, canceled: ledgertype.Running} {
 		snap, err := a.Snapshot(ctx, id)
 		require.NoError(t, err)
 		require.Equal(t, want, snap.State, "job %s", id)
-		if want == ledger.Failed {
+		if want == ledgertype.Failed {
 			require.EqualError(t, snap.Err, postgres.WorkerLost)
 		}
 	}

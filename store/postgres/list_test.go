@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 	"github.com/jobledger/jobledger/store/postgres"
 )
 
@@ -35,7 +36,7 @@ func TestListStatePagePlan(t *testing.T) {
 		require.NoError(t, err, q)
 	}
 	rows, err := conn.Query(ctx, `EXPLAIN (COSTS OFF) `+postgres.ListQueries["state"],
-		int64(1)<<62, int16(ledger.Running), 21)
+		int64(1)<<62, int16(ledgertype.Running), 21)
 	require.NoError(t, err)
 	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	require.NoError(t, err)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 	"github.com/jobledger/jobledger/store/postgres"
 )
 
@@ -60,7 +61,7 @@ func TestWaitWhileListenerRefused(t *testing.T) {
 	select {
 	case r := <-got:
 		require.NoError(t, r.err)
-		require.Equal(t, ledger.Done, r.snap.State)
+		require.Equal(t, ledgertype.Done, r.snap.State)
 	case <-time.After(10 * lease / 3):
 		t.Fatal("the Wait did not see the end while its listener was refused")
 	}

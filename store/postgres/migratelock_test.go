@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 	"github.com/jobledger/jobledger/store/postgres"
 )
 
@@ -58,7 +59,7 @@ func TestOpenMigratesBesideAnEnd(t *testing.T) {
 	defer b.s.Close()
 	snap, err := b.s.Snapshot(ctx, id)
 	require.NoError(t, err)
-	require.Equal(t, ledger.Failed, snap.State)
+	require.Equal(t, ledgertype.Failed, snap.State)
 	require.NoError(t, b.s.CheckInvariants())
 	var version int
 	require.NoError(t, watcher.QueryRow(ctx, `SELECT version FROM jobledger_schema`).Scan(&version))

@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 )
 
 // snapCols are the columns scanSnapshot reads, in its order.
@@ -96,7 +97,7 @@ func (s *Store) Result(ctx context.Context, id string) ([]byte, ledger.Snapshot,
 		return nil, ledger.Snapshot{}, ledger.ErrNotFound
 	case err != nil:
 		return nil, ledger.Snapshot{}, s.callErr(ctx, "reading job "+id, err)
-	case snap.State != ledger.Done:
+	case snap.State != ledgertype.Done:
 		return nil, snap, ledger.ErrNotDone
 	}
 	if res == nil {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 )
 
 // WorkerLost is the error message of a job whose lease lapsed: the
@@ -61,7 +61,7 @@ func (s *Store) reap(ctx context.Context) (int, error) {
 		}
 		msg := WorkerLost
 		for i, id := range ids {
-			final, err := endJob(ctx, tx, id, ledger.Failed, nil, &msg, now, seq+int64(i))
+			final, err := endJob(ctx, tx, id, ledgertype.Failed, nil, &msg, now, seq+int64(i))
 			if err != nil {
 				return fmt.Errorf("ending job %s: %w", id, err)
 			}

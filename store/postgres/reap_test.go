@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 	"github.com/jobledger/jobledger/store/postgres"
 )
 
@@ -55,13 +56,13 @@ func TestReaperEndsOnlyLapsedLeases(t *testing.T) {
 
 	r := receive(t, got)
 	require.NoError(t, r.err)
-	require.Equal(t, ledger.Failed, r.snap.State)
+	require.Equal(t, ledgertype.Failed, r.snap.State)
 	require.EqualError(t, r.snap.Err, postgres.WorkerLost)
-	for id, want := range map[string]ledger.State{running: ledger.Failed, taken: ledger.Failed, fresh: ledger.Running, untaken: ledger.Pending} {
+	for id, want := range map[string]ledger.State{running: ledgertype.Failed, taken: ledgertype.Failed, fresh: ledgertype.Running, untaken: ledgertype.Pending} {
 		snap, err := b.Snapshot(ctx, id)
 		require.NoError(t, err)
 		require.Equal(t, want, snap.State, "job %s", id)
-		if want == ledger.Failed {
+		if want == ledgertype.Failed {
 			require.EqualError(t, snap.Err, postgres.WorkerLost)
 			require.Equal(t, clock.Now(), snap.CompletedAt)
 		}

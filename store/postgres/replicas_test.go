@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 	"github.com/jobledger/jobledger/store/postgres"
 )
 
@@ -155,7 +156,7 @@ func TestWaitAfterListenerReconnect(t *testing.T) {
 		release <- struct{}{}
 		r := receive(t, got)
 		require.NoError(t, r.err)
-		require.Equal(t, ledger.Done, r.snap.State, "round %d", round)
+		require.Equal(t, ledgertype.Done, r.snap.State, "round %d", round)
 	}
 }
 
@@ -181,7 +182,7 @@ func TestWaitDeadlineReReads(t *testing.T) {
 	cancel()
 	r := receive(t, got)
 	require.ErrorIs(t, r.err, context.Canceled)
-	require.Equal(t, ledger.Running, r.snap.State, "read at the deadline, not at the start of the Wait")
+	require.Equal(t, ledgertype.Running, r.snap.State, "read at the deadline, not at the start of the Wait")
 }
 
 // TestTakeRequestAcrossStores: of takes racing on two Stores, exactly one

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 )
 
 // recoverDatabase is Open's one transaction, under the advisory lock
@@ -102,7 +103,7 @@ func failRunning(ctx context.Context, tx pgx.Tx, now *int64, seq int64, replica 
 	}
 	msg := InterruptedByRestart
 	for i, id := range ids {
-		final, err := endJob(ctx, tx, id, ledger.Failed, nil, &msg, now, seq+int64(i))
+		final, err := endJob(ctx, tx, id, ledgertype.Failed, nil, &msg, now, seq+int64(i))
 		if err != nil {
 			return 0, fmt.Errorf("postgres: failing job %s: %w", id, err)
 		}

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 	"github.com/jobledger/jobledger/store/postgres"
 )
 
@@ -36,8 +37,8 @@ func TestRestartEndsOnlyItsOwnJobs(t *testing.T) {
 	require.NoError(t, err)
 
 	again := openReplica(t, dsn, "a", clock, lease) // a's next life
-	for id, want := range map[string]ledger.State{aRuns: ledger.Failed, aTook: ledger.Pending,
-		bRuns: ledger.Running, bTook: ledger.Pending, nobody: ledger.Pending} {
+	for id, want := range map[string]ledger.State{aRuns: ledgertype.Failed, aTook: ledgertype.Pending,
+		bRuns: ledgertype.Running, bTook: ledgertype.Pending, nobody: ledgertype.Pending} {
 		snap, err := again.Snapshot(ctx, id)
 		require.NoError(t, err)
 		require.Equal(t, want, snap.State, "job %s", id)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jobledger/jobledger/internal/pgtest"
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 	"github.com/jobledger/jobledger/store/postgres"
 )
 
@@ -60,7 +61,7 @@ func TestDatabaseRestartLosesNoEnd(t *testing.T) {
 			for _, id := range ids {
 				snap, err := s.Snapshot(ctx, id)
 				require.NoError(t, err)
-				require.Equal(t, ledger.Done, snap.State, "job %s: %v", id, snap.Err)
+				require.Equal(t, ledgertype.Done, snap.State, "job %s: %v", id, snap.Err)
 			}
 			require.Equal(t, 0, s.Stats().Depth)
 			require.NoError(t, s.CheckInvariants())

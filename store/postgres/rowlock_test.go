@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 )
 
 // lockJob runs sql (one statement that locks job rows: an UPDATE, or a
@@ -98,5 +99,5 @@ func TestReaperSparesRenewalInFlight(t *testing.T) {
 	}
 	snap, err := a.Snapshot(ctx, id)
 	require.NoError(t, err)
-	require.Equal(t, ledger.Running, snap.State)
+	require.Equal(t, ledgertype.Running, snap.State)
 }

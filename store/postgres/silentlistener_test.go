@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 	"github.com/jobledger/jobledger/store/postgres"
 )
 
@@ -57,6 +58,6 @@ func TestWaitAfterListenerGoesSilent(t *testing.T) {
 		}
 		r := receive(t, got)
 		require.NoError(t, r.err)
-		require.Equal(t, ledger.Done, r.snap.State, "round %d", round)
+		require.Equal(t, ledgertype.Done, r.snap.State, "round %d", round)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 	"github.com/jobledger/jobledger/store/postgres"
 )
 
@@ -123,7 +124,7 @@ func TestStoppedPeerHoldsNoLock(t *testing.T) {
 	require.NoError(t, err, "a Submit behind the stopped peer")
 	snap, err := s.Finish(cctx, id, []byte("res"))
 	require.NoError(t, err, "a Finish behind the stopped peer")
-	require.Equal(t, ledger.Done, snap.State)
+	require.Equal(t, ledgertype.Done, snap.State)
 	st := s.Stats()
 	require.Equal(t, 0, st.Depth)
 	require.Equal(t, 1, st.Jobs, "Stats read the database")

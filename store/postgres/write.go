@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 )
 
 // The writes that change the depth or the completion sequence (Submit,
@@ -159,7 +160,7 @@ func (s *Store) Finish(ctx context.Context, id string, res []byte) (ledger.Snaps
 	if res == nil {
 		res = []byte{}
 	}
-	return s.end(ctx, id, ledger.Done, bytes.Clone(res), nil)
+	return s.end(ctx, id, ledgertype.Done, bytes.Clone(res), nil)
 }
 
 // Fail ends a job that is not terminal FAILED with cause, stored as its
@@ -168,7 +169,7 @@ func (s *Store) Finish(ctx context.Context, id string, res []byte) (ledger.Snaps
 // already ended.
 func (s *Store) Fail(ctx context.Context, id string, cause error) (ledger.Snapshot, error) {
 	msg := storableText(ledger.CauseText(cause))
-	return s.end(ctx, id, ledger.Failed, nil, &msg)
+	return s.end(ctx, id, ledgertype.Failed, nil, &msg)
 }
 
 // Timeout ends a job that is not terminal TIMEOUT with cause, stored as
@@ -176,7 +177,7 @@ func (s *Store) Fail(ctx context.Context, id string, cause error) (ledger.Snapsh
 // snapshot if it already ended.
 func (s *Store) Timeout(ctx context.Context, id string, cause error) (ledger.Snapshot, error) {
 	msg := storableText(ledger.CauseText(cause))
-	return s.end(ctx, id, ledger.TimedOut, nil, &msg)
+	return s.end(ctx, id, ledgertype.TimedOut, nil, &msg)
 }
 
 // end is a terminal transition, a write of the writer's batches

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 	"github.com/jobledger/jobledger/store/sqlite"
 )
 
@@ -110,7 +111,7 @@ func TestBatchAppliesInOrder(t *testing.T) {
 	require.Equal(t, commits+1, s.WriteStats().Commits, "one batch, one commit")
 	_, snap, err := s.Result(ctx, id)
 	require.NoError(t, err)
-	require.Equal(t, ledger.Done, snap.State)
+	require.Equal(t, ledgertype.Done, snap.State)
 	require.Equal(t, snap.StartedAt, snap.CompletedAt, "one batch, one reading of the clock")
 }
 
@@ -134,7 +135,7 @@ func failNextCommit(e *env) (disarm func()) {
 // the next batch commits as if the failed one had never been.
 func TestFailedCommitChangesNothing(t *testing.T) {
 	s, e := newStore(t, ledger.Config{MaxQueue: 3})
-	id := toState(t, s, ledger.Running)
+	id := toState(t, s, ledgertype.Running)
 	other := mustSubmit(t, s, "other")
 	before := s.Stats()
 	commits := s.WriteStats().Commits
@@ -160,8 +161,8 @@ func TestFailedCommitChangesNothing(t *testing.T) {
 	}
 	require.Equal(t, commits, s.WriteStats().Commits)
 
-	require.Equal(t, ledger.Running, state(t, s, id), "the failed batch is not seen")
-	require.Equal(t, ledger.Pending, state(t, s, other))
+	require.Equal(t, ledgertype.Running, state(t, s, id), "the failed batch is not seen")
+	require.Equal(t, ledgertype.Pending, state(t, s, other))
 	require.Equal(t, before, s.Stats(), "the counters are the database's")
 	checkInvariants(t, s)
 
@@ -170,12 +171,12 @@ func TestFailedCommitChangesNothing(t *testing.T) {
 	cancel()
 	r := <-got
 	require.ErrorIs(t, r.err, context.Canceled)
-	require.Equal(t, ledger.Running, r.snap.State)
+	require.Equal(t, ledgertype.Running, r.snap.State)
 
 	disarm()
 	snap, err := s.Finish(ctx, id, []byte("kept"))
 	require.NoError(t, err)
-	require.Equal(t, ledger.Done, snap.State)
+	require.Equal(t, ledgertype.Done, snap.State)
 	res, _, err := s.Result(ctx, id)
 	require.NoError(t, err)
 	require.Equal(t, "kept", string(res))
@@ -190,10 +191,10 @@ func TestFailedCommitChangesNothing(t *testing.T) {
 // terminal: it is refused either way.
 func TestLRUEvictionInOneBatch(t *testing.T) {
 	s, e := newStore(t, ledger.Config{MaxQueue: 8, JobTTL: -1, MaxCompleted: 1})
-	a := toState(t, s, ledger.Done)
-	b := toState(t, s, ledger.Done)
-	x := toState(t, s, ledger.Running)
-	y := toState(t, s, ledger.Running)
+	a := toState(t, s, ledgertype.Done)
+	b := toState(t, s, ledgertype.Done)
+	x := toState(t, s, ledgertype.Running)
+	y := toState(t, s, ledgertype.Running)
 	mustSubmit(t, s, "trigger") // evicts a: b is left
 	release := stallWriter(t, s, e)
 	submit := func() error { _, err := s.Submit(ctx, "s", nil); return err }

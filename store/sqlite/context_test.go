@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 	"github.com/jobledger/jobledger/store/sqlite"
 )
 
@@ -16,7 +17,7 @@ import (
 // returns its error and queues nothing.
 func TestEndedContextChangesNothing(t *testing.T) {
 	s, _ := newStore(t, ledger.Config{MaxQueue: 2})
-	id := toState(t, s, ledger.Pending)
+	id := toState(t, s, ledgertype.Pending)
 	ended, cancel := context.WithCancel(ctx)
 	cancel()
 	commits := s.WriteStats().Commits
@@ -36,7 +37,7 @@ func TestEndedContextChangesNothing(t *testing.T) {
 	}
 	require.Equal(t, commits, s.WriteStats().Commits)
 	require.Equal(t, 1, s.Stats().Depth)
-	require.Equal(t, ledger.Pending, state(t, s, id))
+	require.Equal(t, ledgertype.Pending, state(t, s, id))
 	_, err = s.TakeRequest(ctx, id)
 	require.NoError(t, err, "the refused take took nothing")
 }
@@ -47,7 +48,7 @@ func TestEndedContextChangesNothing(t *testing.T) {
 // the write, and skips it.
 func TestContextEndsWhileQueued(t *testing.T) {
 	s, e := newStore(t, ledger.Config{MaxQueue: 2})
-	id := toState(t, s, ledger.Running)
+	id := toState(t, s, ledgertype.Running)
 	release := stallWriter(t, s, e)
 	c, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
@@ -58,7 +59,7 @@ func TestContextEndsWhileQueued(t *testing.T) {
 	release()
 	// The writer has answered the skipped write once a later one returns.
 	require.NoError(t, errOf(s.Start(ctx, mustSubmit(t, s, "later"))))
-	require.Equal(t, ledger.Running, state(t, s, id), "skipped: its caller had gone")
+	require.Equal(t, ledgertype.Running, state(t, s, id), "skipped: its caller had gone")
 	require.Zero(t, s.WriteStats().Backlog)
 }
 
@@ -91,14 +92,14 @@ func TestClosed(t *testing.T) {
 	require.Equal(t, 1, s.Stats().Depth, "Close changes nothing")
 
 	s = e.open()
-	require.Equal(t, ledger.Pending, state(t, s, id))
+	require.Equal(t, ledgertype.Pending, state(t, s, id))
 }
 
 // TestCloseRefusesQueuedWrites: writes still queued when Close comes get
 // ErrClosed; the batch in progress finishes.
 func TestCloseRefusesQueuedWrites(t *testing.T) {
 	s, e := newStore(t, ledger.Config{MaxQueue: 4})
-	id := toState(t, s, ledger.Running)
+	id := toState(t, s, ledgertype.Running)
 	unlock := e.holdWriteLock()
 	inBatch := make(chan error, 1)
 	go func() { inBatch <- errOf(s.Finish(ctx, id, nil)) }()

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 	"github.com/jobledger/jobledger/store/sqlite"
 )
 
@@ -21,7 +22,7 @@ func crashedFile(t *testing.T, jobs int) *env {
 	e := newEnv(t, ledger.Config{MaxQueue: jobs})
 	s := e.open()
 	for range jobs {
-		toState(t, s, ledger.Done)
+		toState(t, s, ledgertype.Done)
 	}
 	crashed := *e
 	crashed.path = filepath.Join(t.TempDir(), "jobs.db")

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 	"github.com/jobledger/jobledger/store/sqlite"
 )
 
@@ -32,7 +33,7 @@ func TestWritesRefusedOnceFileGone(t *testing.T) {
 			s, err := sqlite.Open(ctx, path, ledger.Config{MaxQueue: 8}, sqlite.Options{})
 			require.NoError(t, err)
 			defer s.Close()
-			running := toState(t, s, ledger.Running)
+			running := toState(t, s, ledgertype.Running)
 			damage(t, path)
 
 			_, err = s.Submit(ctx, "after", []byte("req"))
@@ -41,7 +42,7 @@ func TestWritesRefusedOnceFileGone(t *testing.T) {
 			_, err = s.Finish(ctx, running, []byte("res"))
 			require.ErrorIs(t, err, sqlite.ErrDetached, "and every later write")
 			require.Equal(t, 1, s.Stats().Depth, "nothing acknowledged")
-			require.Equal(t, ledger.Running, state(t, s, running), "reads go on from the file the store holds")
+			require.Equal(t, ledgertype.Running, state(t, s, running), "reads go on from the file the store holds")
 		})
 	}
 }

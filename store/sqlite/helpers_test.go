@@ -12,6 +12,7 @@ import (
 
 	"github.com/jobledger/jobledger/internal/fakeclock"
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 	"github.com/jobledger/jobledger/store/sqlite"
 )
 
@@ -91,15 +92,15 @@ func toState(t testing.TB, s *sqlite.Store, st ledger.State) string {
 	t.Helper()
 	id := mustSubmit(t, s, "task")
 	switch st {
-	case ledger.Pending:
-	case ledger.Running:
+	case ledgertype.Pending:
+	case ledgertype.Running:
 		require.NoError(t, errOf(s.Start(ctx, id)))
-	case ledger.Done:
+	case ledgertype.Done:
 		require.NoError(t, errOf(s.Start(ctx, id)))
 		require.NoError(t, errOf(s.Finish(ctx, id, []byte("result"))))
-	case ledger.Failed:
+	case ledgertype.Failed:
 		require.NoError(t, errOf(s.Fail(ctx, id, errBoom)))
-	case ledger.TimedOut:
+	case ledgertype.TimedOut:
 		require.NoError(t, errOf(s.Timeout(ctx, id, errBoom)))
 	default:
 		t.Fatalf("no such state %v", st)

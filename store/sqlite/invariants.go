@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 )
 
 // CheckInvariants reports every invariant of the ledger's contract that the
@@ -156,19 +157,19 @@ func (s *Store) checkRows(ctx context.Context, fail func(name, format string, ar
 // checkRow checks the clauses that concern one job alone.
 func checkRow(fail func(name, format string, args ...any), r *row) {
 	s, id := r.state, r.id
-	if s < ledger.Pending || s > ledger.TimedOut {
+	if !s.Valid() {
 		fail("TypeInv", "job %s: state %d is no State", id, int(s))
 	}
 	if s.Terminal() != r.completed.Valid || s.Terminal() != r.seq.Valid {
 		fail("PayloadConsistencyInv", "job %s: %s with completed_at %v, seq %v", id, s, r.completed, r.seq)
 	}
-	if (s == ledger.Failed || s == ledger.TimedOut) != r.err {
+	if (s == ledgertype.Failed || s == ledgertype.TimedOut) != r.err {
 		fail("PayloadConsistencyInv", "job %s: %s with error set %t", id, s, r.err)
 	}
-	if s != ledger.Done && r.result {
+	if s != ledgertype.Done && r.result {
 		fail("PayloadConsistencyInv", "job %s: %s with a result", id, s)
 	}
-	if s == ledger.Running && !r.started.Valid {
+	if s == ledgertype.Running && !r.started.Valid {
 		fail("PayloadConsistencyInv", "job %s: RUNNING without started_at", id)
 	}
 	if r.started.Valid && r.started.Int64 < r.created.Int64 {
@@ -183,7 +184,7 @@ func checkRow(fail func(name, format string, args ...any), r *row) {
 	if s.Terminal() && r.request {
 		fail("TerminalReleasesRequestInv", "job %s: %s still holds its request", id, s)
 	}
-	if s == ledger.Pending && !r.request {
+	if s == ledgertype.Pending && !r.request {
 		fail("RequestOnceInv", "job %s: PENDING without its request", id)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 	"github.com/jobledger/jobledger/store/sqlite"
 )
 
@@ -19,7 +20,7 @@ func TestWriteTooLarge(t *testing.T) {
 	e := newEnv(t, ledger.Config{MaxQueue: 4})
 	e.opts.MaxValueBytes = limit
 	s := e.open()
-	id := toState(t, s, ledger.Running)
+	id := toState(t, s, ledgertype.Running)
 	big := strings.Repeat("x", limit+1) // over the limit alone
 	for name, write := range map[string]func() error{
 		"Submit request":     func() error { _, err := s.Submit(ctx, "t", []byte(big)); return err },
@@ -40,7 +41,7 @@ func TestWriteTooLarge(t *testing.T) {
 	} {
 		require.ErrorIs(t, write(), ledger.ErrNotFound, "%s of an id over the limit: no job has one", name)
 	}
-	require.Equal(t, ledger.Running, state(t, s, id))
+	require.Equal(t, ledgertype.Running, state(t, s, id))
 	require.Equal(t, 1, s.Stats().Jobs)
 	require.Equal(t, sqlite.WriteStats{Commits: 2, Writes: 2}, s.WriteStats(), "nothing was queued")
 
@@ -65,8 +66,8 @@ func TestTooLargeFailsNoBatch(t *testing.T) {
 	e.opts.MaxValueBytes = sqliteLimit / 4
 	s := e.open()
 	sqlite.LimitLength(t, s, sqliteLimit)
-	a := toState(t, s, ledger.Running)
-	b := toState(t, s, ledger.Running)
+	a := toState(t, s, ledgertype.Running)
+	b := toState(t, s, ledgertype.Running)
 
 	release := stallWriter(t, s, e)
 	done := make(chan error, 1)
@@ -76,8 +77,8 @@ func TestTooLargeFailsNoBatch(t *testing.T) {
 	require.ErrorIs(t, err, sqlite.ErrTooLarge)
 	release()
 	require.NoError(t, <-done, "the other write of the batch")
-	require.Equal(t, ledger.Done, state(t, s, a))
-	require.Equal(t, ledger.Running, state(t, s, b))
+	require.Equal(t, ledgertype.Done, state(t, s, a))
+	require.Equal(t, ledgertype.Running, state(t, s, b))
 }
 
 func TestMaxValueBytesRange(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 	"github.com/jobledger/jobledger/store/sqlite"
 )
 
@@ -30,8 +31,8 @@ func (e *env) openErr() error {
 func closedFile(t *testing.T) *env {
 	e := newEnv(t, ledger.Config{MaxQueue: 4})
 	s := e.open()
-	toState(t, s, ledger.Pending)
-	toState(t, s, ledger.Done)
+	toState(t, s, ledgertype.Pending)
+	toState(t, s, ledgertype.Done)
 	checkInvariants(t, s)
 	require.NoError(t, s.Close())
 	return e
@@ -56,10 +57,10 @@ func TestOpenLocked(t *testing.T) {
 	err := e.openErr()
 	require.ErrorIs(t, err, sqlite.ErrLocked)
 	require.ErrorContains(t, err, e.path)
-	require.Equal(t, ledger.Pending, state(t, s, id), "the refused Open changed nothing")
+	require.Equal(t, ledgertype.Pending, state(t, s, id), "the refused Open changed nothing")
 
 	s = e.reopen(s)
-	require.Equal(t, ledger.Pending, state(t, s, id))
+	require.Equal(t, ledgertype.Pending, state(t, s, id))
 }
 
 // TestOpenLockedThroughLinks: a store opened through a symbolic link, or a
@@ -91,7 +92,7 @@ func TestOpenLockedThroughLinks(t *testing.T) {
 	require.NoError(t, os.Link(real, hard))
 	_, err = sqlite.Open(ctx, hard, ledger.Config{MaxQueue: 1}, sqlite.Options{})
 	require.ErrorIs(t, err, sqlite.ErrLocked, hard)
-	require.Equal(t, ledger.Pending, state(t, s, id), "the refused Opens changed nothing")
+	require.Equal(t, ledgertype.Pending, state(t, s, id), "the refused Opens changed nothing")
 }
 
 // TestOpenLockedAcrossProcesses: another process opening the file while
@@ -125,14 +126,14 @@ func openInAnotherProcess(t *testing.T, path string) string {
 func TestOpenLockedWithoutLockFile(t *testing.T) {
 	e := newEnv(t, ledger.Config{MaxQueue: 2})
 	s := e.open()
-	id := toState(t, s, ledger.Running)
+	id := toState(t, s, ledgertype.Running)
 	require.NoError(t, os.Remove(e.path+".lock"))
 
 	require.Contains(t, openInAnotherProcess(t, e.path), "open: locked")
 	err := e.openErr()
 	require.ErrorIs(t, err, sqlite.ErrLocked)
 	require.ErrorContains(t, err, "held by another store of this process")
-	require.Equal(t, ledger.Running, state(t, s, id), "the refused Opens changed nothing")
+	require.Equal(t, ledgertype.Running, state(t, s, id), "the refused Opens changed nothing")
 	require.NoError(t, errOf(s.Finish(ctx, id, []byte("r"))), "and the store holds its file as before")
 	checkInvariants(t, s)
 

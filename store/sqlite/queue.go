@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 )
 
 // opKind is what a write does.
@@ -23,11 +24,11 @@ const (
 func (k opKind) terminalState() ledger.State {
 	switch k {
 	case opFinish:
-		return ledger.Done
+		return ledgertype.Done
 	case opFail:
-		return ledger.Failed
+		return ledgertype.Failed
 	case opTimeout:
-		return ledger.TimedOut
+		return ledgertype.TimedOut
 	}
 	panic("sqlite: not a terminal write")
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 )
 
 // The reads run on the reader connections, outside the writer: each is one
@@ -105,7 +106,7 @@ func (s *Store) Result(ctx context.Context, id string) ([]byte, ledger.Snapshot,
 	switch {
 	case err != nil:
 		return nil, ledger.Snapshot{}, s.readErr(ctx, id, err)
-	case snap.State != ledger.Done:
+	case snap.State != ledgertype.Done:
 		return nil, snap, ledger.ErrNotDone
 	}
 	return res, snap, nil

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jobledger/jobledger/internal/fakeclock"
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 	"github.com/jobledger/jobledger/store/sqlite"
 )
 
@@ -17,10 +18,10 @@ import (
 func TestReopenKeepsJobs(t *testing.T) {
 	e := newEnv(t, ledger.Config{MaxQueue: 8})
 	s := e.open()
-	pending := toState(t, s, ledger.Pending)
-	done := toState(t, s, ledger.Done)
-	failed := toState(t, s, ledger.Failed)
-	timedOut := toState(t, s, ledger.TimedOut)
+	pending := toState(t, s, ledgertype.Pending)
+	done := toState(t, s, ledgertype.Done)
+	failed := toState(t, s, ledgertype.Failed)
+	timedOut := toState(t, s, ledgertype.TimedOut)
 	var before []ledger.Snapshot
 	for _, id := range []string{pending, done, failed, timedOut} {
 		snap, err := s.Snapshot(ctx, id)
@@ -60,8 +61,8 @@ func TestReopenKeepsJobs(t *testing.T) {
 func TestRestartFailsRunningJobs(t *testing.T) {
 	e := newEnv(t, ledger.Config{MaxQueue: 2})
 	s := e.open()
-	running := toState(t, s, ledger.Running)
-	pending := toState(t, s, ledger.Pending)
+	running := toState(t, s, ledgertype.Running)
+	pending := toState(t, s, ledgertype.Pending)
 	_, err := s.Submit(ctx, "full", nil)
 	require.ErrorIs(t, err, ledger.ErrQueueFull)
 
@@ -70,10 +71,10 @@ func TestRestartFailsRunningJobs(t *testing.T) {
 	s = e.reopen(s)
 	snap, err := s.Snapshot(ctx, running)
 	require.NoError(t, err)
-	require.Equal(t, ledger.Failed, snap.State)
+	require.Equal(t, ledgertype.Failed, snap.State)
 	require.EqualError(t, snap.Err, sqlite.InterruptedByRestart)
 	require.Equal(t, restart, snap.CompletedAt)
-	require.Equal(t, ledger.Pending, state(t, s, pending), "a PENDING job stays PENDING")
+	require.Equal(t, ledgertype.Pending, state(t, s, pending), "a PENDING job stays PENDING")
 	require.Equal(t, 1, s.Stats().Depth, "the failed job gave its slot back")
 
 	_, err = s.TakeRequest(ctx, running)
@@ -82,7 +83,7 @@ func TestRestartFailsRunningJobs(t *testing.T) {
 	require.ErrorIs(t, err, ledger.ErrTerminal, "a runner of the old process cannot finish it")
 	w, err := s.Wait(ctx, running)
 	require.NoError(t, err)
-	require.Equal(t, ledger.Failed, w.State)
+	require.Equal(t, ledgertype.Failed, w.State)
 	mustSubmit(t, s, "fits again")
 }
 
@@ -99,7 +100,7 @@ func TestRecoveredPendingJobsRunAgain(t *testing.T) {
 	taken := mustSubmit(t, s, "taken")
 	_, err := s.TakeRequest(ctx, taken)
 	require.NoError(t, err)
-	toState(t, s, ledger.Done)
+	toState(t, s, ledgertype.Done)
 	rec, err := s.Recovered(ctx)
 	require.NoError(t, err)
 	require.Empty(t, rec, "a new file has nothing to recover")
@@ -109,7 +110,7 @@ func TestRecoveredPendingJobsRunAgain(t *testing.T) {
 	require.NoError(t, err)
 	var ids []string
 	for _, snap := range rec {
-		require.Equal(t, ledger.Pending, snap.State)
+		require.Equal(t, ledgertype.Pending, snap.State)
 		ids = append(ids, snap.ID)
 	}
 	require.Equal(t, []string{first, second, taken}, ids, "oldest first")
@@ -167,7 +168,7 @@ func TestReopenEvicts(t *testing.T) {
 	s := e.open()
 	var ids []string
 	for range 5 {
-		ids = append(ids, toState(t, s, ledger.Done))
+		ids = append(ids, toState(t, s, ledgertype.Done))
 	}
 	e.cfg.MaxCompleted = 2
 	s = e.reopen(s)
@@ -185,8 +186,8 @@ func TestClockBackwardsAcrossRestart(t *testing.T) {
 	s := e.open()
 	e.clock.Advance(time.Hour)
 	pending := mustSubmit(t, s, "p")
-	running := toState(t, s, ledger.Running)
-	done := toState(t, s, ledger.Done)
+	running := toState(t, s, ledgertype.Running)
+	done := toState(t, s, ledgertype.Done)
 	latest := e.clock.Now()
 
 	s.Close()

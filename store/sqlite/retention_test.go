@@ -7,6 +7,7 @@ import (
 
 	"github.com/jobledger/jobledger/jobtable"
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 	"github.com/jobledger/jobledger/store/sqlite"
 )
 
@@ -17,9 +18,9 @@ func held(s *sqlite.Store, id string) bool {
 
 func TestTTLEviction(t *testing.T) {
 	s, e := newStore(t, ledger.Config{MaxQueue: 8, JobTTL: 10 * second, MaxCompleted: -1})
-	old := toState(t, s, ledger.Done)
+	old := toState(t, s, ledgertype.Done)
 	e.clock.Advance(5 * second)
-	young := toState(t, s, ledger.Failed)
+	young := toState(t, s, ledgertype.Failed)
 	e.clock.Advance(5 * second) // old is exactly JobTTL past completion
 
 	require.True(t, held(s, old), "eviction happens only on Submit")
@@ -35,9 +36,9 @@ func TestTTLEviction(t *testing.T) {
 
 func TestLRUEviction(t *testing.T) {
 	s, _ := newStore(t, ledger.Config{MaxQueue: 8, JobTTL: -1, MaxCompleted: 2})
-	a := toState(t, s, ledger.Done)
-	b := toState(t, s, ledger.TimedOut)
-	c := toState(t, s, ledger.Failed)
+	a := toState(t, s, ledgertype.Done)
+	b := toState(t, s, ledgertype.TimedOut)
+	c := toState(t, s, ledgertype.Failed)
 	require.True(t, held(s, a), "eviction happens only on Submit")
 
 	mustSubmit(t, s, "trigger")
@@ -61,12 +62,12 @@ func TestLRUOrderIsCompletionOrder(t *testing.T) {
 
 func TestTTLBeforeLRU(t *testing.T) {
 	s, env := newStore(t, ledger.Config{MaxQueue: 8, JobTTL: 10 * second, MaxCompleted: 2})
-	a := toState(t, s, ledger.Done)
-	b := toState(t, s, ledger.Done)
+	a := toState(t, s, ledgertype.Done)
+	b := toState(t, s, ledgertype.Done)
 	env.clock.Advance(10 * second) // a and b expire
-	c := toState(t, s, ledger.Done)
-	d := toState(t, s, ledger.Done)
-	e := toState(t, s, ledger.Done)
+	c := toState(t, s, ledgertype.Done)
+	d := toState(t, s, ledgertype.Done)
+	e := toState(t, s, ledgertype.Done)
 
 	mustSubmit(t, s, "trigger")
 	// TTL removes a and b; then LRU trims c, the oldest of the three left.
@@ -78,15 +79,15 @@ func TestTTLBeforeLRU(t *testing.T) {
 
 func TestNonTerminalNeverEvicted(t *testing.T) {
 	s, e := newStore(t, ledger.Config{MaxQueue: 8, JobTTL: second, MaxCompleted: 1})
-	pending := toState(t, s, ledger.Pending)
-	running := toState(t, s, ledger.Running)
+	pending := toState(t, s, ledgertype.Pending)
+	running := toState(t, s, ledgertype.Running)
 	for range 5 {
 		e.clock.Advance(time24h)
 		id := mustSubmit(t, s, "churn")
 		require.NoError(t, errOf(s.Finish(ctx, id, nil)))
 	}
-	require.Equal(t, ledger.Pending, state(t, s, pending))
-	require.Equal(t, ledger.Running, state(t, s, running))
+	require.Equal(t, ledgertype.Pending, state(t, s, pending))
+	require.Equal(t, ledgertype.Running, state(t, s, running))
 	require.Equal(t, 2, s.Stats().Depth)
 }
 
@@ -94,7 +95,7 @@ const time24h = 24 * 60 * 60 * second
 
 func TestDefaultsRetain(t *testing.T) {
 	s, e := newStore(t, ledger.Config{MaxQueue: 1})
-	id := toState(t, s, ledger.Done)
+	id := toState(t, s, ledgertype.Done)
 	e.clock.Advance(jobtable.DefaultJobTTL - 1)
 	mustSubmit(t, s, "trigger")
 	require.True(t, held(s, id), "kept for DefaultJobTTL")
@@ -119,15 +120,15 @@ func TestNegativeBoundsRetainForever(t *testing.T) {
 // final snapshot even if a Submit evicts the job right after.
 func TestWaitOutlivesEviction(t *testing.T) {
 	s, _ := newStore(t, ledger.Config{MaxQueue: 2, JobTTL: -1, MaxCompleted: 1})
-	id := toState(t, s, ledger.Running)
+	id := toState(t, s, ledgertype.Running)
 	got := waitAsync(ctx, s, id)
 	sqlite.AwaitWaiter(t, s, id)
 	require.NoError(t, errOf(s.Finish(ctx, id, nil)))
-	toState(t, s, ledger.Done)
+	toState(t, s, ledgertype.Done)
 	mustSubmit(t, s, "trigger") // evicts id
 	require.False(t, held(s, id))
 	r := <-got
 	require.NoError(t, r.err)
-	require.Equal(t, ledger.Done, r.snap.State)
+	require.Equal(t, ledgertype.Done, r.snap.State)
 	require.Equal(t, id, r.snap.ID)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 	"github.com/jobledger/jobledger/store/sqlite"
 )
 
@@ -139,7 +140,7 @@ func lifecycle(l ledger.Ledger[string, string], task string, cancel bool) error 
 		return nil // evicted already: MaxCompleted is small on purpose
 	case err == nil && res != "res of "+task:
 		return fmt.Errorf("Result %s: %q", id, res)
-	case err == nil, errors.Is(err, ledger.ErrNotDone) && cancel && snap.State == ledger.Failed:
+	case err == nil, errors.Is(err, ledger.ErrNotDone) && cancel && snap.State == ledgertype.Failed:
 		return nil
 	}
 	return fmt.Errorf("Result %s: %s, %w", id, snap.State, err)

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 )
 
 func TestTakeRequestOnce(t *testing.T) {
@@ -33,7 +34,7 @@ func TestTakeRequestOnce(t *testing.T) {
 // that starts first still gets it, once, as from the memory store.
 func TestTakeRequestAfterStart(t *testing.T) {
 	s, _ := newStore(t, ledger.Config{MaxQueue: 1})
-	id := toState(t, s, ledger.Running)
+	id := toState(t, s, ledgertype.Running)
 	r, err := s.TakeRequest(ctx, id)
 	require.NoError(t, err)
 	require.Equal(t, "payload of task", string(r))
@@ -174,7 +175,7 @@ func TestStartReleasesTakenRequest(t *testing.T) {
 	require.NoError(t, errOf(s.Start(ctx, taken)))
 	require.False(t, requestHeld(t, e, taken), "started after the take: released")
 
-	untaken := toState(t, s, ledger.Running)
+	untaken := toState(t, s, ledgertype.Running)
 	require.True(t, requestHeld(t, e, untaken), "started, not taken: still to be taken")
 	require.NoError(t, errOf(s.Finish(ctx, untaken, nil)))
 	require.False(t, requestHeld(t, e, untaken), "ended: released")

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 	"github.com/jobledger/jobledger/store/sqlite"
 )
 
@@ -37,7 +38,7 @@ func TestTakeWaitingForAReaderStallsNoWrite(t *testing.T) {
 	snap, err := s.Start(bounded, started)
 	release()
 	require.NoError(t, err, "Start while a take waits for a reader connection")
-	require.Equal(t, ledger.Running, snap.State)
+	require.Equal(t, ledgertype.Running, snap.State)
 	require.NoError(t, <-took)
 	checkInvariants(t, s)
 }

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 )
 
 // Trace logging for trace validation (spec/trace-durable.mjs checks the
@@ -113,7 +114,7 @@ func traceApplied(o *op, r reply, v *view, now int64, ev0 uint64) {
 	case o.kind == opSubmit:
 		e.K = "Submit"
 		if r.err == nil {
-			e.St = ledger.Pending.String()
+			e.St = ledgertype.Pending.String()
 		}
 		e.Ev = ptr(traceEvicted(v) - ev0)
 	case o.kind == opStart:

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 	"github.com/jobledger/jobledger/store/sqlite"
 )
 
@@ -23,22 +24,22 @@ var (
 // error, the state after, the snapshot returned and the depth, as jobtable's
 // TestTransitions does on the memory store.
 func TestTransitions(t *testing.T) {
-	states := []ledger.State{ledger.Pending, ledger.Running, ledger.Done, ledger.Failed, ledger.TimedOut}
+	states := []ledger.State{ledgertype.Pending, ledgertype.Running, ledgertype.Done, ledgertype.Failed, ledgertype.TimedOut}
 	calls := []struct {
 		name string
 		do   call
 		to   ledger.State
 		err  func(from ledger.State) error
 	}{
-		{"Start", start, ledger.Running, func(from ledger.State) error {
-			if from == ledger.Pending {
+		{"Start", start, ledgertype.Running, func(from ledger.State) error {
+			if from == ledgertype.Pending {
 				return nil
 			}
 			return ledger.ErrNotPending
 		}},
-		{"Finish", finish, ledger.Done, endErr},
-		{"Fail", fail, ledger.Failed, endErr},
-		{"Timeout", timeout, ledger.TimedOut, endErr},
+		{"Finish", finish, ledgertype.Done, endErr},
+		{"Fail", fail, ledgertype.Failed, endErr},
+		{"Timeout", timeout, ledgertype.TimedOut, endErr},
 	}
 	for _, from := range states {
 		for _, c := range calls {
@@ -82,7 +83,7 @@ func endErr(from ledger.State) error {
 // depth falls once, and the job keeps the first outcome.
 func TestSecondTerminalCallIsNoOp(t *testing.T) {
 	s, _ := newStore(t, ledger.Config{MaxQueue: 2})
-	id := toState(t, s, ledger.Running)
+	id := toState(t, s, ledgertype.Running)
 	other := mustSubmit(t, s, "other")
 	require.Equal(t, 2, s.Stats().Depth)
 
@@ -97,7 +98,7 @@ func TestSecondTerminalCallIsNoOp(t *testing.T) {
 	res, _, err := s.Result(ctx, id)
 	require.NoError(t, err)
 	require.Equal(t, "first", string(res))
-	require.Equal(t, ledger.Pending, state(t, s, other))
+	require.Equal(t, ledgertype.Pending, state(t, s, other))
 }
 
 func TestUnknownID(t *testing.T) {
@@ -123,7 +124,7 @@ func TestUnknownID(t *testing.T) {
 
 func TestStateIsTheSnapshotsState(t *testing.T) {
 	s, _ := newStore(t, ledger.Config{MaxQueue: 8})
-	for _, want := range []ledger.State{ledger.Pending, ledger.Running, ledger.Done, ledger.Failed, ledger.TimedOut} {
+	for _, want := range []ledger.State{ledgertype.Pending, ledgertype.Running, ledgertype.Done, ledgertype.Failed, ledgertype.TimedOut} {
 		id := toState(t, s, want)
 		require.Equal(t, want, state(t, s, id))
 		snap, err := s.Snapshot(ctx, id)
@@ -146,7 +147,7 @@ func TestSnapshotFields(t *testing.T) {
 	require.NoError(t, err)
 
 	require.Equal(t, ledger.Snapshot{
-		ID: id, TaskID: "task-7", State: ledger.Failed, Err: snap.Err,
+		ID: id, TaskID: "task-7", State: ledgertype.Failed, Err: snap.Err,
 		CreatedAt: t0, StartedAt: t0.Add(second), CompletedAt: t0.Add(2 * second),
 	}, snap)
 	require.EqualError(t, snap.Err, "boom", "the error comes back as its message")
@@ -158,19 +159,19 @@ func TestSnapshotFields(t *testing.T) {
 
 func TestResult(t *testing.T) {
 	s, _ := newStore(t, ledger.Config{MaxQueue: 8})
-	for _, st := range []ledger.State{ledger.Pending, ledger.Running, ledger.Failed, ledger.TimedOut} {
+	for _, st := range []ledger.State{ledgertype.Pending, ledgertype.Running, ledgertype.Failed, ledgertype.TimedOut} {
 		id := toState(t, s, st)
 		res, snap, err := s.Result(ctx, id)
 		require.ErrorIs(t, err, ledger.ErrNotDone, st.String())
 		require.Nil(t, res)
 		require.Equal(t, st, snap.State, "the snapshot says where the job stands")
 	}
-	id := toState(t, s, ledger.Done)
+	id := toState(t, s, ledgertype.Done)
 	for range 2 { // repeatable
 		res, snap, err := s.Result(ctx, id)
 		require.NoError(t, err)
 		require.Equal(t, "result", string(res))
-		require.Equal(t, ledger.Done, snap.State)
+		require.Equal(t, ledgertype.Done, snap.State)
 	}
 }
 

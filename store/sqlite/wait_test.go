@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 	"github.com/jobledger/jobledger/store/sqlite"
 )
 
@@ -30,10 +31,10 @@ func waitAsync(ctx context.Context, s *sqlite.Store, id string) <-chan waitResul
 }
 
 func TestWaitWakesOnEveryTerminalKind(t *testing.T) {
-	for want, end := range map[ledger.State]call{ledger.Done: finish, ledger.Failed: fail, ledger.TimedOut: timeout} {
+	for want, end := range map[ledger.State]call{ledgertype.Done: finish, ledgertype.Failed: fail, ledgertype.TimedOut: timeout} {
 		t.Run(want.String(), func(t *testing.T) {
 			s, _ := newStore(t, ledger.Config{MaxQueue: 1})
-			id := toState(t, s, ledger.Running)
+			id := toState(t, s, ledgertype.Running)
 			got := waitAsync(ctx, s, id)
 			sqlite.AwaitWaiter(t, s, id) // the waiter is blocked, not about to look
 			ended, err := end(s, id)
@@ -47,24 +48,24 @@ func TestWaitWakesOnEveryTerminalKind(t *testing.T) {
 
 func TestWaitOnTerminalJobReturnsAtOnce(t *testing.T) {
 	s, _ := newStore(t, ledger.Config{MaxQueue: 1})
-	id := toState(t, s, ledger.Failed)
+	id := toState(t, s, ledgertype.Failed)
 	ended, cancel := context.WithCancel(ctx)
 	cancel() // even an ended context: the job is terminal
 	snap, err := s.Wait(ended, id)
 	require.NoError(t, err)
-	require.Equal(t, ledger.Failed, snap.State)
+	require.Equal(t, ledgertype.Failed, snap.State)
 	require.EqualError(t, snap.Err, errBoom.Error())
 }
 
 func TestWaitReturnsOnContextEnd(t *testing.T) {
 	s, _ := newStore(t, ledger.Config{MaxQueue: 1})
-	id := toState(t, s, ledger.Running)
+	id := toState(t, s, ledgertype.Running)
 
 	expired, cancel := context.WithDeadline(ctx, time.Unix(0, 0))
 	defer cancel()
 	snap, err := s.Wait(expired, id)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
-	require.Equal(t, ledger.Running, snap.State, "the latest snapshot comes back")
+	require.Equal(t, ledgertype.Running, snap.State, "the latest snapshot comes back")
 
 	c, cancel := context.WithCancel(ctx)
 	got := waitAsync(c, s, id)
@@ -72,7 +73,7 @@ func TestWaitReturnsOnContextEnd(t *testing.T) {
 	cancel()
 	r := <-got
 	require.ErrorIs(t, r.err, context.Canceled)
-	require.Equal(t, ledger.Running, r.snap.State)
+	require.Equal(t, ledgertype.Running, r.snap.State)
 	require.Equal(t, 1, s.Stats().Depth, "an ended wait changes nothing")
 }
 
@@ -80,7 +81,7 @@ func TestWaitReturnsOnContextEnd(t *testing.T) {
 // up leaves the others waiting.
 func TestWaitersOfOneJob(t *testing.T) {
 	s, _ := newStore(t, ledger.Config{MaxQueue: 1})
-	id := toState(t, s, ledger.Pending)
+	id := toState(t, s, ledgertype.Pending)
 	c, cancel := context.WithCancel(ctx)
 	quitter := waitAsync(c, s, id)
 	var stayers []<-chan waitResult
@@ -94,7 +95,7 @@ func TestWaitersOfOneJob(t *testing.T) {
 	for _, got := range stayers {
 		r := <-got
 		require.NoError(t, r.err)
-		require.Equal(t, ledger.TimedOut, r.snap.State)
+		require.Equal(t, ledgertype.TimedOut, r.snap.State)
 	}
 }
 
@@ -107,7 +108,7 @@ func TestWaitRacesCompletion(t *testing.T) {
 	const rounds, waiters = 50, 4
 	s, _ := newStore(t, ledger.Config{MaxQueue: 1})
 	for round := range rounds {
-		id := toState(t, s, ledger.Running)
+		id := toState(t, s, ledgertype.Running)
 		start := make(chan struct{})
 		var wg sync.WaitGroup
 		results := make(chan waitResult, waiters)
@@ -129,7 +130,7 @@ func TestWaitRacesCompletion(t *testing.T) {
 		close(results)
 		for r := range results {
 			require.NoError(t, r.err)
-			require.Equal(t, ledger.Done, r.snap.State, "round %d", round)
+			require.Equal(t, ledgertype.Done, r.snap.State, "round %d", round)
 		}
 		checkInvariants(t, s)
 	}
@@ -140,7 +141,7 @@ func TestWaitRacesCompletion(t *testing.T) {
 func TestWaitReturnsOnClose(t *testing.T) {
 	e := newEnv(t, ledger.Config{MaxQueue: 1})
 	s := e.open()
-	id := toState(t, s, ledger.Running)
+	id := toState(t, s, ledgertype.Running)
 	got := waitAsync(ctx, s, id)
 	sqlite.AwaitWaiter(t, s, id)
 	require.NoError(t, s.Close())

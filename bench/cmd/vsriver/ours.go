@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 	"github.com/jobledger/jobledger/store/postgres"
 )
 
@@ -203,7 +204,7 @@ func (o ours) latency(ctx context.Context, r *run) error {
 				return err
 			}
 			r.lat[i] = time.Since(t0)
-			if snap.State != ledger.Done {
+			if snap.State != ledgertype.Done {
 				return fmt.Errorf("job %s ended %v", id, snap.State)
 			}
 			return nil
