@@ -4,12 +4,15 @@ import (
 	"encoding/json"
 	"net/url"
 	"time"
+
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 )
 
-// State is a job's state as the API names it.
+// State is a job's state as the API names it: a ledgertype.State's wire
+// name.
 type State string
 
-// The states of a job.
+// The states of a job, as ledgertype names them.
 const (
 	Pending  State = "PENDING"
 	Running  State = "RUNNING"
@@ -18,8 +21,18 @@ const (
 	TimedOut State = "TIMEOUT"
 )
 
-// Terminal reports whether s is DONE, FAILED or TIMEOUT.
-func (s State) Terminal() bool { return s == Done || s == Failed || s == TimedOut }
+// Valid reports whether s names one of the states.
+func (s State) Valid() bool {
+	_, ok := ledgertype.ParseState(string(s))
+	return ok
+}
+
+// Terminal reports whether s names a terminal state: DONE, FAILED or
+// TIMEOUT.
+func (s State) Terminal() bool {
+	st, ok := ledgertype.ParseState(string(s))
+	return ok && st.Terminal()
+}
 
 // Request is the body of POST /jobs and POST /infer. Every field is
 // optional for the server; the model decides what it needs.
