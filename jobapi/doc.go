@@ -27,6 +27,11 @@
 //
 // # Execution
 //
+// The Server is the HTTP layer; an executor of its own (executor.go) runs
+// the jobs: the worker pool, deadlines, retries of the writes the store
+// failed, shared-mode claiming and Shutdown's drain. Every end of a job is
+// one write, end.go.
+//
 // Synchronous (POST /infer): take the body's share of a byte budget of
 // Workers x MaxBodyBytes (503 before reading the body when it is spent),
 // parse, wait for a worker, run the model, serialise. Asynchronous (POST /jobs): parse, Submit to the store, answer

@@ -19,13 +19,13 @@ type outcome struct {
 // goroutine of its own that releases the worker when the model returns, so a
 // model that ignores its context keeps its worker but never holds up the
 // job's terminal state. The caller must be inside enter.
-func (s *Server) execute(ctx context.Context, req Request) (o outcome, ok bool) {
+func (e *executor) execute(ctx context.Context, req Request) (o outcome, ok bool) {
 	done := make(chan outcome, 1)
-	s.wg.Add(1) // the caller's own count keeps wg above zero
+	e.wg.Add(1) // the caller's own count keeps wg above zero
 	go func() {
-		defer s.wg.Done()
-		defer s.workers.Release(1)
-		done <- s.runModel(ctx, req)
+		defer e.wg.Done()
+		defer e.workers.Release(1)
+		done <- e.runModel(ctx, req)
 	}()
 	select {
 	case o := <-done:
@@ -37,14 +37,14 @@ func (s *Server) execute(ctx context.Context, req Request) (o outcome, ok bool) 
 
 // runModel calls the model, turning a panic into an error wrapping
 // ErrModelPanic, and marshals its result.
-func (s *Server) runModel(ctx context.Context, req Request) (o outcome) {
+func (e *executor) runModel(ctx context.Context, req Request) (o outcome) {
 	defer func() {
 		if v := recover(); v != nil {
-			s.log.Error("model panicked", "task_id", req.TaskID, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			e.log.Error("model panicked", "task_id", req.TaskID, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 			o = outcome{err: wireError(ErrModelPanic, fmt.Sprint(v))}
 		}
 	}()
-	out, err := s.model.Run(ctx, req)
+	out, err := e.model.Run(ctx, req)
 	if err != nil {
 		if err.Error() == "" {
 			err = errors.New("model error")

@@ -22,7 +22,7 @@ var ErrJobEnded = errJobEnded
 
 // EndsHeard returns the number of ends the store's OnEnd told s of that
 // s took in (shared mode).
-func EndsHeard(s *Server) uint64 { return s.endCount() }
+func EndsHeard(s *Server) uint64 { return s.exec.endCount() }
 
 // RetryBackoff is the pause before retry n of a write the store failed.
 var RetryBackoff = retryBackoff

@@ -24,7 +24,7 @@ func (s *Server) infer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.inferBytes.Release(charge)
-	req, perr := parseRequest(w, r, s.cfg.MaxBodyBytes, s.model)
+	req, perr := parseRequest(w, r, s.cfg.MaxBodyBytes, s.exec.model)
 	// The reply may be held up to the deadline from now. Set before the
 	// body was read, the held write deadline ran from the end of the
 	// headers, so an upload slower than the WriteTimeout (with no
@@ -35,17 +35,17 @@ func (s *Server) infer(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, perr.status, perr.detail, nil)
 		return
 	}
-	if !s.enter() {
+	if !s.exec.enter() {
 		writeProblem(w, http.StatusServiceUnavailable, detailShuttingDown, nil)
 		return
 	}
-	defer s.wg.Done()
-	ctx, cancel, release := s.deadlineContext(r.Context(), s.cfg.AsyncTimeout)
+	defer s.exec.wg.Done()
+	ctx, cancel, release := s.exec.deadlineContext(r.Context(), s.cfg.AsyncTimeout)
 	defer release()
-	stop := context.AfterFunc(s.base, func() { cancel(ErrShuttingDown) })
+	stop := context.AfterFunc(s.exec.base, func() { cancel(ErrShuttingDown) })
 	defer stop()
 
-	if err := s.workers.Acquire(ctx, 1); err != nil {
+	if err := s.exec.workers.Acquire(ctx, 1); err != nil {
 		switch cause := context.Cause(ctx); {
 		case errors.Is(cause, ErrShuttingDown):
 			writeProblem(w, http.StatusServiceUnavailable, detailShuttingDown, nil)
@@ -55,7 +55,7 @@ func (s *Server) infer(w http.ResponseWriter, r *http.Request) {
 		// Otherwise the client went away: nothing to answer (counted).
 		return
 	}
-	o, ok := s.execute(ctx, req)
+	o, ok := s.exec.execute(ctx, req)
 	switch {
 	case !ok || (o.err != nil && ctx.Err() != nil):
 		// The context's first cause decides. A client that went away gets

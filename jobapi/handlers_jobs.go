@@ -51,13 +51,13 @@ func (s *Server) postJob(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	req, perr := parseRequest(w, r, s.cfg.MaxBodyBytes, s.model)
+	req, perr := parseRequest(w, r, s.cfg.MaxBodyBytes, s.exec.model)
 	if perr != nil {
 		release()
 		writeProblem(w, perr.status, perr.detail, nil)
 		return
 	}
-	id, err := s.admit(req, key, digest)
+	id, err := s.exec.admit(req, key, digest)
 	release() // admitted, the request is bounded by the queue
 	switch {
 	case errors.Is(err, ledger.ErrQueueFull):
@@ -198,7 +198,7 @@ func (s *Server) getResult(w http.ResponseWriter, r *http.Request) {
 // concurrent Submit could answer 404 by evicting the job in between.
 func (s *Server) cancel(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	snap, err := s.cancelJob(id)
+	snap, err := s.exec.cancelJob(id)
 	switch {
 	case errors.Is(err, ledger.ErrNotFound):
 		writeProblem(w, http.StatusNotFound, detailNoJob, nil)
@@ -222,7 +222,7 @@ func (s *Server) storeFailed(w http.ResponseWriter, r *http.Request, err error) 
 	if r.Context().Err() != nil {
 		return
 	}
-	s.log.Error("job store failed", "method", r.Method, "path", r.URL.Path, "error", err)
+	s.exec.log.Error("job store failed", "method", r.Method, "path", r.URL.Path, "error", err)
 	writeProblem(w, http.StatusServiceUnavailable, detailStoreFailed, nil)
 }
 
@@ -234,10 +234,7 @@ func (s *Server) storeFailed(w http.ResponseWriter, r *http.Request, err error) 
 // since a check that took the server out of service would also keep away
 // the submits whose commit ends the report.
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
-	s.mu.Lock()
-	closed := s.closed
-	s.mu.Unlock()
-	if closed {
+	if s.exec.isClosed() {
 		writeProblem(w, http.StatusServiceUnavailable, detailShuttingDown, nil)
 		return
 	}
@@ -248,7 +245,7 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 			body["listener"] = fmt.Sprintf("down since %s: %s", since.UTC().Format(time.RFC3339), redact.Store(err.Error()))
 		}
 	}
-	if failing, since, err := s.health.report(); failing {
+	if failing, since, err := s.exec.health.report(); failing {
 		body["status"] = "degraded"
 		body["store"] = fmt.Sprintf("writes failing since %s: %v", since.UTC().Format(time.RFC3339), err)
 	}

@@ -7,7 +7,7 @@ import (
 
 // hardStop is Shutdown's one bound on the work in flight once its grace
 // period is over: the runners (wg) and, in shared mode, the admission
-// timers that fired (timerWG) all record their ends through s.writes, and
+// timers that fired (timerWG) all record their ends through e.writes, and
 // a write that never answers (a database connection lost without a reset,
 // with no timeout of its own) kept either wait, and Shutdown, blocked for
 // ever. Its timer is armed once, by the first wait that sees the grace
@@ -18,7 +18,7 @@ import (
 // once guards the arming of stop; fire guards the log line and
 // stopWrites.
 type hardStop struct {
-	s     *Server
+	e     *executor
 	grace context.Context // Shutdown's ctx: the grace period
 	fired chan struct{}   // closed by the timer, HardStop after arming
 	once  sync.Once
@@ -28,14 +28,14 @@ type hardStop struct {
 
 // newHardStop returns the bound of a Shutdown whose grace period is grace.
 // Call release when Shutdown is done with it.
-func (s *Server) newHardStop(grace context.Context) *hardStop {
-	return &hardStop{s: s, grace: grace, fired: make(chan struct{})}
+func (e *executor) newHardStop(grace context.Context) *hardStop {
+	return &hardStop{e: e, grace: grace, fired: make(chan struct{})}
 }
 
 // await waits until done is closed. Once the grace period is over it arms
 // the bound, if no earlier wait did; past it, it ends the store's writes,
 // as Close does, so that a hung write ends with its context, and then goes
-// on waiting: every unit of work writes through s.writes, and nothing else
+// on waiting: every unit of work writes through e.writes, and nothing else
 // ends it.
 func (h *hardStop) await(what string, done <-chan struct{}) {
 	select {
@@ -44,7 +44,7 @@ func (h *hardStop) await(what string, done <-chan struct{}) {
 	case <-h.grace.Done():
 	}
 	h.once.Do(func() {
-		h.stop = h.s.clock.AfterFunc(HardStop, func() { close(h.fired) })
+		h.stop = h.e.clock.AfterFunc(HardStop, func() { close(h.fired) })
 	})
 	select {
 	case <-done:
@@ -52,9 +52,9 @@ func (h *hardStop) await(what string, done <-chan struct{}) {
 	case <-h.fired:
 	}
 	h.fire.Do(func() {
-		h.s.log.Error("shutdown: work still in flight at the hard stop; ending the store's writes",
+		h.e.log.Error("shutdown: work still in flight at the hard stop; ending the store's writes",
 			"hard_stop", HardStop.String(), "waiting_for", what)
-		h.s.stopWrites()
+		h.e.stopWrites()
 	})
 	<-done
 }

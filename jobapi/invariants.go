@@ -15,9 +15,9 @@ import (
 // fuzzing, not for serving: it takes the server's lock and every lock of
 // a memory store. FlightsInv, TimersInv and DrainInv are exact once Shutdown
 // has returned.
-func (s *Server) CheckInvariants() error { return s.checkInvariants() }
+func (s *Server) CheckInvariants() error { return s.exec.checkInvariants() }
 
-// checkInvariants states the invariants of the Server struct as code, each
+// checkInvariants states the invariants of the executor struct as code, each
 // clause under its name, and then runs the ledger's own checker.
 //
 //   - FlightsInv: len(flights) == runners, no entry is nil, and once
@@ -45,26 +45,26 @@ func (s *Server) CheckInvariants() error { return s.checkInvariants() }
 // It may run at any time. The clauses that hold once drained are the ones
 // that see a leak; tests call it after Shutdown for them. The store's
 // invariants are exact only when no call is in flight (ledger.Ledger).
-func (s *Server) checkInvariants() error {
+func (e *executor) checkInvariants() error {
 	var errs []error
 	fail := func(name, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%s: "+format, append([]any{name}, args...)...))
 	}
 
-	s.mu.Lock()
-	drained, flights, runners := s.drained, len(s.flights), s.runners
-	left := make([]string, 0, len(s.left))
-	for id := range s.left {
+	e.mu.Lock()
+	drained, flights, runners := e.drained, len(e.flights), e.runners
+	left := make([]string, 0, len(e.left))
+	for id := range e.left {
 		left = append(left, id)
 	}
-	for id, cancel := range s.flights {
+	for id, cancel := range e.flights {
 		if cancel == nil {
 			fail("FlightsInv", "job %s: flight without a cancel", id)
 		}
 	}
-	timers := s.timers.Load()
-	admitTimers := len(s.admitTimers)
-	s.mu.Unlock()
+	timers := e.timers.Load()
+	admitTimers := len(e.admitTimers)
+	e.mu.Unlock()
 
 	if drained && admitTimers != 0 {
 		fail("AdmitTimersInv", "drained with %d admission deadlines armed", admitTimers)
@@ -81,10 +81,10 @@ func (s *Server) checkInvariants() error {
 	if drained && timers != 0 {
 		fail("TimersInv", "drained with %d deadline timers armed: never stopped", timers)
 	}
-	if drained && s.shared == nil {
-		s.checkDrainInv(fail, left)
+	if drained && e.shared == nil {
+		e.checkDrainInv(fail, left)
 	}
-	if err := s.store.CheckInvariants(); err != nil {
+	if err := e.store.CheckInvariants(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
@@ -94,10 +94,10 @@ func (s *Server) checkInvariants() error {
 // runners left the jobs left PENDING: the store's depth is the number of
 // them still live, each of them PENDING, and each of the others ended by a
 // cancel or gone.
-func (s *Server) checkDrainInv(fail func(name, format string, args ...any), left []string) {
+func (e *executor) checkDrainInv(fail func(name, format string, args ...any), left []string) {
 	live := 0
 	for _, id := range left {
-		snap, err := s.store.Snapshot(context.Background(), id)
+		snap, err := e.store.Snapshot(context.Background(), id)
 		switch {
 		case errors.Is(err, ledger.ErrNotFound):
 			// Ended since it was left (a cancel), and evicted.
@@ -113,7 +113,7 @@ func (s *Server) checkDrainInv(fail func(name, format string, args ...any), left
 			live++
 		}
 	}
-	if depth := s.store.Stats().Depth; depth != live {
+	if depth := e.store.Stats().Depth; depth != live {
 		fail("DrainInv", "drained with %d jobs PENDING or RUNNING, %d of them left PENDING for the next process", depth, live)
 	}
 }

@@ -127,7 +127,7 @@ func (s *Server) awaitSubmitted(w http.ResponseWriter, r *http.Request, id strin
 		// the wait (err). Either way the job was admitted, which the 202
 		// says: a 404 or a 503 would deny what is known.
 		if err != nil {
-			s.log.Error("job store failed a submit's wait", "job_id", id, "error", err)
+			s.exec.log.Error("job store failed a submit's wait", "job_id", id, "error", err)
 		}
 		writeAccepted(w, id)
 	case snap.State == ledgertype.Done:
@@ -161,9 +161,9 @@ func (s *Server) waitSubmitted(parent context.Context, id string, d time.Duratio
 		return ledger.Snapshot{}, nil
 	}
 	defer s.waitWG.Done() // after release, deferred below
-	ctx, cancel, release := s.deadlineContext(parent, d)
+	ctx, cancel, release := s.exec.deadlineContext(parent, d)
 	defer release()
-	stop := context.AfterFunc(s.base, func() { cancel(ErrShuttingDown) })
+	stop := context.AfterFunc(s.exec.base, func() { cancel(ErrShuttingDown) })
 	defer stop()
 	s.waiting.Add(1)
 	s.metrics.waiters.Inc()
@@ -213,7 +213,7 @@ func (s *Server) writeDone(w http.ResponseWriter, r *http.Request, id string, sn
 		}
 	}
 	if !errors.Is(err, ledger.ErrNotFound) && r.Context().Err() == nil {
-		s.log.Error("job store failed a submit's result", "job_id", id, "error", err)
+		s.exec.log.Error("job store failed a submit's result", "job_id", id, "error", err)
 	}
 	writeSnapshot(w, http.StatusOK, newSnapshotBody(snap, s.jobTTL))
 }

@@ -10,20 +10,20 @@ import "fmt"
 // jobs that were RUNNING. A memory store recovers nothing.
 //
 // New calls it before the server is returned, so nothing is closed yet.
-func (s *Server) runRecovered() error {
-	pending, err := s.store.Recovered(s.writes)
+func (e *executor) runRecovered() error {
+	pending, err := e.store.Recovered(e.writes)
 	if err != nil {
 		return fmt.Errorf("jobapi: reading the jobs the store recovered: %w", err)
 	}
-	now := s.clock.Now()
+	now := e.clock.Now()
 	for _, snap := range pending {
-		if !s.enter() {
+		if !e.enter() {
 			break // unreachable: New has not returned the server yet
 		}
-		s.launch(snap.ID, snap.CreatedAt.Add(s.cfg.AsyncTimeout).Sub(now))
+		e.launch(snap.ID, snap.CreatedAt.Add(e.timeout).Sub(now))
 	}
 	if len(pending) > 0 {
-		s.log.Info("recovered pending jobs", "jobs", len(pending))
+		e.log.Info("recovered pending jobs", "jobs", len(pending))
 	}
 	return nil
 }

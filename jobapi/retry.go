@@ -69,24 +69,24 @@ func storeFailure(err error) bool {
 // again: a failure of the store that the store does not call lasting (one
 // that says nothing either way is taken at its word that the outcome is
 // unknown).
-func (s *Server) retryable(err error) bool {
+func (e *executor) retryable(err error) bool {
 	if !storeFailure(err) {
 		return false
 	}
-	return s.transient == nil || s.transient.Transient(err)
+	return e.transient == nil || e.transient.Transient(err)
 }
 
 // pause waits out the backoff before retry n, by the server's clock. It
 // reports false, at once, when done is closed or the store's writes end
 // first.
-func (s *Server) pause(done <-chan struct{}, n int) bool {
+func (e *executor) pause(done <-chan struct{}, n int) bool {
 	fired := make(chan struct{})
-	stop := s.clock.AfterFunc(retryBackoff(n), func() { close(fired) })
+	stop := e.clock.AfterFunc(retryBackoff(n), func() { close(fired) })
 	select {
 	case <-fired:
 		return true
 	case <-done:
-	case <-s.writes.Done():
+	case <-e.writes.Done():
 	}
 	stop()
 	return false

@@ -48,69 +48,26 @@ type Options struct {
 //
 // Synchronisation:
 //
-//   - cfg, model, log, clock, store, jobTTL, workers, inferBytes,
-//     submitBytes, replyBytes, metrics, mux, base, baseCancel, writes,
-//     stopWrites and keepPending are set by New and never change.
-//   - replyBytes, the budget of result replies in flight (replies.go), is
-//     safe for concurrent use.
-//   - store is safe for concurrent use (the ledger's contract); workers is
-//     the one worker pool, shared by both paths; inferBytes is the byte
-//     budget of /infer bodies (handler_infer.go).
-//   - listener (the store's report on its listener, nil for a store
-//     without one) and transient (the store's word on which failures
-//     pass, nil for a store without one) are set by New; both are safe
-//     for concurrent use. health has its own mutex (writehealth.go).
-//   - shared (the store's Shared side, nil for a store of one process) and
-//     closing (closed once, under mu, when Shutdown begins) are set by New.
-//   - mu guards closed, drained, flights, runners, left and waitsStopped,
-//     the retired flag of every deadline timer (deadline.go), and, in
-//     shared mode (shared.go), ends, ended, admitTimers and timersStopped.
-//     It is a leaf: nothing else is locked, and neither the store, a model
-//     nor the clock is called, while it is held.
-//   - wg counts every goroutine and handler that runs a job: Add happens
-//     only under mu while closed is false, so Shutdown's Wait never races
-//     an Add.
-//   - timerWG counts the admission timers that fired and are recording
-//     their end (shared.go): Add happens only under mu while timersStopped
-//     is false, so stopAdmissions' Wait never races an Add.
+//   - cfg, store, jobTTL, listener, exec, inferBytes, submitBytes,
+//     replyBytes, metrics and mux are set by New and never change; store,
+//     listener, the byte budgets (bodies.go, replies.go) and exec
+//     (executor.go) are safe for concurrent use.
+//   - mu guards waitsStopped; it is a leaf, never held with exec's.
 //   - waitWG counts the Prefer: waits of POST /jobs in flight (prefer.go):
 //     Add happens only under mu while waitsStopped is false, so stopWaits'
 //     Wait never races an Add.
-//   - waiting, timers and endsOff are atomic.
-//
-// The invariants below are checked by checkInvariants (invariants.go),
-// which tests, stress runs and fuzz targets reach through
-// CheckInvariants; each clause carries the name given here.
-// "Drained" is quiescence: Shutdown has seen every unit of job work return,
-// and no new work can start.
+//   - waiting is atomic.
 type Server struct {
 	cfg   Config
-	model Model
-	log   *slog.Logger
-	clock Clock
 	store ledger.Ledger[Request, json.RawMessage]
 	// jobTTL is the store's retention TTL, for expires_at
 	// (Options.LedgerJobTTL); zero or negative when unknown or disabled.
 	jobTTL time.Duration
-	// keepPending: the store is durable (Options.Durable), so a job still
-	// PENDING when the grace period ends is left PENDING for the next
-	// process to run (Recovered), not ended.
-	keepPending bool
-
 	// listener is the store's report on its listener connection, if it
 	// has one (store.go).
 	listener listenerHealth
-	// transient is the store's word on which of its failures may pass
-	// (retry.go), if it gives one.
-	transient transientReporter
-	// health is what the runners' and handlers' writes saw of the store's.
-	health writeHealth
-
-	// shared is the store's Shared side: non-nil, the server runs in
-	// shared mode (shared.go), its jobs claimed by any replica's claimer.
-	shared  ledger.Shared[Request]
-	closing chan struct{} // closed when Shutdown begins
-	workers *semaphore.Weighted
+	// exec runs the jobs (executor.go).
+	exec    *executor
 	metrics *metrics
 	mux     *http.ServeMux
 
@@ -120,88 +77,12 @@ type Server struct {
 	inferBytes, submitBytes *semaphore.Weighted
 	replyBytes              byteBudget
 
-	// base ends, with cause ErrShuttingDown, when the shutdown grace
-	// period is over; every job's context derives from it.
-	base       context.Context
-	baseCancel context.CancelCauseFunc
-
-	// writes is the context of every write to the store (Submit,
-	// TakeRequest, Start and the ends), by handlers and runners alike; only
-	// reads take the request's context. A job's own context will not do:
-	// it ends exactly when its runner must record the end (the deadline, a
-	// cancel, the end of the grace period), and a durable store gives up a
-	// write whose context has ended, which would leave the job RUNNING after
-	// its runner returned, holding its slot of the queue until a restart.
-	// Nor will the request's: a client hanging up during a Submit would
-	// leave its outcome unknown, perhaps an admitted job with no runner.
-	// writes ends only in Close, once Shutdown has seen every runner
-	// return, or in Shutdown itself at HardStop past the grace period
-	// (hardStop); stopWrites ends it.
-	writes     context.Context
-	stopWrites context.CancelFunc
-	closeOnce  sync.Once
-
-	mu     sync.Mutex
-	closed bool // Shutdown has begun: enter refuses new work
-	// drained: Shutdown saw wg reach zero; implies closed.
-	//
-	// Invariant (DrainInv): drained implies the store holds no PENDING or
-	// RUNNING job but the left ones still PENDING, since every runner ends
-	// its job before it returns, except one that keepPending lets leave its
-	// job PENDING.
-	drained bool
-	// left holds the ids of the jobs left PENDING at shutdown for the next
-	// process (keepPending). Some may have ended since: a cancel after
-	// Shutdown, or one that ended the job just before its runner, its
-	// context ended by the shutdown first, took it for left.
-	left map[string]struct{}
-	// flights holds the cancel of the context of every admitted job whose
-	// runner has not returned (cancelJob cancels through it). admit adds
-	// the entry and counts the runner in one critical section; the runner
-	// removes its own entry and uncounts itself in one, as it returns.
-	//
-	// Invariant (FlightsInv): len(flights) == runners, every entry is
-	// non-nil, and drained implies runners == 0. A runner that forgot its
-	// entry would grow the map by one job, and keep that job's context,
-	// forever.
-	flights map[string]context.CancelCauseFunc
-	runners int // runners started by admit whose run has not returned
-
-	// ends counts the ends of jobs onEnd has heard (shared mode); ended
-	// holds the ids of the latest endRing of them, the nth at n%endRing.
-	ends  uint64
-	ended [endRing]string
-	// admitTimers holds the admission deadline of every job admitted here
-	// in shared mode whose timer has neither fired nor been stopped (its
-	// stop is nil until the timer is made: see armAdmission);
-	// timersStopped is set once Shutdown has stopped them all.
-	//
-	// Invariant (AdmitTimersInv): drained implies admitTimers is empty.
-	admitTimers   map[string]*admitTimer
-	timersStopped bool
-	timerWG       sync.WaitGroup
-
+	mu sync.Mutex
 	// waitsStopped is set once Shutdown has seen every Prefer: wait end;
 	// waitWG counts the waits begun (prefer.go).
 	waitsStopped bool
 	waitWG       sync.WaitGroup
-
-	wg      sync.WaitGroup
-	waiting atomic.Int64 // clients blocked in a wait
-
-	// endsOff is set once Shutdown has drained the server, or Close has
-	// run: onEnd then returns at once (shared.go). A ledger's OnEnd cannot
-	// be unregistered, so a server on a caller's shared ledger would
-	// otherwise take in every end for as long as the ledger lives.
-	endsOff atomic.Bool
-
-	// timers counts the deadline timers armed and not yet retired, that is
-	// neither stopped before they fired nor fired (deadline.go).
-	//
-	// Invariant (TimersInv): timers >= 0, and drained implies timers == 0:
-	// every unit of work stops its timer as it ends, so none is left armed
-	// once the work is over.
-	timers atomic.Int64
+	waiting      atomic.Int64 // clients blocked in a wait
 }
 
 // New returns a Server that keeps its jobs in l, refusing an invalid cfg
@@ -220,39 +101,30 @@ func New(l ledger.Ledger[Request, json.RawMessage], cfg Config, opts Options) (*
 	if l == nil {
 		return nil, fmt.Errorf("%w: no ledger", ErrInvalidConfig)
 	}
-	s := &Server{cfg: cfg, model: opts.Model, log: opts.Logger, clock: opts.Clock, store: l,
-		jobTTL: opts.LedgerJobTTL, keepPending: opts.Durable, flights: make(map[string]context.CancelCauseFunc),
-		admitTimers: map[string]*admitTimer{}, left: map[string]struct{}{}, closing: make(chan struct{})}
-	if s.model == nil {
+	model, log, clock := opts.Model, opts.Logger, opts.Clock
+	if model == nil {
 		m, err := newModel(cfg)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrInvalidConfig, err)
 		}
-		s.model = m
+		model = m
 	}
-	if s.log == nil {
-		s.log = slog.Default()
+	if log == nil {
+		log = slog.Default()
 	}
-	if s.clock == nil {
-		s.clock = realClock{}
+	if clock == nil {
+		clock = realClock{}
 	}
-	s.workers = semaphore.NewWeighted(int64(cfg.Workers))
+	s := &Server{cfg: cfg, store: l, jobTTL: opts.LedgerJobTTL,
+		exec: newExecutor(l, model, cfg.Workers, cfg.AsyncTimeout, log, clock, opts.Durable)}
 	s.inferBytes = semaphore.NewWeighted(inferBudget(cfg))
 	s.submitBytes = semaphore.NewWeighted(submitBudget(cfg))
 	s.replyBytes = semaphore.NewWeighted(cfg.MaxReplyBytesInFlight)
 	s.listener, _ = ledger.As[listenerHealth](s.store)
-	s.transient, _ = ledger.As[transientReporter](s.store)
-	s.metrics = newMetrics(s.store.Stats, s.listener, &s.health)
-	s.base, s.baseCancel = context.WithCancelCause(context.Background())
-	s.writes, s.stopWrites = context.WithCancel(context.Background())
+	s.metrics = newMetrics(s.store.Stats, s.listener, &s.exec.health)
+	s.exec.metrics = s.metrics
 	s.mux = s.routes()
-	if s.shared = sharedOf(s.store); s.shared != nil {
-		s.startShared()
-		return s, nil
-	}
-	if err := s.runRecovered(); err != nil {
-		s.baseCancel(ErrShuttingDown)
-		_ = s.Close() // nothing was started
+	if err := s.exec.start(); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -318,18 +190,6 @@ func cleanPath(p string) string {
 // Config returns the configuration the server runs with.
 func (s *Server) Config() Config { return s.cfg }
 
-// enter counts one unit of job work in wg, or reports false once shutdown
-// has begun.
-func (s *Server) enter() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return false
-	}
-	s.wg.Add(1)
-	return true
-}
-
 // HardStop bounds how long Shutdown waits, once its grace period is over,
 // for the work in flight to record its ends before it ends the store's
 // writes (see Shutdown).
@@ -369,30 +229,11 @@ const HardStop = 5 * time.Second
 // read, and leaves the store open. Shutdown does not close listeners: stop
 // the http.Server after it returns, then call Close, as cmd/jobserver does.
 func (s *Server) Shutdown(ctx context.Context) error {
-	s.mu.Lock()
-	if !s.closed {
-		close(s.closing)
-	}
-	s.closed = true
-	s.mu.Unlock()
-	bound := s.newHardStop(ctx)
+	bound := s.exec.newHardStop(ctx)
 	defer bound.release()
-	idle := waitChan(&s.wg)
-	var err error
-	select {
-	case <-idle:
-	case <-ctx.Done():
-		err = ctx.Err()
-		s.baseCancel(ErrShuttingDown)
-		bound.await("jobs", idle)
-	}
-	s.baseCancel(ErrShuttingDown)
-	s.stopAdmissions(bound)
+	err := s.exec.drain(ctx, bound)
 	s.stopWaits()
-	s.mu.Lock()
-	s.drained = true
-	s.mu.Unlock()
-	s.endsOff.Store(true)
+	s.exec.markDrained()
 	return err
 }
 
@@ -403,9 +244,6 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // the jobs have ended); a request still in flight then gets 503. It
 // always returns nil.
 func (s *Server) Close() error {
-	s.closeOnce.Do(func() {
-		s.endsOff.Store(true)
-		s.stopWrites()
-	})
+	s.exec.stop()
 	return nil
 }

@@ -40,12 +40,12 @@ var errJobEnded = errors.New("jobapi: job ended")
 
 // startShared registers the server for the store's ends and starts its
 // claimer, counted in wg. New calls it before the server is returned.
-func (s *Server) startShared() {
-	s.shared.OnEnd(s.onEnd)
-	if !s.enter() {
+func (e *executor) startShared() {
+	e.shared.OnEnd(e.onEnd)
+	if !e.enter() {
 		return // unreachable: New has not returned the server yet
 	}
-	go s.claimJobs()
+	go e.claimJobs()
 }
 
 // claimJobs is the claimer: while the server lives, it takes the free
@@ -60,37 +60,37 @@ func (s *Server) startShared() {
 // down" without having run, where another replica could have run it. Its
 // loop is bounded by the server's life: each turn either claims a job or
 // waits, and the start of the shutdown ends both.
-func (s *Server) claimJobs() {
-	defer s.wg.Done()
+func (e *executor) claimJobs() {
+	defer e.wg.Done()
 	for {
-		if err := s.workers.Acquire(s.base, 1); err != nil {
+		if err := e.workers.Acquire(e.base, 1); err != nil {
 			return // the grace period is over
 		}
 		// Acquire may succeed on a free worker after Shutdown has begun (or
 		// even after the grace period, when base ended too).
-		if s.isClosed() {
-			s.workers.Release(1)
+		if e.isClosed() {
+			e.workers.Release(1)
 			return
 		}
 		n := 1
-		for n < claimBatch && s.workers.TryAcquire(1) {
+		for n < claimBatch && e.workers.TryAcquire(1) {
 			n++
 		}
-		before := s.endCount()
+		before := e.endCount()
 		var claimed atomic.Int64
-		var wg sync.WaitGroup // the claimer's own count in s.wg covers these
+		var wg sync.WaitGroup // the claimer's own count in e.wg covers these
 		for range n - 1 {
 			wg.Go(func() {
-				if s.claimOne(before) {
+				if e.claimOne(before) {
 					claimed.Add(1)
 				}
 			})
 		}
-		if s.claimOne(before) {
+		if e.claimOne(before) {
 			claimed.Add(1)
 		}
 		wg.Wait()
-		if claimed.Load() == 0 && !s.awaitWork() {
+		if claimed.Load() == 0 && !e.awaitWork() {
 			return
 		}
 	}
@@ -102,46 +102,46 @@ const claimBatch = 64
 // claimOne claims a job on a worker the claimer took and runs it, or gives
 // the worker back; it reports whether it claimed one. before is the count
 // of ends heard before the Claim (see runClaimed).
-func (s *Server) claimOne(before uint64) bool {
-	// s.writes, not s.base: a Claim given up half way could start a job
+func (e *executor) claimOne(before uint64) bool {
+	// e.writes, not e.base: a Claim given up half way could start a job
 	// that nobody here runs, RUNNING until its lease lapses. A Claim in
 	// flight as Shutdown begins may still return a job: it runs in the
 	// grace period, or, once that is over, ends FAILED "server shutting
 	// down" (runJob), as a job this replica was running would.
-	snap, req, err := s.shared.Claim(s.writes)
+	snap, req, err := e.shared.Claim(e.writes)
 	if err == nil {
-		s.runClaimed(snap, req, before) // the worker passes to it
+		e.runClaimed(snap, req, before) // the worker passes to it
 		return true
 	}
-	s.workers.Release(1)
+	e.workers.Release(1)
 	switch {
 	case errors.Is(err, ledger.ErrNoWork):
 	case snap.ID != "":
 		// Claimed and started, but its request cannot be read (it does
 		// not decode): end it rather than leave it RUNNING here, under a
 		// lease this replica renews.
-		s.log.Error("job cannot start", "job_id", snap.ID, "error", err)
-		s.record(snap.ID, ledgertype.Failed, nil, wireError(ErrStoreFailed, ""))
+		e.log.Error("job cannot start", "job_id", snap.ID, "error", err)
+		e.record(snap.ID, ledgertype.Failed, nil, wireError(ErrStoreFailed, ""))
 	default:
 		// The outcome is unknown: a job this Claim started, if any, is
 		// held by nobody here, so its lease is not renewed and a reaper
 		// ends it when it lapses, or its admitting replica's timer at its
 		// deadline, whichever comes first.
-		s.log.Error("job store failed", "op", "claim", "error", err)
+		e.log.Error("job store failed", "op", "claim", "error", err)
 	}
 	return false
 }
 
 // awaitWork blocks until the store signals work or claimRecheck passes
 // (true: claim again), or Shutdown begins (false).
-func (s *Server) awaitWork() bool {
+func (e *executor) awaitWork() bool {
 	recheck := make(chan struct{})
-	stop := s.clock.AfterFunc(claimRecheck, func() { close(recheck) })
+	stop := e.clock.AfterFunc(claimRecheck, func() { close(recheck) })
 	defer stop()
 	select {
-	case <-s.shared.Work():
+	case <-e.shared.Work():
 	case <-recheck:
-	case <-s.closing:
+	case <-e.closing:
 		return false
 	}
 	return true
@@ -153,23 +153,23 @@ func (s *Server) awaitWork() bool {
 // reading of it; one past it ends TIMEOUT at once. before is the count of
 // ends heard before the Claim: an end heard since cancels the job here, as
 // onEnd would have had its flight been registered.
-func (s *Server) runClaimed(snap ledger.Snapshot, req Request, before uint64) {
-	ctx, cancel, release := s.jobContext(snap.CreatedAt.Add(s.cfg.AsyncTimeout).Sub(snap.StartedAt))
-	s.mu.Lock()
-	s.flights[snap.ID] = cancel
-	s.runners++
-	s.wg.Add(1) // the claimer's own count keeps wg above zero
-	ended, known := s.endedSinceLocked(snap.ID, before)
-	s.mu.Unlock()
+func (e *executor) runClaimed(snap ledger.Snapshot, req Request, before uint64) {
+	ctx, cancel, release := e.jobContext(snap.CreatedAt.Add(e.timeout).Sub(snap.StartedAt))
+	e.mu.Lock()
+	e.flights[snap.ID] = cancel
+	e.runners++
+	e.wg.Add(1) // the claimer's own count keeps wg above zero
+	ended, known := e.endedSinceLocked(snap.ID, before)
+	e.mu.Unlock()
 	if !known {
 		// More ends than the ring holds were heard meanwhile: ask the store.
-		cur, err := s.store.Snapshot(s.writes, snap.ID)
+		cur, err := e.store.Snapshot(e.writes, snap.ID)
 		ended = errors.Is(err, ledger.ErrNotFound) || (err == nil && cur.State.Terminal())
 	}
 	if ended {
 		cancel(errJobEnded)
 	}
-	go s.runStarted(ctx, snap, req, release)
+	go e.runStarted(ctx, snap, req, release)
 }
 
 // onEnd is the store's OnEnd callback, for the end of any job on any
@@ -179,17 +179,17 @@ func (s *Server) runClaimed(snap ledger.Snapshot, req Request, before uint64) {
 // drained (or closed) it returns at once: no model call runs here, no
 // admission deadline is armed and nothing claims any more, and the ledger
 // keeps calling it, having no way to unregister it.
-func (s *Server) onEnd(snap ledger.Snapshot) {
-	if s.endsOff.Load() {
+func (e *executor) onEnd(snap ledger.Snapshot) {
+	if e.endsOff.Load() {
 		return
 	}
-	s.mu.Lock()
-	s.ended[s.ends%endRing] = snap.ID
-	s.ends++
-	cancel := s.flights[snap.ID]
-	t := s.admitTimers[snap.ID]
-	delete(s.admitTimers, snap.ID)
-	s.mu.Unlock()
+	e.mu.Lock()
+	e.ended[e.ends%endRing] = snap.ID
+	e.ends++
+	cancel := e.flights[snap.ID]
+	t := e.admitTimers[snap.ID]
+	delete(e.admitTimers, snap.ID)
+	e.mu.Unlock()
 	t.halt()
 	if cancel != nil {
 		cancel(errJobEnded)
@@ -197,21 +197,21 @@ func (s *Server) onEnd(snap ledger.Snapshot) {
 }
 
 // endCount is the number of ends onEnd has heard.
-func (s *Server) endCount() uint64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.ends
+func (e *executor) endCount() uint64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.ends
 }
 
 // endedSinceLocked reports whether onEnd heard the end of job id after the
 // first before ends, and known false when the ring no longer holds all of
-// them. s.mu must be held.
-func (s *Server) endedSinceLocked(id string, before uint64) (ended, known bool) {
-	if s.ends-before > endRing {
+// them. e.mu must be held.
+func (e *executor) endedSinceLocked(id string, before uint64) (ended, known bool) {
+	if e.ends-before > endRing {
 		return false, false
 	}
-	for n := before; n < s.ends; n++ {
-		if s.ended[n%endRing] == id {
+	for n := before; n < e.ends; n++ {
+		if e.ended[n%endRing] == id {
 			return true, true
 		}
 	}
@@ -219,7 +219,7 @@ func (s *Server) endedSinceLocked(id string, before uint64) (ended, known bool) 
 }
 
 // admitTimer is one job's admission deadline in admitTimers. stop is
-// written once, under s.mu, when the timer has been made; nil before.
+// written once, under e.mu, when the timer has been made; nil before.
 type admitTimer struct {
 	stop func() bool
 }
@@ -242,23 +242,23 @@ func (t *admitTimer) halt() {
 // The entry goes in before the timer is made, so that a timer firing at
 // once finds its job armed; a timer whose entry left meanwhile (it fired,
 // or onEnd or Shutdown took it before its stop was set) is stopped here.
-func (s *Server) armAdmission(id string, before uint64) {
+func (e *executor) armAdmission(id string, before uint64) {
 	t := &admitTimer{}
-	s.mu.Lock()
-	ended, known := s.endedSinceLocked(id, before)
-	if s.timersStopped || (ended && known) {
-		s.mu.Unlock()
+	e.mu.Lock()
+	ended, known := e.endedSinceLocked(id, before)
+	if e.timersStopped || (ended && known) {
+		e.mu.Unlock()
 		return
 	}
-	s.admitTimers[id] = t
-	s.mu.Unlock()
-	stop := s.clock.AfterFunc(s.cfg.AsyncTimeout, func() { s.admissionDeadline(id) })
-	s.mu.Lock()
-	still := s.admitTimers[id] == t
+	e.admitTimers[id] = t
+	e.mu.Unlock()
+	stop := e.clock.AfterFunc(e.timeout, func() { e.admissionDeadline(id) })
+	e.mu.Lock()
+	still := e.admitTimers[id] == t
 	if still {
 		t.stop = stop
 	}
-	s.mu.Unlock()
+	e.mu.Unlock()
 	if !still {
 		stop()
 	}
@@ -267,20 +267,20 @@ func (s *Server) armAdmission(id string, before uint64) {
 // admissionDeadline is the admission timer of job id firing: unless the
 // timer was stopped meanwhile, it ends the job TIMEOUT, which does nothing
 // to a job already terminal. Shutdown waits for it (timerWG).
-func (s *Server) admissionDeadline(id string) {
-	s.mu.Lock()
-	_, armed := s.admitTimers[id]
-	delete(s.admitTimers, id)
-	armed = armed && !s.timersStopped
+func (e *executor) admissionDeadline(id string) {
+	e.mu.Lock()
+	_, armed := e.admitTimers[id]
+	delete(e.admitTimers, id)
+	armed = armed && !e.timersStopped
 	if armed {
-		s.timerWG.Add(1)
+		e.timerWG.Add(1)
 	}
-	s.mu.Unlock()
+	e.mu.Unlock()
 	if !armed {
 		return
 	}
-	defer s.timerWG.Done()
-	s.record(id, ledgertype.TimedOut, nil, wireError(ErrDeadline, ""))
+	defer e.timerWG.Done()
+	e.record(id, ledgertype.TimedOut, nil, wireError(ErrDeadline, ""))
 }
 
 // stopAdmissions stops every admission timer left and waits for those that
@@ -289,23 +289,16 @@ func (s *Server) admissionDeadline(id string) {
 // the runners are done or the grace period is over: the jobs still PENDING
 // are left for the other replicas or the next process, whose claims end
 // them TIMEOUT once past their deadline.
-func (s *Server) stopAdmissions(bound *hardStop) {
-	s.mu.Lock()
-	s.timersStopped = true
-	timers := s.admitTimers
-	s.admitTimers = map[string]*admitTimer{}
-	s.mu.Unlock()
+func (e *executor) stopAdmissions(bound *hardStop) {
+	e.mu.Lock()
+	e.timersStopped = true
+	timers := e.admitTimers
+	e.admitTimers = map[string]*admitTimer{}
+	e.mu.Unlock()
 	for _, t := range timers {
 		t.halt()
 	}
-	bound.await("admission timers", waitChan(&s.timerWG))
-}
-
-// isClosed reports whether Shutdown has begun.
-func (s *Server) isClosed() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.closed
+	bound.await("admission timers", waitChan(&e.timerWG))
 }
 
 // sharedOf returns the Shared side of store, or nil for a store of one

@@ -10,7 +10,7 @@ import (
 // write that commits ends the spell. /healthz and the gauge
 // jobledger_store_writes_failing report it.
 //
-// mu guards the fields below it; it is a leaf, never held with Server.mu.
+// mu guards the fields below it; it is a leaf, never held with executor.mu.
 type writeHealth struct {
 	mu      sync.Mutex
 	failing bool
@@ -46,12 +46,12 @@ func (h *writeHealth) report() (failing bool, since time.Time, err error) {
 // noteWrite records the outcome of a write of the store: a commit (nil),
 // a failure of the store, counted, or a refusal, which says nothing of its
 // writes.
-func (s *Server) noteWrite(err error) {
+func (e *executor) noteWrite(err error) {
 	switch {
 	case err == nil:
-		s.health.committed()
+		e.health.committed()
 	case storeFailure(err):
-		s.metrics.writeFailures.Inc()
-		s.health.failed(s.clock.Now(), err)
+		e.metrics.writeFailures.Inc()
+		e.health.failed(e.clock.Now(), err)
 	}
 }
