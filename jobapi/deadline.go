@@ -67,3 +67,16 @@ func (e *executor) jobContext(d time.Duration) (context.Context, context.CancelC
 	cancel(ErrDeadline)
 	return ctx, cancel, func() { cancel(context.Canceled) }
 }
+
+// requestContext is deadlineContext for a request's own work (an /infer, a
+// Prefer: wait), under parent, with its deadline d from now, ended early
+// with cause ErrShuttingDown by the end of the grace period. Call release
+// once, when the work is over.
+func (e *executor) requestContext(parent context.Context, d time.Duration) (ctx context.Context, release func()) {
+	ctx, cancel, done := e.deadlineContext(parent, d)
+	stop := context.AfterFunc(e.base, func() { cancel(ErrShuttingDown) })
+	return ctx, func() {
+		stop()
+		done()
+	}
+}

@@ -14,6 +14,10 @@ type outcome struct {
 	err error
 }
 
+// acquire waits for a free worker, for a caller of execute; it returns
+// ctx's error when ctx ends first.
+func (e *executor) acquire(ctx context.Context) error { return e.workers.Acquire(ctx, 1) }
+
 // execute runs the model on req on a worker the caller has acquired, and
 // returns its outcome, or ok false when ctx ends first. The model runs in a
 // goroutine of its own that releases the worker when the model returns, so a

@@ -15,11 +15,12 @@ import (
 
 // executor runs the jobs of a Server: the worker pool, every job's
 // deadline, the retries of the writes the store failed, shared-mode
-// claiming, and Shutdown's drain and hard stop. It lives in package jobapi
-// rather than a package of its own because it runs the package's Model on
-// its Request and ends jobs with its wire errors; the HTTP layer reaches it
-// only through the methods its handlers call (admit, cancel, execute,
-// deadlineContext, enter).
+// claiming, and Shutdown's drain and hard stop. It stays in package jobapi,
+// not a package of its own, because it runs the package's Model on its
+// Request and ends jobs with its wire errors, which a package below jobapi
+// could not name without moving them too; the handlers use only its methods
+// (enter, leave, admit, cancelJob, acquire, execute, requestContext) and
+// read its model, log and write health.
 //
 // Synchronisation:
 //
@@ -175,6 +176,9 @@ func (e *executor) enter() bool {
 	e.wg.Add(1)
 	return true
 }
+
+// leave uncounts a unit of work that enter counted.
+func (e *executor) leave() { e.wg.Done() }
 
 // isClosed reports whether drain has begun.
 func (e *executor) isClosed() bool {

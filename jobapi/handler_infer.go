@@ -39,13 +39,11 @@ func (s *Server) infer(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, http.StatusServiceUnavailable, detailShuttingDown, nil)
 		return
 	}
-	defer s.exec.wg.Done()
-	ctx, cancel, release := s.exec.deadlineContext(r.Context(), s.cfg.AsyncTimeout)
+	defer s.exec.leave()
+	ctx, release := s.exec.requestContext(r.Context(), s.cfg.AsyncTimeout)
 	defer release()
-	stop := context.AfterFunc(s.exec.base, func() { cancel(ErrShuttingDown) })
-	defer stop()
 
-	if err := s.exec.workers.Acquire(ctx, 1); err != nil {
+	if err := s.exec.acquire(ctx); err != nil {
 		switch cause := context.Cause(ctx); {
 		case errors.Is(cause, ErrShuttingDown):
 			writeProblem(w, http.StatusServiceUnavailable, detailShuttingDown, nil)

@@ -161,10 +161,8 @@ func (s *Server) waitSubmitted(parent context.Context, id string, d time.Duratio
 		return ledger.Snapshot{}, nil
 	}
 	defer s.waitWG.Done() // after release, deferred below
-	ctx, cancel, release := s.exec.deadlineContext(parent, d)
+	ctx, release := s.exec.requestContext(parent, d)
 	defer release()
-	stop := context.AfterFunc(s.exec.base, func() { cancel(ErrShuttingDown) })
-	defer stop()
 	s.waiting.Add(1)
 	s.metrics.waiters.Inc()
 	snap, err := s.store.Wait(ctx, id)
