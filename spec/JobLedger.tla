@@ -25,7 +25,11 @@
 (* (WaitDeadlineOnlyLive).  A refused call (ErrQueueFull, ErrNotPending,   *)
 (* ErrTerminal, ErrRequestTaken, ErrNotFound, a replayed or conflicting    *)
 (* key) changes nothing, so it is no step here: the porcupine models judge *)
-(* whether a refusal was due.                                              *)
+(* whether a refusal was due.  One refusal is a step of its own, since a   *)
+(* store's model makes it: a second TakeRequest of a live job, refused     *)
+(* with ErrRequestTaken (TakeTaken), which records it in a history         *)
+(* variable and is due only once the request was handed out (where         *)
+(* TakeRefusals is TRUE: it doubles the states of what it is no part of).  *)
 (*                                                                         *)
 (* Retention runs inside Submit and SubmitKeyed, before the insertion, as  *)
 (* in every store: TTL first, then the oldest terminal jobs beyond         *)
@@ -51,7 +55,8 @@ CONSTANTS
     TTL,           \* Config.JobTTL, in clock ticks
     MaxTime,       \* bound of the clock
     Outcomes,      \* the terminal states ends may produce
-    WaitDeadline   \* TRUE: a waiter's context may end while it waits
+    WaitDeadline,  \* TRUE: a waiter's context may end while it waits
+    TakeRefusals   \* TRUE: a refused second TakeRequest is a step
 
 ASSUME
     /\ MaxQueue \in Nat
@@ -60,6 +65,7 @@ ASSUME
     /\ MaxTime \in Nat
     /\ Outcomes \subseteq {"DONE", "FAILED", "TIMEOUT"}
     /\ WaitDeadline \in BOOLEAN
+    /\ TakeRefusals \in BOOLEAN
 
 Absent   == "ABSENT"   \* never submitted
 NoJob    == "nojob"    \* a waiter that has not named its job yet
@@ -88,10 +94,12 @@ VARIABLES
     wpc,          \* wpc[w]: "Idle", "Blocked", "Woken", "Expired", "Done"
     wjob,         \* wjob[w]: the job w waits on, once it named it
     wout,         \* wout[w]: what Wait returned: "none", "ok", "deadline"
-    rview         \* rview[r]: the last view Snapshot or Result returned
+    rview,        \* rview[r]: the last view Snapshot or Result returned
+    refusedTake   \* refusedTake[j]: a TakeRequest of j was refused with
+                  \*   ErrRequestTaken (history)
 
 vars == <<st, table, taken, started, keyOf, depth, lru, completedAt, now,
-          outcome, wpc, wjob, wout, rview>>
+          outcome, wpc, wjob, wout, rview, refusedTake>>
 
 Range(s) == {s[i] : i \in DOMAIN s}
 
@@ -137,6 +145,7 @@ Init ==
     /\ wjob = [w \in Waiters |-> NoJob]
     /\ wout = [w \in Waiters |-> "none"]
     /\ rview = [r \in Readers |-> NoView]
+    /\ refusedTake = [j \in Jobs |-> FALSE]
 
 \* Admission, retention and insertion in one step: below the bound, evict
 \* what retention demands, insert j PENDING under key k.
@@ -153,7 +162,7 @@ Admit(j, k) ==
     /\ keyOf' = [keyOf EXCEPT ![j] = k]
     /\ depth' = depth + 1
     /\ UNCHANGED <<taken, started, completedAt, now, outcome, wpc, wjob, wout,
-                   rview>>
+                   rview, refusedTake>>
 
 \* Submit(taskID, req): a new job, or ErrQueueFull (no step).
 Submit(j) == Admit(j, NoKey)
@@ -170,7 +179,19 @@ TakeRequest(j) ==
     /\ ~taken[j]
     /\ taken' = [taken EXCEPT ![j] = TRUE]
     /\ UNCHANGED <<st, table, started, keyOf, depth, lru, completedAt, now,
-                   outcome, wpc, wjob, wout, rview>>
+                   outcome, wpc, wjob, wout, rview, refusedTake>>
+
+\* TakeRequest(id) refused with ErrRequestTaken: due only while the job is
+\* live and once its request was handed out.  The refusal changes nothing
+\* the other calls see; it is recorded so that a store's refusal is a step.
+TakeTaken(j) ==
+    /\ TakeRefusals
+    /\ j \in table
+    /\ st[j] \in Live
+    /\ taken[j]
+    /\ refusedTake' = [refusedTake EXCEPT ![j] = TRUE]
+    /\ UNCHANGED <<st, table, taken, started, keyOf, depth, lru, completedAt,
+                   now, outcome, wpc, wjob, wout, rview>>
 
 \* Start(id): PENDING -> RUNNING.
 Start(j) ==
@@ -179,7 +200,7 @@ Start(j) ==
     /\ st' = [st EXCEPT ![j] = "RUNNING"]
     /\ started' = [started EXCEPT ![j] = TRUE]
     /\ UNCHANGED <<table, taken, keyOf, depth, lru, completedAt, now, outcome,
-                   wpc, wjob, wout, rview>>
+                   wpc, wjob, wout, rview, refusedTake>>
 
 \* The end of a live job, as final: the state, the completion time, the
 \* one decrement, the place in the retention order and the wakeup of every
@@ -196,7 +217,8 @@ End(j, final) ==
     /\ lru' = Append(lru, j)
     /\ wpc' = [w \in Waiters |->
                  IF wpc[w] = "Blocked" /\ wjob[w] = j THEN "Woken" ELSE wpc[w]]
-    /\ UNCHANGED <<table, taken, started, keyOf, now, wjob, wout, rview>>
+    /\ UNCHANGED <<table, taken, started, keyOf, now, wjob, wout, rview,
+                   refusedTake>>
 
 Finish(j)  == End(j, "DONE")
 Fail(j)    == End(j, "FAILED")
@@ -207,7 +229,7 @@ Snapshot(r, j) ==
     /\ j \in table
     /\ rview' = [rview EXCEPT ![r] = [kind |-> "snapshot", st |-> st[j]]]
     /\ UNCHANGED <<st, table, taken, started, keyOf, depth, lru, completedAt,
-                   now, outcome, wpc, wjob, wout>>
+                   now, outcome, wpc, wjob, wout, refusedTake>>
 
 \* Result(id): the result of a DONE job, else ErrNotDone with a snapshot.
 Result(r, j) ==
@@ -216,7 +238,7 @@ Result(r, j) ==
                    [kind |-> IF st[j] = "DONE" THEN "result" ELSE "snapshot",
                     st |-> st[j]]]
     /\ UNCHANGED <<st, table, taken, started, keyOf, depth, lru, completedAt,
-                   now, outcome, wpc, wjob, wout>>
+                   now, outcome, wpc, wjob, wout, refusedTake>>
 
 \* Wait(ctx, id), first step: a job not found returns ErrNotFound, a
 \* terminal one returns at once, a live one registers the waiter.
@@ -232,7 +254,7 @@ Wait(w, j) ==
           ELSE /\ wpc' = [wpc EXCEPT ![w] = "Blocked"]
                /\ UNCHANGED wout
     /\ UNCHANGED <<st, table, taken, started, keyOf, depth, lru, completedAt,
-                   now, outcome, rview>>
+                   now, outcome, rview, refusedTake>>
 
 \* The waiter's context ends while it waits (woken or not: a select picks
 \* at random among ready cases).
@@ -241,7 +263,7 @@ WaitCancel(w) ==
     /\ wpc[w] \in {"Blocked", "Woken"}
     /\ wpc' = [wpc EXCEPT ![w] = "Expired"]
     /\ UNCHANGED <<st, table, taken, started, keyOf, depth, lru, completedAt,
-                   now, outcome, wjob, wout, rview>>
+                   now, outcome, wjob, wout, rview, refusedTake>>
 
 \* Wait returns: woken, with the terminal state and a nil error; after its
 \* context ended, with the job as it is now, and ctx.Err() if it is live.
@@ -251,7 +273,7 @@ WaitReturn(w) ==
     /\ wout' = [wout EXCEPT ![w] =
                   IF st[wjob[w]] \in Terminal THEN "ok" ELSE "deadline"]
     /\ UNCHANGED <<st, table, taken, started, keyOf, depth, lru, completedAt,
-                   now, outcome, wjob, rview>>
+                   now, outcome, wjob, rview, refusedTake>>
 
 \* Woken, the waiter finds its job evicted meanwhile and returns
 \* ErrNotFound (a store that re-reads the row; JobModel's NotFound once
@@ -262,7 +284,7 @@ WaitGone(w) ==
     /\ st[wjob[w]] \in Terminal
     /\ wpc' = [wpc EXCEPT ![w] = "Done"]
     /\ UNCHANGED <<st, table, taken, started, keyOf, depth, lru, completedAt,
-                   now, outcome, wjob, wout, rview>>
+                   now, outcome, wjob, wout, rview, refusedTake>>
 
 \* The callers ws are gone mid-call (their process died, all at once):
 \* their calls return nothing to anybody.
@@ -271,14 +293,14 @@ WaitVanish(ws) ==
     /\ \A w \in ws : wpc[w] \in {"Idle", "Blocked", "Woken", "Expired"}
     /\ wpc' = [w \in Waiters |-> IF w \in ws THEN "Done" ELSE wpc[w]]
     /\ UNCHANGED <<st, table, taken, started, keyOf, depth, lru, completedAt,
-                   now, outcome, wjob, wout, rview>>
+                   now, outcome, wjob, wout, rview, refusedTake>>
 
 \* The clock moves on.
 Tick ==
     /\ now < MaxTime
     /\ now' = now + 1
     /\ UNCHANGED <<st, table, taken, started, keyOf, depth, lru, completedAt,
-                   outcome, wpc, wjob, wout, rview>>
+                   outcome, wpc, wjob, wout, rview, refusedTake>>
 
 \* Every job submitted has ended and every waiter returned: stutter.
 Terminated ==
@@ -288,7 +310,7 @@ Terminated ==
 
 Next ==
     \/ \E j \in Jobs :
-          \/ Submit(j) \/ TakeRequest(j) \/ Start(j)
+          \/ Submit(j) \/ TakeRequest(j) \/ TakeTaken(j) \/ Start(j)
           \/ Finish(j) \/ Fail(j) \/ Timeout(j)
           \/ \E k \in Keys : SubmitKeyed(j, k)
     \/ \E r \in Readers, j \in Jobs : Snapshot(r, j) \/ Result(r, j)
@@ -323,6 +345,7 @@ TypeInv ==
     /\ wjob \in [Waiters -> Jobs \cup {NoJob}]
     /\ wout \in [Waiters -> {"none", "ok", "deadline"}]
     /\ rview \in [Readers -> Views]
+    /\ refusedTake \in [Jobs -> BOOLEAN]
 
 \* (1) The state is one value, read whole: every view a reader returned is
 \* a state a job has, and a result comes only with DONE.
@@ -384,6 +407,11 @@ StartedInv ==
 KeyInv ==
     \A i, j \in table :
         (i # j /\ keyOf[i] # NoKey) => (keyOf[i] # keyOf[j])
+
+\* A TakeRequest is refused with ErrRequestTaken only once the request was
+\* handed out.
+RefusedTakeInv ==
+    \A j \in Jobs : refusedTake[j] => taken[j]
 
 \* What Wait returned agrees with the job it waited on.
 WaitTerminalInv ==

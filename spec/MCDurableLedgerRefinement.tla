@@ -176,6 +176,8 @@ Abs == INSTANCE JobLedger WITH
     outcome      <- [j \in Jobs |-> IF V.st[j] \in Terminal THEN V.st[j]
                                     ELSE Absent],
     taken        <- [j \in Jobs |-> FALSE],
+    TakeRefusals <- FALSE,
+    refusedTake  <- [j \in Jobs |-> FALSE],
     keyOf        <- [j \in Jobs |-> "nokey"],
     wpc          <- AbsWpc,
     wjob         <- [w \in Waiters |-> IF named[w] THEN wjob[w] ELSE "nojob"],

@@ -11,9 +11,16 @@
 (*                                                                         *)
 (* Where each operation takes effect (its linearization point):            *)
 (*   Submit       SubmitInsert, the insertion under the table mutex (the   *)
-(*                CAS before it took a slot the mapping does not count:    *)
-(*                the contract's depth is the live jobs in the map)        *)
-(*   Start, TakeRequest  their one critical section of the job mutex       *)
+(*                CAS before it took a slot of the depth counter: the      *)
+(*                contract's depth is that counter less the slots taken    *)
+(*                by admissions not yet inserted)                          *)
+(*   Start, TakeRequest  their one critical section of the job mutex; a    *)
+(*                TakeRequest of a live job refused (nothing moved out)    *)
+(*                is the contract's TakeTaken, the first time a refusal    *)
+(*                with ErrRequestTaken is recorded (history refusals, a    *)
+(*                set: later ones, and a misuser's skipped call, are not   *)
+(*                told apart from no call; the auxiliary variable retaken  *)
+(*                keeps which job's take was refused)                      *)
 (*   Finish, Fail, Timeout  TerminateRelease, the step that stores the     *)
 (*                terminal state, decrements and closes done (the payload  *)
 (*                written in TerminateWrite is not visible before it:      *)
@@ -27,7 +34,27 @@
 (***************************************************************************)
 EXTENDS JobTable, TLC
 
+VARIABLE retaken  \* retaken[j]: a TakeRequest of live j was refused
+
 Live == {"PENDING", "RUNNING"}
+
+\* t's TakeRequest of live job j in this step is refused, with
+\* ErrRequestTaken recorded for the first time.
+TakeRefused(t, j) ==
+    /\ pc[t] \in {"TakeRequest", "MisuseTake"}
+    /\ pc'[t] = "Terminate"
+    /\ tjob[t] = j
+    /\ j \in table /\ state[j] \in Live
+    /\ takes'[j] = takes[j]
+    /\ "TakeTaken" \in refusals' \ refusals
+
+InitR == Init /\ retaken = [j \in Jobs |-> FALSE]
+
+NextR ==
+    /\ Next
+    /\ retaken' = [j \in Jobs |->
+                     retaken[j] \/ \E t \in Runners \cup Misusers :
+                                       TakeRefused(t, j)]
 
 \* The contract's view of a waiter: registered ("Blocked") once
 \* WaitRegister took done, woken once done is closed.
@@ -58,7 +85,9 @@ Abs == INSTANCE JobLedger WITH
     taken       <- [j \in Jobs |-> takes[j] > 0],
     started     <- [j \in Jobs |-> startedAt[j] # NoTime],
     keyOf       <- [j \in Jobs |-> "nokey"],
-    depth       <- Cardinality({j \in table : state[j] \in Live}),
+    TakeRefusals <- TRUE,
+    refusedTake <- retaken,
+    depth       <- depth - Cardinality(admitted \ (table \cup evicted)),
     completedAt <- [j \in Jobs |->
                       IF state[j] \in Terminal THEN completedAt[j] ELSE NoTime],
     wpc         <- AbsWpc,

@@ -15,10 +15,11 @@
 (* contract's states between them, shown by stuttering steps that follow   *)
 (* the commit before any other step (a stuttering variable: NextR's        *)
 (* behaviours are SharedLedger's with steps that change none of its        *)
-(* variables added).  A waiter blocked on a job whose end is committed is, *)
-(* to the contract, already woken: its wakeup is in flight (the            *)
-(* notification, or the re-read after a reconnect), and its receipt is a   *)
-(* stuttering step.  Renewals, transfers, failed batches that did not      *)
+(* variables added).  The depth is the ledger row, a counter, not          *)
+(* recomputed from the rows.  A waiter blocked on a job whose end is       *)
+(* committed is, to the contract, already woken: its wakeup is in flight   *)
+(* (the notification, or the re-read after a reconnect), and its receipt   *)
+(* is a stuttering step.  Renewals, transfers, failed batches that did not *)
 (* commit, listener drops and reconnects, LISTEN, a crash's loss of the    *)
 (* worker's call change nothing the contract sees; a crash ends its        *)
 (* waiters' calls (WaitVanish).                                            *)
@@ -37,10 +38,10 @@ VARIABLE pend  \* the contract's states a commit passes through, to show
 \* The clock may pass MaxTime until an orphan's lease lapses (Tick): the
 \* contract's bound is MaxTime + LeaseTTL.
 
-\* The rows as the contract sees them.
-View(s, t, sd, l, c, o) ==
+\* The rows and the ledger row's depth as the contract sees them.
+View(s, t, sd, l, c, o, d) ==
     [st |-> s, table |-> t, started |-> sd, lru |-> l, completedAt |-> c,
-     outcome |-> o]
+     outcome |-> o, depth |-> d]
 
 RECURSIVE SeqOf(_)
 SeqOf(S) == IF S = {} THEN <<>>
@@ -49,7 +50,8 @@ SeqOf(S) == IF S = {} THEN <<>>
 \* The contract's states after each operation of the step from the
 \* current state to the next but the last (the next state itself): its
 \* end, then its admissions one by one (the first with the retention
-\* pass), then its claim.
+\* pass), then its claim; the depth is the ledger row's, less the end's
+\* decrement, plus the admissions shown so far.
 Between ==
     LET E  == {j \in Jobs : st[j] \in Live /\ st'[j] \in Terminal}
         A  == SeqOf({j \in Jobs : st[j] = Absent /\ st'[j] # Absent})
@@ -62,12 +64,14 @@ Between ==
         lE == IF E = {} THEN lru ELSE Append(lru, CHOOSE j \in E : TRUE)
         \* after E and the first m admissions
         S(m) ==
-            IF m = 0 THEN View(sE, table, started, lE, cE, oE)
+            IF m = 0 THEN View(sE, table, started, lE, cE, oE,
+                               depth - Cardinality(E))
             ELSE LET done == {A[i] : i \in 1..m}
                      rest == {A[i] : i \in (m + 1)..Len(A)}
                  IN  View([j \in Jobs |-> IF j \in done THEN "PENDING"
                                                         ELSE sE[j]],
-                          table' \ rest, started, lru', cE, oE)
+                          table' \ rest, started, lru', cE, oE,
+                          depth - Cardinality(E) + m)
     IN  IF n <= 1 THEN <<>>
         ELSE [i \in 1..(n - 1) |-> S(i - Cardinality(E))]
 
@@ -82,7 +86,7 @@ NextR ==
        /\ UNCHANGED vars
 
 V == IF pend = <<>>
-        THEN View(st, table, started, lru, completedAt, outcome)
+        THEN View(st, table, started, lru, completedAt, outcome, depth)
         ELSE Head(pend)
 
 AbsWpc ==
@@ -110,8 +114,10 @@ Abs == INSTANCE JobLedger WITH
     completedAt  <- V.completedAt,
     outcome      <- V.outcome,
     taken        <- [j \in Jobs |-> FALSE],
+    TakeRefusals <- FALSE,
+    refusedTake  <- [j \in Jobs |-> FALSE],
     keyOf        <- [j \in Jobs |-> "nokey"],
-    depth        <- Cardinality({j \in V.table : V.st[j] \in Live}),
+    depth        <- V.depth,
     now          <- dbnow,
     wpc          <- AbsWpc,
     wjob         <- AbsWjob,

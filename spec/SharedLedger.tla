@@ -55,7 +55,7 @@ EXTENDS Integers, Sequences, FiniteSets
 CONSTANTS
     Jobs,          \* job ids, submitted in a fixed order
     Replicas,      \* server processes sharing the database
-    Waiters,       \* callers of Wait, one call each, on the first replica
+    Waiters,       \* callers of Wait, one call each (HomeOf: where)
     Submitters,    \* callers of Submit on each replica
     MaxQueue,      \* Config.MaxQueue, for all replicas together
     MaxCompleted,  \* Config.MaxCompleted
@@ -105,9 +105,15 @@ Live     == {"PENDING", "RUNNING"}
 Terminal == {"DONE", "FAILED", "TIMEOUT"}
 States   == Live \cup Terminal
 
-\* Every waiter calls Wait on the first replica; the jobs run wherever a
-\* worker claims them, so its wakeup crosses replicas.
+\* Every waiter calls Wait on the first replica, but for a second waiter,
+\* which calls it on another (so that one end wakes waiters on two
+\* replicas); the jobs run wherever a worker claims them, so its wakeup
+\* crosses replicas.
 Home == CHOOSE r \in Replicas : TRUE
+FirstWaiter == CHOOSE w \in Waiters : TRUE
+HomeOf(w) ==
+    IF w = FirstWaiter \/ Replicas = {Home} THEN Home
+    ELSE CHOOSE r \in Replicas \ {Home} : TRUE
 
 VARIABLES
     \* the database (committed)
@@ -463,7 +469,7 @@ Reap(r) ==
 
 WaitRegister(w) ==
     /\ wpc[w] = "Idle"
-    /\ phase[Home] = "serving"
+    /\ phase[HomeOf(w)] = "serving"
     /\ \E j \in Jobs : wjob' = [wjob EXCEPT ![w] = j]
     /\ wpc' = [wpc EXCEPT ![w] = "Registered"]
     /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, expiry,
@@ -495,7 +501,7 @@ Deliver(r) ==
     /\ \E j \in inbox[r] :
           /\ inbox' = [inbox EXCEPT ![r] = @ \ {j}]
           /\ wpc' = [w \in Waiters |->
-                       IF Home = r /\ wpc[w] = "Blocked" /\ wjob[w] = j
+                       IF HomeOf(w) = r /\ wpc[w] = "Blocked" /\ wjob[w] = j
                           THEN "Woken" ELSE wpc[w]]
     /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, expiry,
                    dbnow, phase, conn, lst, wk, wr, wjob, wout,
@@ -529,9 +535,10 @@ ListenerDrop(r) ==
 Reconnect(r) ==
     /\ lst[r] = "lost"
     /\ lst' = [lst EXCEPT ![r] = "listening"]
-    /\ wpc' = IF Defect = "no_reread" \/ Home # r THEN wpc
+    /\ wpc' = IF Defect = "no_reread" THEN wpc
               ELSE [w \in Waiters |->
-                      IF wpc[w] = "Blocked" THEN "Reread" ELSE wpc[w]]
+                      IF HomeOf(w) = r /\ wpc[w] = "Blocked" THEN "Reread"
+                      ELSE wpc[w]]
     /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, expiry,
                    dbnow, phase, conn, inbox, wk, wr, wjob, wout,
                    outcome, acked, crashes, drops, failures>>
@@ -547,13 +554,12 @@ Crash(r) ==
     /\ inbox' = [inbox EXCEPT ![r] = {}]
     /\ wk' = [wk EXCEPT ![r] = IdleWorker]
     /\ wr' = [wr EXCEPT ![r] = IdleWriter]
-    /\ wpc' = IF Home # r THEN wpc
-              ELSE [w \in Waiters |->
-                      IF wpc[w] = "Idle" THEN "Idle" ELSE "Done"]
+    /\ wpc' = [w \in Waiters |->
+                 IF HomeOf(w) # r \/ wpc[w] = "Idle" THEN wpc[w] ELSE "Done"]
     \* A call cut off before its read named no job to anybody.
-    /\ wjob' = IF Home # r THEN wjob
-               ELSE [w \in Waiters |->
-                       IF wpc[w] = "Registered" THEN NoJob ELSE wjob[w]]
+    /\ wjob' = [w \in Waiters |->
+                  IF HomeOf(w) = r /\ wpc[w] = "Registered" THEN NoJob
+                  ELSE wjob[w]]
     /\ crashes' = crashes + 1
     /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, expiry,
                    dbnow, wout, outcome, acked, drops, failures>>
@@ -692,7 +698,7 @@ RetentionListInv ==
 NoLostWakeupInv ==
     \A w \in Waiters :
         (wpc[w] = "Blocked" /\ st[wjob[w]] \in Terminal)
-            => (wjob[w] \in inbox[Home] \/ lst[Home] = "lost")
+            => (wjob[w] \in inbox[HomeOf(w)] \/ lst[HomeOf(w)] = "lost")
 
 \* (2, 1) A waiter is woken only with its job's committed terminal state,
 \* and Wait returns nil only with one.
