@@ -192,25 +192,10 @@ gate() {
         fi
       fi
       bin=$work/jobserver-${tag//\//-}
-      if [ ! -x "$bin" ] && ! "$GO" build "${ov[@]}" -o "$bin" ./cmd/jobserver >"$log" 2>&1; then
-        verdict="does not build"
-        return 2
-      fi
-      if [ ! -x "$work/lincheck" ] && ! "$GO" build -o "$work/lincheck" ./cmd/lincheck >"$log" 2>&1; then
-        verdict="does not build"
-        return 2
-      fi
+      server_bins "$bin" "${ov[@]}" || return 2
       # shellcheck disable=SC2086
       "$work/lincheck" -level=crash -server "$bin" $cflags -out "$work" >"$log" 2>&1
-      code=$?
-      case $code in
-        0) return 0 ;;
-        3) verdict="$kind test: linearizability" ;;
-        4) verdict="$kind test: invariants" ;;
-        5) verdict="$kind test: inconclusive, no verdict"; return 2 ;;
-        *) verdict="$kind test: exit $code"; return 2 ;;
-      esac
-      return 1
+      server_verdict "$kind" $?
       ;;
     replicas)
       # The replicas test (make replicas): REPLICAS_N jobserver replicas of
@@ -218,28 +203,13 @@ gate() {
       # and restarted, keyed submits raced across them; lincheck itself is
       # the normal build's.
       bin=$work/jobserver-${tag//\//-}
-      if [ ! -x "$bin" ] && ! "$GO" build "${ov[@]}" -o "$bin" ./cmd/jobserver >"$log" 2>&1; then
-        verdict="does not build"
-        return 2
-      fi
-      if [ ! -x "$work/lincheck" ] && ! "$GO" build -o "$work/lincheck" ./cmd/lincheck >"$log" 2>&1; then
-        verdict="does not build"
-        return 2
-      fi
+      server_bins "$bin" "${ov[@]}" || return 2
       local dir=$work/replicas-${tag//\//-}
       rm -rf "$dir" && mkdir -p "$dir"
       # shellcheck disable=SC2016
       LINCHECK="$work/lincheck" SERVER="$bin" DIR="$dir" OUT="$work" N="$REPLICAS_N" FLAGS="$REPLICAS_FLAGS" \
         scripts/pg run sh -c '"$LINCHECK" -level=http -replicas "$N" -server "$SERVER" -store "$JOBLEDGER_PG_DSN" -dir "$DIR" -out "$OUT" $FLAGS' >"$log" 2>&1
-      code=$?
-      case $code in
-        0) return 0 ;;
-        3) verdict="replicas test: linearizability" ;;
-        4) verdict="replicas test: invariants" ;;
-        5) verdict="replicas test: inconclusive, no verdict"; return 2 ;;
-        *) verdict="replicas test: exit $code"; return 2 ;;
-      esac
-      return 1
+      server_verdict replicas $?
       ;;
     fuzz)
       # fuzz:TARGET[:TIME] fuzzes TARGET of ./fuzz from a fresh cache; a
@@ -326,6 +296,35 @@ gate() {
       verdict="unknown gate"
       return 2
       ;;
+  esac
+}
+
+# server_bins BIN [OVERLAY FLAGS]: builds the jobserver of this build as
+# BIN and the normal build's lincheck, unless they are there; on failure
+# sets verdict and returns 1.
+server_bins() {
+  local bin=$1
+  shift
+  if [ ! -x "$bin" ] && ! "$GO" build "$@" -o "$bin" ./cmd/jobserver >"$log" 2>&1; then
+    verdict="does not build"
+    return 1
+  fi
+  if [ ! -x "$work/lincheck" ] && ! "$GO" build -o "$work/lincheck" ./cmd/lincheck >"$log" 2>&1; then
+    verdict="does not build"
+    return 1
+  fi
+}
+
+# server_verdict KIND CODE: the verdict on a lincheck run of the crash,
+# powercut or replicas gate that exited with CODE: 0 passes, 3 and 4 are
+# catches, 5 (inconclusive) and any other status no verdict.
+server_verdict() {
+  case $2 in
+    0) return 0 ;;
+    3) verdict="$1 test: linearizability"; return 1 ;;
+    4) verdict="$1 test: invariants"; return 1 ;;
+    5) verdict="$1 test: inconclusive, no verdict"; return 2 ;;
+    *) verdict="$1 test: exit $2"; return 2 ;;
   esac
 }
 
