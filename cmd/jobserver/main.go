@@ -70,15 +70,9 @@ func run(args []string, log *slog.Logger) error {
 	if opts.repair {
 		return repairStore(opts.cfg.Store, os.Stdout)
 	}
-	// Catch the signals before the port is bound and the address file
-	// written, which supervisors read as "started": opening the store can
-	// take long (a SQLite integrity check, a PostgreSQL connect), and a
-	// SIGTERM then killed the process with no shutdown
-	// (TestSignalDuringNew). A signal that comes during the start waits
-	// for it: when the start fails, the process exits with its error; when
-	// it succeeds, the select below takes the signal and the shutdown runs
-	// as for one after the start, its grace period included (a second
-	// signal cuts it short, as always).
+	// Signals are caught before the store is opened, which can take long:
+	// one that comes during the start waits for it, then shuts down as
+	// one after the start would (a second one cuts the grace short).
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
