@@ -41,7 +41,7 @@
 import { readFileSync } from 'node:fs';
 import { join, dirname, basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { applyEdits, tlaValue, traceFiles, TraceError, int, UNKNOWN } from './trace.mjs';
+import { applyEdits, checkEvents, readTraceFiles, tlaValue, traceFiles, TraceError, int, UNKNOWN } from './trace.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const ACTIONS = new Set(['Take', 'Keyed', 'Commit', 'Open', 'Close']);
@@ -266,45 +266,19 @@ export function traceCfg(t, upTo = t.events.length) {
   ].join('\n') + '\n';
 }
 
-let checker;
-async function check(module, cfg, len) {
-  checker ??= await import('./tlachecker.mjs');
-  // Between two events: an Inject, Ticks, an Ack and a Publish, or an Open.
-  const r = checker.tlaCheck(module, cfg, { allowDeadlock: true, maxDepth: 8 * len + 50 });
-  if (r.outcome === 'violates TraceNotConsumed') return { accepted: true, ...r };
-  if (r.outcome === 'pass') return { accepted: false, ...r };
-  throw new TraceError(`no verdict: ${r.outcome}`);
-}
-
 // checkTrace returns { accepted, events, states, secs, at?, event? }: at
 // is the 1-based index of the first event the spec cannot follow.
-export async function checkTrace(text, spec = readFileSync(join(here, 'DurableLedger.tla'), 'utf8')) {
+export function checkTrace(text, spec = readFileSync(join(here, 'DurableLedger.tla'), 'utf8')) {
   const t = parseTrace(text);
-  const module = traceModule(spec);
-  const t0 = Date.now();
-  const n = t.events.length;
-  const r = await check(module, traceCfg(t), n);
-  const res = { accepted: r.accepted, events: n, states: r.states, secs: (Date.now() - t0) / 1000 };
-  if (!r.accepted) {
-    let lo = 0, hi = n; // prefix lo accepted, prefix hi rejected
-    while (hi - lo > 1) {
-      const mid = (lo + hi) >> 1;
-      if ((await check(module, traceCfg(t, mid), mid)).accepted) lo = mid; else hi = mid;
-    }
-    res.at = hi;
-    res.event = t.events[hi - 1];
-  }
-  return res;
+  // Between two events: an Inject, Ticks, an Ack and a Publish, or an Open.
+  return checkEvents(traceModule(spec), t.events, (k) => traceCfg(t, k), (k) => 8 * k + 50);
 }
 
 // bite: each edit of one event of an accepted trace (the first of files
 // that has such an event) must be rejected at exactly that event, and an
 // unknown action must be an error. Returns the exit status.
 async function bite(files) {
-  const traces = files.map((f) => {
-    const lines = readFileSync(f, 'utf8').split('\n').filter((l) => l.trim() !== '');
-    return { file: f, head: lines[0], events: lines.slice(1).map((l) => JSON.parse(l)) };
-  });
+  const traces = readTraceFiles(files);
   const terminal = (st) => ['DONE', 'FAILED', 'TIMEOUT'].includes(st);
   const edits = [
     ['an admission answered ErrQueueFull', (e) => e.a === 'Take' && e.k === 'Submit' && e.r === 'ok',

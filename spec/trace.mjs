@@ -606,12 +606,43 @@ export function ikCfg(t, recs, upTo = recs.length) {
 }
 
 let checker;
-async function check(module, cfg, len) {
+async function check(module, cfg, maxDepth) {
   checker ??= await import('./tlachecker.mjs');
-  const r = checker.tlaCheck(module, cfg, { allowDeadlock: true, maxDepth: len + 10 });
+  const r = checker.tlaCheck(module, cfg, { allowDeadlock: true, maxDepth });
   if (r.outcome === 'violates TraceNotConsumed') return { accepted: true, ...r };
   if (r.outcome === 'pass') return { accepted: false, ...r };
   throw new TraceError(`no verdict: ${r.outcome}`);
+}
+
+// checkEvents checks events against module, cfgOf(k) being the config of
+// the first k events and depth(k) the steps they may take. It returns
+// { accepted, events, states, secs, at?, event? }: at is the 1-based index
+// of the first event the spec cannot follow (the longest accepted prefix,
+// since prefixes of an accepted trace are accepted).
+export async function checkEvents(module, events, cfgOf, depth) {
+  const t0 = Date.now();
+  const n = events.length;
+  const r = await check(module, cfgOf(n), depth(n));
+  const res = { accepted: r.accepted, events: n, states: r.states, secs: (Date.now() - t0) / 1000 };
+  if (!r.accepted) {
+    let lo = 0, hi = n; // prefix lo accepted, prefix hi rejected
+    while (hi - lo > 1) {
+      const mid = (lo + hi) >> 1;
+      if ((await check(module, cfgOf(mid), depth(mid))).accepted) lo = mid; else hi = mid;
+    }
+    res.at = hi;
+    res.event = events[hi - 1];
+  }
+  return res;
+}
+
+// readTraceFiles reads each ndjson trace of files: its header line and
+// its events.
+export function readTraceFiles(files) {
+  return files.map((f) => {
+    const lines = readFileSync(f, 'utf8').split('\n').filter((l) => l.trim() !== '');
+    return { file: f, head: lines[0], events: lines.slice(1).map((l) => JSON.parse(l)) };
+  });
 }
 
 // checkTrace returns { accepted, events, secs, at? }: at is the 1-based
@@ -645,14 +676,14 @@ async function checkListing(t, res, { recs, limit }) {
 // accepted one are accepted).
 async function follow(t, res, name, module, cfgUpTo, recs) {
   const t0 = Date.now();
-  const r = await check(module, cfgUpTo(undefined), recs.length);
+  const r = await check(module, cfgUpTo(undefined), recs.length + 10);
   res.secs += (Date.now() - t0) / 1000;
   res.states += r.states;
   if (r.accepted) return;
   let lo = 0, hi = recs.length;
   while (hi - lo > 1) {
     const mid = (lo + hi) >> 1;
-    if ((await check(module, cfgUpTo(mid), mid)).accepted) lo = mid; else hi = mid;
+    if ((await check(module, cfgUpTo(mid), mid + 10)).accepted) lo = mid; else hi = mid;
   }
   res.accepted = false;
   res.at = recs[hi - 1].at + 1;
@@ -660,23 +691,8 @@ async function follow(t, res, name, module, cfgUpTo, recs) {
   res.module = name;
 }
 
-async function checkJobTable(t, spec) {
-  const module = traceModule(spec);
-  const t0 = Date.now();
-  const n = t.events.length;
-  const r = await check(module, traceCfg(t), n);
-  const res = { accepted: r.accepted, events: n, states: r.states, secs: (Date.now() - t0) / 1000 };
-  if (!r.accepted) {
-    // The longest accepted prefix: prefixes of an accepted one are.
-    let lo = 0, hi = n; // prefix lo accepted, prefix hi rejected
-    while (hi - lo > 1) {
-      const mid = (lo + hi) >> 1;
-      if ((await check(module, traceCfg(t, mid), mid)).accepted) lo = mid; else hi = mid;
-    }
-    res.at = hi;
-    res.event = t.events[hi - 1];
-  }
-  return res;
+function checkJobTable(t, spec) {
+  return checkEvents(traceModule(spec), t.events, (k) => traceCfg(t, k), (k) => k + 10);
 }
 
 // bite shows that the check bites: each edit of one event of an accepted
@@ -684,10 +700,7 @@ async function checkJobTable(t, spec) {
 // exactly that event, and a trace naming an unknown thread must be an
 // error. Returns the exit status.
 async function bite(files) {
-  const traces = files.map((f) => {
-    const lines = readFileSync(f, 'utf8').split('\n').filter((l) => l.trim() !== '');
-    return { file: f, head: lines[0], events: lines.slice(1).map((l) => JSON.parse(l)) };
-  });
+  const traces = readTraceFiles(files);
   const edits = [
     ['a CAS that reports the wrong depth', (e) => e.a === 'SubmitCAS' && e.r === 'ok', (e) => { e.d += 1; }],
     ['a Start that says a PENDING job was not pending', (e) => e.a === 'Start' && e.r === 'ok',
