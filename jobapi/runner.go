@@ -62,11 +62,7 @@ func (e *executor) admit(req Request, key, digest string) (string, error) {
 	if e.shared != nil {
 		before = e.endCount()
 	}
-	if key != "" {
-		id, replayed, err = e.store.SubmitKeyed(e.writes, key, digest, req.TaskID, req)
-	} else {
-		id, err = e.store.Submit(e.writes, req.TaskID, req)
-	}
+	id, replayed, err = e.store.Submit(e.writes, ledger.Submission{TaskID: req.TaskID, Key: key, Digest: digest}, req)
 	if !replayed {
 		e.noteWrite(err)
 	}

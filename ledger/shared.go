@@ -2,9 +2,10 @@ package ledger
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
+
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 )
 
 // Shared is what a store shared by several processes (replicas of a server
@@ -38,7 +39,7 @@ type Shared[Req any] interface {
 }
 
 // ErrNoWork is Claim's answer when no job is claimable.
-var ErrNoWork = errors.New("ledger: no claimable job")
+var ErrNoWork = ledgertype.ErrNoWork
 
 // AsShared returns l's Shared side, and whether it has one, looking
 // through WithCodecs: the requests Claim returns are then decoded.

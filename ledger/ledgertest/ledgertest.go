@@ -152,7 +152,7 @@ func open(t *testing.T, s Store, cfg ledger.Config) *fixture {
 		if f.closed {
 			return
 		}
-		if err := f.l.CheckInvariants(); err != nil {
+		if err := f.checkInvariants(); err != nil {
 			t.Errorf("the store's invariants when the test ended:\n%v", err)
 		}
 		if err := f.l.Close(); err != nil {
@@ -165,16 +165,36 @@ func open(t *testing.T, s Store, cfg ledger.Config) *fixture {
 // restart closes the store and opens it again through Store.Restart.
 func (f *fixture) restart() {
 	f.t.Helper()
-	require.NoError(f.t, f.l.CheckInvariants(), "before the restart")
+	require.NoError(f.t, f.checkInvariants(), "before the restart")
 	f.l = f.store.Restart(f.t, f.l)
 	require.NotNil(f.t, f.l, "Store.Restart returned nil")
-	require.NoError(f.t, f.l.CheckInvariants(), "after the restart")
+	require.NoError(f.t, f.checkInvariants(), "after the restart")
+}
+
+// checkInvariants is the store's own check of its invariants, nil for a
+// store that is no ledger.Checker.
+func (f *fixture) checkInvariants() error {
+	if c, ok := ledger.As[ledger.Checker](f.l); ok {
+		return c.CheckInvariants()
+	}
+	return nil
+}
+
+// recovered is the store's Recovered, failing the test on an error or for
+// a store that is no ledger.Recoverer.
+func (f *fixture) recovered() []ledger.Snapshot {
+	f.t.Helper()
+	r, ok := ledger.As[ledger.Recoverer](f.l)
+	require.True(f.t, ok, "a store that survives a restart is a ledger.Recoverer")
+	rec, err := r.Recovered(f.ctx)
+	require.NoError(f.t, err, "Recovered")
+	return rec
 }
 
 // submit admits a job carrying "payload of TASKID".
 func (f *fixture) submit(taskID string) string {
 	f.t.Helper()
-	id, err := f.l.Submit(f.ctx, taskID, payload(taskID))
+	id, _, err := f.l.Submit(f.ctx, ledger.Submission{TaskID: taskID}, payload(taskID))
 	require.NoError(f.t, err)
 	require.NotEmpty(f.t, id)
 	return id
