@@ -45,7 +45,7 @@ func (m *Memory[Req, Res]) Submit(_ context.Context, s Submission, req Req) (str
 		id, err := m.t.Submit(s.TaskID, req)
 		return id, false, err
 	}
-	return m.t.SubmitKeyed(s.Key, s.Digest, s.TaskID, req)
+	return m.t.SubmitKeyed(s, req)
 }
 
 func (m *Memory[Req, Res]) LookupKey(_ context.Context, key string) (string, string, error) {
