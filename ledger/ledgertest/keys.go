@@ -92,6 +92,23 @@ func testKeyConflict(t *testing.T, s Store) {
 	require.Equal(t, "first", f.snapshot(id).TaskID)
 }
 
+// testNoKeyNoCheck: a Submission without a key is a plain submit: its
+// digest is ignored, each creates a job, and no job holds the empty key.
+func testNoKeyNoCheck(t *testing.T, s Store) {
+	f := open(t, s, ledger.Config{MaxQueue: 4})
+	var ids []string
+	for _, digest := range []string{"d1", "d1", "d2"} {
+		id, replayed, err := f.l.Submit(f.ctx, ledger.Submission{TaskID: "t", Digest: digest}, payload("t"))
+		require.NoError(t, err)
+		require.False(t, replayed, "no key, no replay")
+		require.NotContains(t, ids, id)
+		ids = append(ids, id)
+	}
+	require.Equal(t, 3, f.depth())
+	_, _, err := f.l.LookupKey(f.ctx, "")
+	require.ErrorIs(t, err, ledger.ErrNotFound, "no job holds the empty key")
+}
+
 // testKeyEvictedWithItsJob: once retention evicts the job that held a key,
 // the key is free: the next submit under it, with any digest, creates a
 // new job.

@@ -85,6 +85,7 @@ var rules = []struct {
 	{"Retention/LiveJobNeverEvicted", testLiveNeverEvicted},
 	{"Keys/Replay", testKeyReplay},
 	{"Keys/Conflict", testKeyConflict},
+	{"Keys/NoKeyNoCheck", testNoKeyNoCheck},
 	{"Keys/EvictedWithItsJob", testKeyEvictedWithItsJob},
 	{"Keys/EvictedByTheBound", testKeyLRUEviction},
 	{"Keys/SurviveRestart", testKeySurvivesRestart},

@@ -148,7 +148,7 @@ func (r *reference) LookupKey(_ context.Context, key string) (string, string, er
 		return "", "", ledger.ErrClosed
 	}
 	for id, j := range r.jobs {
-		if j.key == key {
+		if key != "" && j.key == key {
 			return id, j.dig, nil
 		}
 	}
