@@ -55,9 +55,9 @@ func AsShared[Req, Res any](l Ledger[Req, Res]) (Shared[Req], bool) {
 	return nil, false
 }
 
-// As finds T, an optional interface of a store (one that is neither the
-// contract nor Shared, such as a health report), in l itself, or else in
-// the store of bytes that WithCodecs wrapped in l.
+// As finds T, an optional interface of a store (Checker, Recoverer, a
+// health report; Shared, whose requests need decoding, is AsShared's), in
+// l itself, or else in the store of bytes that WithCodecs wrapped in l.
 func As[T any](l any) (T, bool) {
 	if t, ok := l.(T); ok {
 		return t, true
