@@ -75,24 +75,6 @@ type Ledger[Req, Res any] interface {
 	Close() error
 }
 
-// Checker is a store that can check its own invariants: for tests, stress
-// runs and fuzzing. Every store of this module is one.
-type Checker interface {
-	// CheckInvariants reports every invariant of the contract the store
-	// violates, joined, or nil. It is exact only while no call is in
-	// flight.
-	CheckInvariants() error
-}
-
-// Recoverer is a durable store, one whose jobs outlive its process.
-type Recoverer interface {
-	// Recovered lists the jobs that were PENDING when the store was
-	// opened, left by an earlier process, oldest first: the caller runs
-	// them (their deadlines still count from CreatedAt). It is ErrClosed
-	// after Close.
-	Recovered(ctx context.Context) ([]Snapshot, error)
-}
-
 // The store-neutral types of the contract, package ledgertype's; Config is
 // package jobtable's, whose defaults every store takes.
 type (

@@ -55,24 +55,6 @@ func AsShared[Req, Res any](l Ledger[Req, Res]) (Shared[Req], bool) {
 	return nil, false
 }
 
-// As finds T, an optional interface of a store (Checker, Recoverer, a
-// health report; Shared, whose requests need decoding, is AsShared's), in
-// l itself, or else in the store of bytes that WithCodecs wrapped in l.
-func As[T any](l any) (T, bool) {
-	if t, ok := l.(T); ok {
-		return t, true
-	}
-	if c, ok := l.(interface{ bytes() Ledger[[]byte, []byte] }); ok {
-		t, ok := c.bytes().(T)
-		return t, ok
-	}
-	var zero T
-	return zero, false
-}
-
-// bytes is the store of bytes c converts for, for As.
-func (c *coded[Req, Res]) bytes() Ledger[[]byte, []byte] { return c.Ledger }
-
 // codedShared is a Shared of bytes seen as a Shared of Req.
 type codedShared[Req any] struct {
 	Shared[[]byte]

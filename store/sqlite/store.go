@@ -82,7 +82,11 @@ type Store struct {
 	closeErr   error         // what the first Close's release returned
 }
 
-var _ ledger.Ledger[[]byte, []byte] = (*Store)(nil)
+var (
+	_ ledger.Ledger[[]byte, []byte] = (*Store)(nil)
+	_ ledger.Checker                = (*Store)(nil)
+	_ ledger.Recoverer              = (*Store)(nil)
+)
 
 // do queues the write o and waits for its reply or for ctx. A caller whose
 // ctx ends first gets ctx.Err() at once; its write may still commit, or may
