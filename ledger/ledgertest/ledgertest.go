@@ -25,9 +25,9 @@ type Store struct {
 
 	// Restart closes l, a store returned by Open or by Restart, and opens
 	// the same store again with the Config it was first opened with (the
-	// suite's clock included), as a new process would after a crash. If
-	// left nil, the store is taken not to survive a restart, and the
-	// restart rules are skipped.
+	// suite's clock included), as a new process would after a crash; such
+	// a store must be a ledger.Recoverer. If left nil, the store is taken
+	// not to survive a restart, and the restart rules are skipped.
 	Restart func(t *testing.T, l ledger.Ledger[string, string]) ledger.Ledger[string, string]
 
 	_ struct{} // forbid positional literals
