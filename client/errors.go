@@ -9,31 +9,34 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 	"github.com/jobledger/jobledger/wire"
 )
 
 // Sentinel errors, each the meaning of a status on some route. An *Error
-// unwraps to one of them; compare with errors.Is.
+// unwraps to one of them; compare with errors.Is. All but ErrUnavailable
+// are the ledger contract's own (package ledgertype), so a caller compares
+// a reply with the answer a store gives in process.
 var (
 	// ErrQueueFull: POST /jobs answered 429, async_max_queue jobs being
 	// PENDING or RUNNING. The *Error's RetryAfter says when to try again.
-	ErrQueueFull = errors.New("client: job queue full")
+	ErrQueueFull = ledgertype.ErrQueueFull
 	// ErrNotFound: a job's route answered 404, the id being unknown or the
 	// job evicted.
-	ErrNotFound = errors.New("client: no such job")
+	ErrNotFound = ledgertype.ErrNotFound
 	// ErrNotDone: GET /jobs/{id}/result answered 409; the *Error's State
 	// says where the job stands.
-	ErrNotDone = errors.New("client: job not done")
+	ErrNotDone = ledgertype.ErrNotDone
 	// ErrTerminal: POST /jobs/{id}/cancel answered 409, the job having
 	// ended already; the *Error's State names the state it ended in.
-	ErrTerminal = errors.New("client: job already terminal")
+	ErrTerminal = ledgertype.ErrTerminal
 	// ErrUnavailable: the server answered 503 (shutting down, async jobs
 	// disabled, no worker free, too many /infer bodies in flight); the
 	// *Error's RetryAfter says when to try again.
 	ErrUnavailable = errors.New("client: service unavailable")
 	// ErrKeyConflict: POST /jobs under an Idempotency-Key answered 422,
 	// the key having been used for a job with another body (SubmitKeyed).
-	ErrKeyConflict = errors.New("client: idempotency key used for another request")
+	ErrKeyConflict = ledgertype.ErrKeyConflict
 )
 
 // Error is a reply other than the route's success: an RFC 9457 problem

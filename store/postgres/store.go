@@ -79,7 +79,11 @@ type Store struct {
 	beforeReconnect func()
 }
 
-var _ ledger.Ledger[[]byte, []byte] = (*Store)(nil)
+var (
+	_ ledger.Ledger[[]byte, []byte] = (*Store)(nil)
+	_ ledger.Checker                = (*Store)(nil)
+	_ ledger.Recoverer              = (*Store)(nil)
+)
 
 // Open connects to the database named by dsn (a postgres:// or
 // postgresql:// URL, or a libpq key=value string), migrates its schema
