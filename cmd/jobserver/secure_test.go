@@ -104,8 +104,13 @@ func TestNewTokenFlags(t *testing.T) {
 // that does not parse leaves the earlier set in force, naming the line.
 func TestReloadOnHangup(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "tokens")
+	// Each version of the file is written whole, then renamed over the
+	// last, as an operator should: the reload that the second SIGHUP of
+	// reload may leave running reads one version or the other.
 	write := func(lines ...string) {
-		require.NoError(t, os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600))
+		tmp := path + ".new"
+		require.NoError(t, os.WriteFile(tmp, []byte(strings.Join(lines, "\n")+"\n"), 0o600))
+		require.NoError(t, os.Rename(tmp, path))
 	}
 	tokenA, lineA := newTokenLine(t, "acme")
 	tokenB, lineB := newTokenLine(t, "beta")
@@ -126,11 +131,11 @@ func TestReloadOnHangup(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(&logBuf, nil))
 	hup, stop, done := make(chan os.Signal), make(chan struct{}), make(chan struct{})
 	go func() { defer close(done); watchTokens(hup, stop, path, mw, log) }()
-	defer func() { close(stop); <-done }()
 	reload := func() {
 		hup <- syscall.SIGHUP
 		hup <- syscall.SIGHUP // taken once the first reload is over
 	}
+	t.Cleanup(func() { close(stop); <-done }) // before TempDir's removal
 
 	write(lineB)
 	reload()

@@ -137,8 +137,9 @@ func ReadFile(path string) (*Keys, error) {
 // fields separated by spaces or tabs; blank lines and lines whose first
 // non-blank character is # are ignored. It refuses, naming the first bad
 // line, a malformed digest, a tenant that is not 1 to MaxTenantLen of
-// [A-Za-z0-9._-], an unknown field, a digest given twice, and two bounds
-// for one tenant that differ. It never panics, whatever r holds.
+// [A-Za-z0-9._-], an unknown field, a digest given twice, two bounds for
+// one tenant that differ, and a file with no token. It never panics,
+// whatever r holds.
 func Parse(r io.Reader) (*Keys, error) {
 	k := &Keys{byPrefix: map[uint64][]entry{}, maxQueue: map[string]int{}}
 	seen := map[[sha256.Size]byte]int{}
@@ -176,6 +177,11 @@ func Parse(r io.Reader) (*Keys, error) {
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidKeys, err)
+	}
+	if k.n == 0 {
+		// A file cut short as it is rewritten reads as empty: taken, it
+		// would lock every client out.
+		return nil, fmt.Errorf("%w: no token in it", ErrInvalidKeys)
 	}
 	return k, nil
 }
