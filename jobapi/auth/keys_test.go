@@ -145,3 +145,27 @@ func FuzzParseKeys(f *testing.F) {
 		}
 	})
 }
+
+// TestLookupComparesWholeDigest: a line whose digest shares the first
+// bytes of a token's, by which Lookup finds its candidates, is not that
+// token's line; the whole digest decides, whatever the order of the lines.
+func TestLookupComparesWholeDigest(t *testing.T) {
+	d := digest("tok")
+	last := "0"
+	if d[63] == '0' {
+		last = "1"
+	}
+	near := d[:63] + last // the same first 31 bytes, another last one
+	k, err := auth.Parse(strings.NewReader(near + " mallory role=admin"))
+	require.NoError(t, err)
+	_, ok := k.Lookup("tok")
+	require.False(t, ok, "a digest that differs in its last byte")
+
+	for _, file := range []string{near + " mallory role=admin\n" + d + " acme", d + " acme\n" + near + " mallory role=admin"} {
+		k, err := auth.Parse(strings.NewReader(file))
+		require.NoError(t, err)
+		id, ok := k.Lookup("tok")
+		require.True(t, ok)
+		require.Equal(t, auth.Identity{Tenant: "acme", Role: auth.RoleSubmit}, id)
+	}
+}
