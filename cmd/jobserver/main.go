@@ -149,6 +149,9 @@ func run(args []string, log *slog.Logger) error {
 		defer func() { close(stop); <-watched }()
 	}
 	httpSrv := newHTTPServer(cfg, h)
+	// net/http's own complaints (a failed TLS handshake, a panic in a
+	// handler) go to the JSON log like every other line.
+	httpSrv.ErrorLog = slog.NewLogLogger(log.Handler(), slog.LevelWarn)
 	served := make(chan error, 1)
 	if tlsCfg != nil {
 		serveHTTPS(httpSrv, tlsCfg)

@@ -11,6 +11,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"io"
 	"log/slog"
 	"math/big"
@@ -215,8 +216,8 @@ func logLines(t *testing.T, cmd *exec.Cmd) <-chan string {
 	return lines
 }
 
-// nextMsg returns the first line of lines whose msg is msg, failing the
-// test if the log ends or none comes within 30 seconds.
+// nextMsg returns the first line of lines whose msg begins with msg,
+// failing the test if the log ends or none comes within 30 seconds.
 func nextMsg(t *testing.T, lines <-chan string, msg string) map[string]any {
 	t.Helper()
 	timeout := time.After(30 * time.Second)
@@ -225,7 +226,7 @@ func nextMsg(t *testing.T, lines <-chan string, msg string) map[string]any {
 		case line, ok := <-lines:
 			require.True(t, ok, "the log ended before %q", msg)
 			var m map[string]any
-			if json.Unmarshal([]byte(line), &m) == nil && m["msg"] == msg {
+			if json.Unmarshal([]byte(line), &m) == nil && strings.HasPrefix(fmt.Sprint(m["msg"]), msg) {
 				return m
 			}
 		case <-timeout:
@@ -294,6 +295,8 @@ func TestTokensOverTLS(t *testing.T) {
 	defer old.CloseIdleConnections()
 	_, err := (&http.Client{Transport: old, Timeout: 30 * time.Second}).Get(base + "/healthz")
 	require.Error(t, err, "TLS 1.1 is refused")
+	handshake := nextMsg(t, lines, "http: TLS handshake error from 127.0.0.1:")
+	require.Equal(t, "WARN", handshake["level"])
 
 	require.NoError(t, os.WriteFile(tokens, []byte(admLine+"\n"), 0o600))
 	require.NoError(t, cmd.Process.Signal(syscall.SIGHUP))

@@ -214,8 +214,8 @@ func parseLine(text string) (e entry, bound int, err error) {
 				return e, -1, err
 			}
 		case key == "max_queue" && bound < 0:
-			n, err := strconv.ParseUint(val, 10, 31)
-			if err != nil || n > math.MaxInt32 {
+			n, err := strconv.ParseUint(val, 10, 31) // at most MaxInt32
+			if err != nil {
 				return e, -1, fmt.Errorf("max_queue=%q is not an integer in [0, %d]", val, math.MaxInt32)
 			}
 			bound = int(n)
