@@ -86,16 +86,7 @@ func run(args []string, log *slog.Logger) error {
 		return repairStore(opts.cfg.Store, os.Stdout)
 	}
 	cfg := opts.cfg
-	if err := refuseExposed(cfg.Listen, exposedHost(cfg.Listen), cfg.TokensFile != "", opts.insecure); err != nil {
-		return err
-	}
-	var keys *auth.Keys
-	if cfg.TokensFile != "" {
-		if keys, err = auth.ReadFile(cfg.TokensFile); err != nil {
-			return err
-		}
-	}
-	tlsCfg, err := loadTLS(cfg.TLSCert, cfg.TLSKey)
+	keys, tlsCfg, err := loadSecurity(cfg, opts.insecure)
 	if err != nil {
 		return err
 	}

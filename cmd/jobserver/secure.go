@@ -10,8 +10,28 @@ import (
 	"os"
 	"strings"
 
+	"github.com/jobledger/jobledger/cmd/jobserver/internal/config"
 	"github.com/jobledger/jobledger/jobapi/auth"
 )
+
+// loadSecurity reads what cfg names of the token file and the TLS
+// certificate, before anything is bound or opened: keys is nil without a
+// token file, tc nil without TLS. It refuses an address beyond loopback
+// without a token file unless insecure.
+func loadSecurity(cfg config.Config, insecure bool) (keys *auth.Keys, tc *tls.Config, err error) {
+	if err := refuseExposed(cfg.Listen, exposedHost(cfg.Listen), cfg.TokensFile != "", insecure); err != nil {
+		return nil, nil, err
+	}
+	if cfg.TokensFile != "" {
+		if keys, err = auth.ReadFile(cfg.TokensFile); err != nil {
+			return nil, nil, err
+		}
+	}
+	if tc, err = loadTLS(cfg.TLSCert, cfg.TLSKey); err != nil {
+		return nil, nil, err
+	}
+	return keys, tc, nil
+}
 
 // exposedHost reports whether listening on listen (host:port) may reach
 // beyond this machine: any host but a loopback IP or "localhost", the
