@@ -24,7 +24,8 @@
 // refused (sqlite.Repair), says what it changed and exits.
 //
 // With -tokens-file every route but /healthz needs a bearer token the file
-// holds (package jobapi/auth, secure.go), and a SIGHUP rereads the file.
+// holds (package jobapi/auth, secure.go), and a SIGHUP rereads the file
+// (and the certificate, with TLS).
 // Without one it refuses to listen beyond loopback unless given -insecure.
 // With -tls-cert and -tls-key it serves HTTPS. jobserver -new-token TENANT
 // prints a new token and its line of the file, and exits.
@@ -86,19 +87,20 @@ func run(args []string, log *slog.Logger) error {
 		return repairStore(opts.cfg.Store, os.Stdout)
 	}
 	cfg := opts.cfg
-	keys, tlsCfg, err := loadSecurity(cfg, opts.insecure)
+	sec, err := loadSecurity(cfg, opts.insecure)
 	if err != nil {
 		return err
 	}
 	// Signals are caught before the store is opened, which can take long:
 	// one that comes during the start waits for it, then shuts down as
 	// one after the start would (a second one cuts the grace short). A
-	// SIGHUP rereads the token file, once the server serves.
+	// SIGHUP rereads the token file and the certificate, once the server
+	// serves.
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
 	hup := make(chan os.Signal, 1)
-	if keys != nil {
+	if sec.keys != nil || sec.cert != nil {
 		signal.Notify(hup, syscall.SIGHUP)
 		defer signal.Stop(hup)
 	}
@@ -110,7 +112,7 @@ func run(args []string, log *slog.Logger) error {
 		return err
 	}
 	addr := ln.Addr().String()
-	if err := refuseExposed(addr, boundExposed(ln.Addr()), keys != nil, opts.insecure); err != nil {
+	if err := refuseExposed(addr, boundExposed(ln.Addr()), sec.keys != nil, opts.insecure); err != nil {
 		ln.Close()
 		return err
 	}
@@ -132,11 +134,24 @@ func run(args []string, log *slog.Logger) error {
 	// has stopped answering reads of them (below); on an early return, here.
 	defer closeStore() // an earlier error is the one to report
 	var h http.Handler = srv
-	if keys != nil {
-		mw := auth.New(srv, keys)
+	var mw *auth.Middleware
+	if sec.keys != nil {
+		mw = auth.New(srv, sec.keys)
 		h = mw
+	}
+	if sec.keys != nil || sec.cert != nil {
 		stop, watched := make(chan struct{}), make(chan struct{})
-		go func() { defer close(watched); watchTokens(hup, stop, cfg.TokensFile, mw, log) }()
+		go func() {
+			defer close(watched)
+			watchHangup(hup, stop, func() {
+				if mw != nil {
+					reloadTokens(cfg.TokensFile, mw, log)
+				}
+				if sec.cert != nil {
+					reloadCertificate(sec.cert, log)
+				}
+			})
+		}()
 		defer func() { close(stop); <-watched }()
 	}
 	httpSrv := newHTTPServer(cfg, h)
@@ -144,16 +159,16 @@ func run(args []string, log *slog.Logger) error {
 	// handler) go to the JSON log like every other line.
 	httpSrv.ErrorLog = slog.NewLogLogger(log.Handler(), slog.LevelWarn)
 	served := make(chan error, 1)
-	if tlsCfg != nil {
-		serveHTTPS(httpSrv, tlsCfg)
+	if sec.cert != nil {
+		serveHTTPS(httpSrv, sec.cert.tlsConfig())
 		go func() { served <- httpSrv.ServeTLS(ln, "", "") }()
 	} else {
 		go func() { served <- httpSrv.Serve(ln) }()
 	}
-	attrs := []any{"addr", addr, "tls", tlsCfg != nil, "model", cfg.Model, "workers", cfg.Workers,
+	attrs := []any{"addr", addr, "tls", sec.cert != nil, "model", cfg.Model, "workers", cfg.Workers,
 		"async_enabled", cfg.AsyncEnabled, "async_max_queue", cfg.AsyncMaxQueue, "store", redact.Store(cfg.Store)}
-	if keys != nil {
-		attrs = append(attrs, "tokens", keys.Len())
+	if sec.keys != nil {
+		attrs = append(attrs, "tokens", sec.keys.Len())
 	}
 	log.Info("listening", attrs...)
 

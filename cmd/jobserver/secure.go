@@ -9,28 +9,37 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync/atomic"
 
 	"github.com/jobledger/jobledger/cmd/jobserver/internal/config"
 	"github.com/jobledger/jobledger/jobapi/auth"
 )
 
-// loadSecurity reads what cfg names of the token file and the TLS
-// certificate, before anything is bound or opened: keys is nil without a
-// token file, tc nil without TLS. It refuses an address beyond loopback
-// without a token file unless insecure.
-func loadSecurity(cfg config.Config, insecure bool) (keys *auth.Keys, tc *tls.Config, err error) {
+// security is what the server checks and presents: the token file's keys
+// (nil without one) and its certificate (nil without TLS).
+type security struct {
+	keys *auth.Keys
+	cert *certificate
+}
+
+// loadSecurity reads the token file and the certificate that cfg names,
+// before anything is bound or opened. It refuses an address beyond
+// loopback without a token file unless insecure.
+func loadSecurity(cfg config.Config, insecure bool) (sec security, err error) {
 	if err := refuseExposed(cfg.Listen, exposedHost(cfg.Listen), cfg.TokensFile != "", insecure); err != nil {
-		return nil, nil, err
+		return sec, err
 	}
 	if cfg.TokensFile != "" {
-		if keys, err = auth.ReadFile(cfg.TokensFile); err != nil {
-			return nil, nil, err
+		if sec.keys, err = auth.ReadFile(cfg.TokensFile); err != nil {
+			return sec, err
 		}
 	}
-	if tc, err = loadTLS(cfg.TLSCert, cfg.TLSKey); err != nil {
-		return nil, nil, err
+	if cfg.TLSCert != "" || cfg.TLSKey != "" {
+		if sec.cert, err = loadCertificate(cfg.TLSCert, cfg.TLSKey); err != nil {
+			return sec, err
+		}
 	}
-	return keys, tc, nil
+	return sec, nil
 }
 
 // exposedHost reports whether listening on listen (host:port) may reach
@@ -67,17 +76,41 @@ func boundExposed(a net.Addr) bool {
 	return !ok || !tcp.IP.IsLoopback()
 }
 
-// loadTLS reads the certificate chain and key that cert and key name, for
-// a server that speaks TLS 1.2 at least. Both empty: nil, plain HTTP.
-func loadTLS(cert, key string) (*tls.Config, error) {
-	if cert == "" && key == "" {
-		return nil, nil
+// certificate is the certificate chain and key the server presents, read
+// from two files and swapped whole when they are read again.
+type certificate struct {
+	certFile, keyFile string
+	cur               atomic.Pointer[tls.Certificate]
+}
+
+// loadCertificate reads the PEM files certFile and keyFile.
+func loadCertificate(certFile, keyFile string) (*certificate, error) {
+	c := &certificate{certFile: certFile, keyFile: keyFile}
+	if err := c.load(); err != nil {
+		return nil, err
 	}
-	pair, err := tls.LoadX509KeyPair(cert, key)
+	return c, nil
+}
+
+// load reads the files again; on an error the certificate in use stays.
+func (c *certificate) load() error {
+	pair, err := tls.LoadX509KeyPair(c.certFile, c.keyFile)
 	if err != nil {
-		return nil, fmt.Errorf("tls_cert %q, tls_key %q: %w", cert, key, err)
+		return fmt.Errorf("tls_cert %q, tls_key %q: %w", c.certFile, c.keyFile, err)
 	}
-	return &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{pair}}, nil
+	c.cur.Store(&pair)
+	return nil
+}
+
+// tlsConfig is the TLS configuration of a server presenting c: TLS 1.2
+// at least, and the certificate last loaded at each handshake.
+func (c *certificate) tlsConfig() *tls.Config {
+	return &tls.Config{
+		MinVersion: tls.VersionTLS12,
+		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+			return c.cur.Load(), nil
+		},
+	}
 }
 
 // serveHTTPS sets httpSrv up to speak HTTP/1.1 over TLS with tc. The API's
@@ -104,15 +137,26 @@ func reloadTokens(path string, mw *auth.Middleware, log *slog.Logger) bool {
 	return true
 }
 
-// watchTokens reloads the token file into mw on each value hup delivers,
-// until stop is closed.
-func watchTokens(hup <-chan os.Signal, stop <-chan struct{}, path string, mw *auth.Middleware, log *slog.Logger) {
+// reloadCertificate reads c's files again. A pair that cannot be read is
+// logged and leaves the certificate in use as it was.
+func reloadCertificate(c *certificate, log *slog.Logger) bool {
+	if err := c.load(); err != nil {
+		log.Error("certificate not reloaded: the earlier one stays in use", "error", err)
+		return false
+	}
+	log.Info("certificate reloaded")
+	return true
+}
+
+// watchHangup calls reload on each value hup delivers, until stop is
+// closed.
+func watchHangup(hup <-chan os.Signal, stop <-chan struct{}, reload func()) {
 	for {
 		select {
 		case <-stop:
 			return
 		case <-hup:
-			reloadTokens(path, mw, log)
+			reload()
 		}
 	}
 }

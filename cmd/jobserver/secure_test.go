@@ -100,7 +100,7 @@ func TestNewTokenFlags(t *testing.T) {
 	require.ErrorContains(t, printNewToken(io.Discard, "a/b", "submit"), "-new-token")
 }
 
-// TestReloadOnHangup drives watchTokens as the SIGHUP handler does: a
+// TestReloadOnHangup drives reloadTokens as the SIGHUP handler does: a
 // token removed from the file is refused from the reload on, and a file
 // that does not parse leaves the earlier set in force, naming the line.
 func TestReloadOnHangup(t *testing.T) {
@@ -131,7 +131,7 @@ func TestReloadOnHangup(t *testing.T) {
 	var logBuf lockedBuffer
 	log := slog.New(slog.NewTextHandler(&logBuf, nil))
 	hup, stop, done := make(chan os.Signal), make(chan struct{}), make(chan struct{})
-	go func() { defer close(done); watchTokens(hup, stop, path, mw, log) }()
+	go func() { defer close(done); watchHangup(hup, stop, func() { reloadTokens(path, mw, log) }) }()
 	reload := func() {
 		hup <- syscall.SIGHUP
 		hup <- syscall.SIGHUP // taken once the first reload is over
@@ -237,8 +237,8 @@ func nextMsg(t *testing.T, lines <-chan string, msg string) map[string]any {
 
 // TestTokensOverTLS runs the binary with a token file that -new-token
 // wrote and a self-signed certificate: HTTPS at TLS 1.2 or later only,
-// 401, 403 and the job API by token, and a SIGHUP that takes a token
-// away.
+// 401, 403 and the job API by token, a SIGHUP that takes a token away,
+// and one that puts a new certificate in place.
 func TestTokensOverTLS(t *testing.T) {
 	bin := build(t, "github.com/jobledger/jobledger/cmd/jobserver")
 	dir := t.TempDir()
@@ -309,6 +309,27 @@ func TestTokensOverTLS(t *testing.T) {
 	require.NoError(t, cmd.Process.Signal(syscall.SIGHUP))
 	nextMsg(t, lines, "tokens not reloaded: the earlier set stays in force")
 	require.Equal(t, http.StatusAccepted, do("POST", "/jobs", adm).StatusCode)
+
+	// A new certificate, written whole and renamed over the old files, is
+	// presented from the next SIGHUP on; one that cannot be read leaves the
+	// last in use.
+	certPath2, keyPath2, pool2 := selfSigned(t, t.TempDir())
+	require.NoError(t, os.Rename(keyPath2, keyPath))
+	require.NoError(t, os.Rename(certPath2, certPath))
+	require.NoError(t, cmd.Process.Signal(syscall.SIGHUP))
+	nextMsg(t, lines, "certificate reloaded")
+	tr.CloseIdleConnections()
+	_, err = c.Get(base + "/healthz")
+	require.ErrorContains(t, err, "certificate", "the first certificate is no longer presented")
+	tr2 := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool2}}
+	defer tr2.CloseIdleConnections()
+	c = &http.Client{Transport: tr2, Timeout: 30 * time.Second}
+	require.Equal(t, http.StatusOK, do("GET", "/healthz", "").StatusCode)
+	require.NoError(t, os.WriteFile(certPath, []byte("not PEM"), 0o600))
+	require.NoError(t, cmd.Process.Signal(syscall.SIGHUP))
+	nextMsg(t, lines, "certificate not reloaded: the earlier one stays in use")
+	tr2.CloseIdleConnections()
+	require.Equal(t, http.StatusOK, do("GET", "/healthz", "").StatusCode)
 
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	nextMsg(t, lines, "stopped")
