@@ -37,7 +37,17 @@ var (
 	// ErrKeyConflict: POST /jobs under an Idempotency-Key answered 422,
 	// the key having been used for a job with another body (SubmitKeyed).
 	ErrKeyConflict = ledgertype.ErrKeyConflict
+	// ErrUnauthorized: the server answered 401, the request carrying no
+	// token (Options.Token) or one the server's token file does not hold.
+	ErrUnauthorized = errors.New("client: a valid bearer token is required")
+	// ErrForbidden: the server answered 403, the token's role not letting
+	// it do what the request asked (listing jobs takes role admin).
+	ErrForbidden = errors.New("client: the token's role may not do this")
 )
+
+// anyRoute is what a status means on every route, where the route gives
+// it no meaning of its own.
+var anyRoute = map[int]error{http.StatusUnauthorized: ErrUnauthorized, http.StatusForbidden: ErrForbidden}
 
 // Error is a reply other than the route's success: an RFC 9457 problem
 // (application/problem+json) as the server writes every error, or any
@@ -70,6 +80,9 @@ type Error struct {
 
 // newError reads r as an Error that unwraps to sentinel.
 func newError(r *reply, sentinel error) *Error {
+	if sentinel == nil {
+		sentinel = anyRoute[r.status]
+	}
 	e := &Error{
 		Method: r.method, URL: r.url.String(), StatusCode: r.status, Body: r.body,
 		RetryAfter: retryAfter(r.header), sentinel: sentinel,
