@@ -41,6 +41,7 @@ import (
 
 	"github.com/jobledger/jobledger/internal/redact"
 	"github.com/jobledger/jobledger/jobapi"
+	"github.com/jobledger/jobledger/jobapi/console"
 )
 
 func main() {
@@ -101,7 +102,13 @@ func run(args []string, log *slog.Logger) error {
 	// The store closes last, after the jobs have ended and the HTTP server
 	// has stopped answering reads of them (below); on an early return, here.
 	defer closeStore() // an earlier error is the one to report
-	httpSrv := newHTTPServer(opts.cfg, srv)
+	con, err := console.New(console.Options{API: srv, Overview: srv.Overview, Store: redact.Store(opts.cfg.Store)})
+	if err != nil {
+		stopNow(srv)
+		return err
+	}
+	defer con.Close()
+	httpSrv := newHTTPServer(opts.cfg, console.Mount(srv, con))
 	served := make(chan error, 1)
 	go func() { served <- httpSrv.Serve(ln) }()
 	log.Info("listening", "addr", addr, "model", opts.cfg.Model, "workers", opts.cfg.Workers,
