@@ -209,7 +209,7 @@ func (c *Console) routes() *http.ServeMux {
 		w.Header().Set("Cache-Control", "no-cache")
 		c.static.ServeHTTP(w, r)
 	})
-	mux.HandleFunc(Prefix+"/", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("GET "+Prefix+"/", func(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, http.StatusNotFound, "There is no such page in the console.")
 	})
 	return mux
