@@ -337,6 +337,8 @@ func formatWindow(d time.Duration) string {
 		return fmt.Sprintf("%d minutes", d/time.Minute)
 	case d == time.Minute:
 		return "minute"
+	case d%time.Second == 0 && d < time.Minute:
+		return fmt.Sprintf("%d seconds", d/time.Second)
 	}
 	return d.String()
 }
