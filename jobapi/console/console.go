@@ -98,7 +98,7 @@ func New(opts Options) (*Console, error) {
 	opts.SampleEvery = cmpOr(opts.SampleEvery, DefaultSampleEvery)
 	opts.Window = cmpOr(opts.Window, DefaultWindow)
 	if opts.Window < 2*opts.SampleEvery {
-		return nil, errors.Join(ErrInvalidOptions, errors.New("Window under two samples"))
+		return nil, errors.Join(ErrInvalidOptions, errors.New("the window holds fewer than two samples"))
 	}
 	pages, err := parsePages()
 	if err != nil {
