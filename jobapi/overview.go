@@ -1,6 +1,7 @@
 package jobapi
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -72,4 +73,14 @@ func counterValue(c prometheus.Counter) uint64 {
 		return 0
 	}
 	return uint64(m.GetCounter().GetValue())
+}
+
+// Leases reports the leases the replicas of a shared store hold (see
+// ledger.LeaseReporter), or nil for a store that keeps none.
+func (s *Server) Leases(ctx context.Context) ([]ledger.ReplicaLeases, error) {
+	lr, ok := ledger.As[ledger.LeaseReporter](s.store)
+	if !ok {
+		return nil, nil
+	}
+	return lr.Leases(ctx)
 }

@@ -103,7 +103,8 @@ func run(args []string, log *slog.Logger) error {
 	// The store closes last, after the jobs have ended and the HTTP server
 	// has stopped answering reads of them (below); on an early return, here.
 	defer closeStore() // an earlier error is the one to report
-	con, err := console.New(console.Options{API: srv, Overview: srv.Overview, Store: redact.Store(opts.cfg.Store)})
+	con, err := console.New(console.Options{API: srv, Overview: srv.Overview, Leases: srv.Leases,
+		Store: redact.Store(opts.cfg.Store), Replica: opts.cfg.Replica})
 	if err != nil {
 		stopNow(srv)
 		return err

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"context"
 	"embed"
 	"errors"
 	"html/template"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jobledger/jobledger/jobapi"
+	"github.com/jobledger/jobledger/ledger"
 )
 
 // Prefix is the path the console is served under.
@@ -36,6 +38,12 @@ type Options struct {
 	// Store names the store on the overview, already free of secrets
 	// (redact.Store). If left empty, no name is shown.
 	Store string
+	// Replica is this server's name among the replicas of a shared store.
+	// If left empty, none is shown.
+	Replica string
+	// Leases reports the leases the replicas of a shared store hold:
+	// (*jobapi.Server).Leases. If left nil, none are shown.
+	Leases func(ctx context.Context) ([]ledger.ReplicaLeases, error)
 	// ServerWide reports whether the caller of r may see the server-wide
 	// figures (the queue, the rates, the workers, the store); the job
 	// counts and pages come from the API, which applies its own rules. If

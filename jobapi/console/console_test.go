@@ -1,15 +1,21 @@
 package console_test
 
 import (
+	"context"
+	"errors"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobledger/jobledger/jobapi"
 	"github.com/jobledger/jobledger/jobapi/console"
+	"github.com/jobledger/jobledger/ledger"
 )
 
 func TestNewRefusesBadOptions(t *testing.T) {
@@ -248,4 +254,33 @@ func TestServerWideFiguresCanBeWithheld(t *testing.T) {
 	require.NotContains(t, plain, "plot-admitted")
 	resp := b.do(t, http.MethodGet, "/console", http.Header{"X-Admin": {"1"}})
 	require.Equal(t, http.StatusOK, resp.StatusCode)
+}
+
+func TestReplicasAndLeases(t *testing.T) {
+	b := setup(t, 1, console.Options{})
+	at := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
+	var report []ledger.ReplicaLeases
+	var fail error
+	con, err := console.New(console.Options{API: b.srv, Replica: "r1",
+		Overview: func() jobapi.Overview { o := b.srv.Overview(); o.Shared = true; return o },
+		Leases:   func(context.Context) ([]ledger.ReplicaLeases, error) { return report, fail }})
+	require.NoError(t, err)
+	defer con.Close()
+	page := func() string {
+		rec := httptest.NewRecorder()
+		con.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/console", nil))
+		require.Equal(t, http.StatusOK, rec.Code)
+		return rec.Body.String()
+	}
+
+	require.Contains(t, page(), "No replica holds a job under a lease now")
+	report = []ledger.ReplicaLeases{{Replica: "r1", Jobs: 2, Next: at}, {Replica: "r2", Jobs: 1, Next: at, Lapsed: true}}
+	html := page()
+	require.Contains(t, html, "<dt>This replica</dt><dd><code>r1</code></dd>")
+	require.Contains(t, html, `<tr><td><code>r1</code> (this one)</td><td>2</td><td>2030-01-01 12:00:00.000 UTC</td><td class="ok">renewed</td></tr>`)
+	require.Contains(t, html, `<tr><td><code>r2</code></td><td>1</td><td>2030-01-01 12:00:00.000 UTC</td><td class="bad">lapsed`)
+	fail = errors.New("database away")
+	require.Contains(t, page(), "The leases could not be read: database away")
+
+	require.NotContains(t, b.page(t, "/console", http.StatusOK), "This replica", "a store of one server has no replicas")
 }

@@ -109,6 +109,16 @@ type overviewData struct {
 	Listener   string
 	Shutdown   bool
 	Totals     map[string]uint64
+	Replica    string
+	Leases     []leaseRow
+	LeasesErr  string
+}
+
+// leaseRow is one replica's leases on the overview.
+type leaseRow struct {
+	Replica, Next string
+	Jobs          int
+	Lapsed, This  bool
 }
 
 // queueBar is a bar of used against bound.
@@ -143,6 +153,10 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request) {
 		d.Totals = map[string]uint64{"submitted": o.Submitted, "rejected": o.Rejected,
 			"done": o.Done, "failed": o.Failed + o.TimedOut}
 		d.Window = formatWindow(c.opts.Window)
+		d.Replica = c.opts.Replica
+		if o.Shared && c.opts.Leases != nil {
+			d.Leases, d.LeasesErr = c.leases(r)
+		}
 		c.mu.Lock()
 		for _, s := range []struct {
 			id, title string
@@ -158,6 +172,20 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request) {
 		c.mu.Unlock()
 	}
 	c.render(w, r, http.StatusOK, "overview", page{Title: "Overview", Nav: "overview", Refresh: c.opts.Refresh, Data: d})
+}
+
+// leases reads the replicas' leases for the overview, or says why not.
+func (c *Console) leases(r *http.Request) ([]leaseRow, string) {
+	report, err := c.opts.Leases(r.Context())
+	if err != nil {
+		return nil, err.Error()
+	}
+	rows := make([]leaseRow, 0, len(report))
+	for _, l := range report {
+		rows = append(rows, leaseRow{Replica: l.Replica, Jobs: l.Jobs, Next: formatTime(l.Next),
+			Lapsed: l.Lapsed, This: l.Replica == c.opts.Replica})
+	}
+	return rows, ""
 }
 
 // countState counts the jobs in state st through GET /jobs, up to
