@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
@@ -132,6 +134,24 @@ func TestBrowser(t *testing.T) {
 	require.Contains(t, text("#live-status"), "Live")
 	shot("overview.png")
 
+	// Hidden behind another tab, the overview stops polling; in front
+	// again, it polls at once. A hidden tab gets no animation frames, so
+	// these polls run on a timer.
+	other, closeOther := chromedp.NewContext(ctx, chromedp.WithNewWindow(false))
+	require.NoError(t, chromedp.Do(other, chromedp.Navigate("about:blank")))
+	_, err = chromedp.Call(other, page.BringToFront, cdp.Empty{})
+	require.NoError(t, err)
+	timed := func(what, expr string) {
+		_, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingInterval(50*time.Millisecond),
+			chromedp.WithPollingTimeout(15*time.Second)))
+		require.NoError(t, err, what)
+	}
+	timed("paused while hidden", `document.hidden && document.getElementById("live-status").textContent.includes("paused")`)
+	_, err = chromedp.Call(ctx, page.BringToFront, cdp.Empty{})
+	require.NoError(t, err)
+	timed("refreshing when shown", `!document.hidden && document.getElementById("live-status").textContent.includes("updated")`)
+	closeOther()
+
 	// The listing, a page at a time.
 	rows := `document.querySelectorAll("table.jobs tbody tr").length`
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/console/jobs"),
@@ -172,6 +192,14 @@ func TestBrowser(t *testing.T) {
 			chromedp.Navigate(ts.URL+page), chromedp.WaitVisible(chromedp.CSS("main"))))
 		poll("no sideways scroll on "+page, `document.documentElement.scrollWidth <= window.innerWidth`)
 	}
+
+	// The keyboard: the first Tab reaches the link that skips to the
+	// content, and Enter follows it.
+	follow("the overview again", chromedp.Navigate(ts.URL+"/console"))
+	require.NoError(t, chromedp.Do(ctx, chromedp.KeyEvent("\t")))
+	poll("the skip link focused first", `document.activeElement.textContent === "Skip to content"`)
+	require.NoError(t, chromedp.Do(ctx, chromedp.KeyEvent("\r")))
+	poll("the skip link followed", `location.hash === "#main"`)
 
 	mu.Lock()
 	defer mu.Unlock()
