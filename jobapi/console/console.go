@@ -6,6 +6,7 @@ import (
 	"errors"
 	"html/template"
 	"io/fs"
+	"log/slog"
 	"net/http"
 	"path"
 	"strings"
@@ -49,6 +50,9 @@ type Options struct {
 	// counts and pages come from the API, which applies its own rules. If
 	// left nil, every caller may.
 	ServerWide func(r *http.Request) bool
+	// Logger receives the console's own failures (a page that could not
+	// be rendered). If left nil, slog.Default() does.
+	Logger *slog.Logger
 	// Now gives the time of the samples. If left nil, the wall clock does.
 	Now func() time.Time
 	// Refresh is how often an open overview polls for fresh figures. If
@@ -98,6 +102,9 @@ func New(opts Options) (*Console, error) {
 		return nil, errors.Join(ErrInvalidOptions, errors.New("no Overview"))
 	case opts.Refresh < 0 || opts.SampleEvery < 0 || opts.Window < 0:
 		return nil, errors.Join(ErrInvalidOptions, errors.New("a negative duration"))
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
