@@ -284,3 +284,47 @@ func TestReplicasAndLeases(t *testing.T) {
 
 	require.NotContains(t, b.page(t, "/console", http.StatusOK), "This replica", "a store of one server has no replicas")
 }
+
+// tenantKey is the context key a gate in front of Mount stores its
+// caller's tenant under.
+type tenantKey struct{}
+
+// TestGateInFrontOfMount: a middleware in front of Mount's handler gates
+// the console and the API alike, and the API calls the console makes for
+// a request carry that request's headers and context.
+func TestGateInFrontOfMount(t *testing.T) {
+	b := setup(t, 1, console.Options{})
+	b.submit(t, "t", nil)
+	var seen []string
+	api := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tenant, _ := r.Context().Value(tenantKey{}).(string)
+		seen = append(seen, r.Method+" "+r.URL.Path+" "+r.Header.Get("Authorization")+" "+tenant)
+		b.srv.ServeHTTP(w, r)
+	})
+	con, err := console.New(console.Options{API: api, Overview: b.srv.Overview})
+	require.NoError(t, err)
+	defer con.Close()
+	gate := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("Authorization") != "Bearer t1" {
+				http.Error(w, "no token", http.StatusUnauthorized)
+				return
+			}
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), tenantKey{}, "tenant-1")))
+		})
+	}
+	h := gate(console.Mount(api, con))
+	for _, target := range []string{"/console", "/console/jobs", "/jobs"} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, target, nil))
+		require.Equal(t, http.StatusUnauthorized, rec.Code, target)
+	}
+	require.Empty(t, seen)
+
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodGet, "/console/jobs", nil)
+	req.Header.Set("Authorization", "Bearer t1")
+	h.ServeHTTP(rec, req)
+	require.Equal(t, http.StatusOK, rec.Code)
+	require.Equal(t, []string{"GET /jobs Bearer t1 tenant-1"}, seen)
+}
