@@ -50,6 +50,7 @@ import (
 	"github.com/jobledger/jobledger/internal/redact"
 	"github.com/jobledger/jobledger/jobapi"
 	"github.com/jobledger/jobledger/jobapi/auth"
+	"github.com/jobledger/jobledger/jobapi/console"
 )
 
 func main() {
@@ -133,10 +134,24 @@ func run(args []string, log *slog.Logger) error {
 	// The store closes last, after the jobs have ended and the HTTP server
 	// has stopped answering reads of them (below); on an early return, here.
 	defer closeStore() // an earlier error is the one to report
-	var h http.Handler = srv
+	// The console reads and cancels through the API's handler, behind the
+	// same token check as any client, so that a role sees no more there.
+	var h http.Handler
+	api := http.Handler(srv)
+	if sec.keys != nil {
+		api = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) })
+	}
+	con, err := console.New(console.Options{API: api, Overview: srv.Overview, Leases: srv.Leases,
+		Store: redact.Store(cfg.Store), Replica: cfg.Replica, ServerWide: serverWide(sec.keys != nil)})
+	if err != nil {
+		stopNow(srv)
+		return err
+	}
+	defer con.Close()
+	h = console.Mount(srv, con)
 	var mw *auth.Middleware
 	if sec.keys != nil {
-		mw = auth.New(srv, sec.keys)
+		mw = auth.New(h, sec.keys)
 		h = mw
 	}
 	if sec.keys != nil || sec.cert != nil {
@@ -265,4 +280,16 @@ func writeAddr(path, addr string) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// serverWide says who sees the console's server-wide figures: everyone
+// without tokens, only an admin with them.
+func serverWide(tokens bool) func(*http.Request) bool {
+	return func(r *http.Request) bool {
+		if !tokens {
+			return true
+		}
+		id, ok := auth.FromContext(r.Context())
+		return ok && id.Role == auth.RoleAdmin
+	}
 }
