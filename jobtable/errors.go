@@ -8,6 +8,10 @@ var (
 	// ErrQueueFull is returned by Submit when MaxQueue jobs are already
 	// admitted and not yet terminal.
 	ErrQueueFull = ledgertype.ErrQueueFull
+	// ErrTenantQueueFull is returned by SubmitWith when the submission's
+	// tenant already has Submission.TenantMaxQueue jobs admitted and not
+	// yet terminal.
+	ErrTenantQueueFull = ledgertype.ErrTenantQueueFull
 	// ErrNotFound is returned for an id the table does not hold: never
 	// issued, or evicted by retention.
 	ErrNotFound = ledgertype.ErrNotFound

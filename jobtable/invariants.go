@@ -133,6 +133,26 @@ func (t *Table[Req, Res]) checkInvariants() error {
 		fail("DepthInv", "depth %d, non-terminal jobs %d", depth, live)
 	}
 
+	// TenantDepthInv: each tenant's count is its number of live jobs, and
+	// the table keeps records only of tenants that have some.
+	perTenant := map[string]int{}
+	for j := range t.jobs.all() {
+		if !j.loadState().Terminal() {
+			perTenant[j.tenantName()]++
+			if t.tenants[j.tenantName()] != j.tn {
+				fail("TenantDepthInv", "job %s: live, counted in a record the table has dropped", j.id)
+			}
+		}
+	}
+	for name, rec := range t.tenants {
+		if rec.live != perTenant[name] || rec.live <= 0 {
+			fail("TenantDepthInv", "tenant %q: count %d, live jobs %d", name, rec.live, perTenant[name])
+		}
+	}
+	if len(perTenant) != len(t.tenants) {
+		fail("TenantDepthInv", "%d tenants with live jobs, %d records", len(perTenant), len(t.tenants))
+	}
+
 	// ListOrderInv: the admission order that List walks holds exactly the
 	// retained jobs, each once, where its pos says, by ascending ordinal.
 	for _, err := range t.order.check(func(j *job[Req, Res]) uint32 { return j.pos }) {
@@ -156,12 +176,12 @@ func (t *Table[Req, Res]) checkInvariants() error {
 		}
 		keyed++
 		k, ok := t.keyOf[j]
-		if !ok || t.keys[k].job != j {
+		if !ok || t.keys[keyOwner{j.tenantName(), k}].job != j {
 			fail("KeyInv", "job %s holds a key (%q), which the index does not give it", j.id, k)
 		}
 	}
 	for k, h := range t.keys {
-		if !h.job.keyed || t.keyOf[h.job] != k || t.jobs.lookup(h.job.id) != h.job {
+		if !h.job.keyed || t.keyOf[h.job] != k.key || h.job.tenantName() != k.tenant || t.jobs.lookup(h.job.id) != h.job {
 			fail("KeyInv", "key %q names job %s, which is not retained under it", k, h.job.id)
 		}
 	}

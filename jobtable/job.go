@@ -14,7 +14,8 @@ import (
 //
 // Synchronisation, field by field (seed contract items in brackets):
 //
-//   - id, taskID, createdAt: immutable after Submit; read freely.
+//   - id, taskID, createdAt, tn: immutable after Submit; read freely
+//     (tn's name too; its count is under Table.mu, see tenant.go).
 //   - keyed: immutable after Submit: the job holds an idempotency key,
 //     which the table's key index keeps (keyed.go).
 //   - state: atomic [1]. Written only while holding mu, inside the critical
@@ -68,8 +69,9 @@ type job[Req, Res any] struct {
 
 	mu jobMutex
 
+	tn                     *tenant // immutable after Submit: the record it is counted in
 	id, taskID             string
-	err                    error
+	err                    *failure // nil unless FAILED or TIMEOUT
 	createdAt              time.Time
 	startedAt, completedAt time.Time
 	ord                    uint64
@@ -77,6 +79,18 @@ type job[Req, Res any] struct {
 	req  Req
 	res  Res
 	done chan struct{} // nil until a waiter needs it
+}
+
+// failure boxes the error of a FAILED or TIMEOUT job: the few jobs that
+// fail pay for it, and a job that does not keeps one word for it.
+type failure struct{ err error }
+
+// cause is the boxed error, nil for none.
+func (f *failure) cause() error {
+	if f == nil {
+		return nil
+	}
+	return f.err
 }
 
 // ordinal returns j's admission ordinal, for the admission order.
@@ -89,7 +103,7 @@ func (j *job[Req, Res]) loadState() State { return State(j.state.Load()) }
 // must be a terminal state loaded from j.state (or j.done received): the
 // fields it reads are final then, and need no lock.
 func (j *job[Req, Res]) snapshotAs(s State) Snapshot {
-	return Snapshot{ID: j.id, TaskID: j.taskID, State: s, Err: j.err,
+	return Snapshot{ID: j.id, TaskID: j.taskID, Tenant: j.tn.name, State: s, Err: j.err.cause(),
 		CreatedAt: j.createdAt, StartedAt: j.startedAt, CompletedAt: j.completedAt}
 }
 
@@ -142,7 +156,9 @@ func (j *job[Req, Res]) terminateLocked(to State, res Res, err error, now time.T
 		return false
 	}
 	j.res = res
-	j.err = err
+	if err != nil {
+		j.err = &failure{err}
+	}
 	j.completedAt = now
 	// Nobody may take the request of an ended job, so the table must not
 	// keep it: a job cancelled or expired while PENDING would otherwise

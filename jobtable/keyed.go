@@ -18,13 +18,16 @@ type keyHolder[Req, Res any] struct {
 	digest string
 }
 
-// LookupKey returns the id of the retained job that holds key, and the
-// digest it was submitted with, or ErrNotFound. It changes nothing: a
-// replay answered from it costs a lookup, not an admission.
-func (t *Table[Req, Res]) LookupKey(key string) (id, digest string, err error) {
+// keyOwner names a key in the index: keys are each tenant's own.
+type keyOwner struct{ tenant, key string }
+
+// LookupKey returns the id of the retained job of tenant that holds key,
+// and the digest it was submitted with, or ErrNotFound. It changes
+// nothing: a replay answered from it costs a lookup, not an admission.
+func (t *Table[Req, Res]) LookupKey(tenant, key string) (id, digest string, err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	h, ok := t.keys[key]
+	h, ok := t.keys[keyOwner{tenant, key}]
 	if !ok {
 		return "", "", ErrNotFound
 	}
@@ -33,11 +36,11 @@ func (t *Table[Req, Res]) LookupKey(key string) (id, digest string, err error) {
 
 // SubmitKeyed is Submit of req under the idempotency key s.Key (not
 // empty), for a request whose digest (a fingerprint the caller computes,
-// compared for equality only) is s.Digest. While a job submitted under the
-// key is retained, it creates nothing and takes no slot: it returns that
-// job's id and replayed true when the digest is the same, and
-// ErrKeyConflict when it is not. Otherwise it is Submit, and the new job
-// holds the key until it is evicted.
+// compared for equality only) is s.Digest. While a job of s.Tenant
+// submitted under the key is retained, it creates nothing and takes no
+// slot: it returns that job's id and replayed true when the digest is the
+// same, and ErrKeyConflict when it is not. Otherwise it is SubmitWith,
+// and the new job holds the key until it is evicted.
 //
 // Unlike Submit it admits under the table lock (the key must be checked
 // and taken in the step that admits), and reads the clock and the id
@@ -46,13 +49,21 @@ func (t *Table[Req, Res]) LookupKey(key string) (id, digest string, err error) {
 // Spec actions (spec/IdempotencyKeys.tla): SubmitLock, SubmitCheck and
 // SubmitInsert, one critical section; in JobTable.tla, Submit's.
 func (t *Table[Req, Res]) SubmitKeyed(s Submission, req Req) (id string, replayed bool, err error) {
-	key, digest, taskID := s.Key, s.Digest, s.TaskID
-	if key == "" {
+	if s.Key == "" {
 		panic("jobtable: SubmitKeyed with an empty key")
 	}
+	return t.submitLocked(s, req)
+}
+
+// submitLocked admits s under the table lock: the key's check (if s has
+// one), the tenant's bound, the admission, the eviction and the insertion
+// are one critical section.
+func (t *Table[Req, Res]) submitLocked(s Submission, req Req) (id string, replayed bool, err error) {
+	key, digest, taskID := s.Key, s.Digest, s.TaskID
+	owner := keyOwner{s.Tenant, key}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if h, ok := t.keys[key]; ok {
+	if h, ok := t.keys[owner]; ok && key != "" {
 		if h.digest != digest {
 			traceKeyed(key, h.job.id, ErrKeyConflict)
 			return "", false, ErrKeyConflict
@@ -60,8 +71,16 @@ func (t *Table[Req, Res]) SubmitKeyed(s Submission, req Req) (id string, replaye
 		traceKeyed(key, h.job.id, nil)
 		return h.job.id, true, nil
 	}
+	if !t.tenantRoomLocked(s.Tenant, s.TenantMaxQueue) {
+		if key != "" {
+			traceKeyed(key, "", ErrTenantQueueFull)
+		}
+		return "", false, ErrTenantQueueFull
+	}
 	if !t.admit() {
-		traceKeyed(key, "", ErrQueueFull)
+		if key != "" {
+			traceKeyed(key, "", ErrQueueFull)
+		}
 		return "", false, ErrQueueFull
 	}
 	inserted := false
@@ -72,17 +91,21 @@ func (t *Table[Req, Res]) SubmitKeyed(s Submission, req Req) (id string, replaye
 	}()
 	now := t.cfg.Now()
 	id = t.cfg.NewID()
-	j := &job[Req, Res]{id: id, taskID: taskID, createdAt: now, req: req, keyed: true}
+	j := &job[Req, Res]{id: id, taskID: taskID, createdAt: now, req: req, keyed: key != ""}
 	traceAtomic() // eviction and insertion, one step of the trace
 	t.evictLocked(now)
-	t.insertLocked(j)
+	t.insertLocked(j, s.Tenant)
+	inserted = true
+	if key == "" {
+		traceSubmitInsert(t, id)
+		return id, false, nil
+	}
 	if t.keys == nil {
-		t.keys = make(map[string]keyHolder[Req, Res])
+		t.keys = make(map[keyOwner]keyHolder[Req, Res])
 		t.keyOf = make(map[*job[Req, Res]]string)
 	}
-	t.keys[key] = keyHolder[Req, Res]{job: j, digest: digest}
+	t.keys[owner] = keyHolder[Req, Res]{job: j, digest: digest}
 	t.keyOf[j] = key
-	inserted = true
 	traceKeyedInsert(t, id, key)
 	return id, false, nil
 }
@@ -91,6 +114,6 @@ func (t *Table[Req, Res]) SubmitKeyed(s Submission, req Req) (id string, replaye
 // as j is evicted.
 // t.mu must be held.
 func (t *Table[Req, Res]) forgetKeyLocked(j *job[Req, Res]) {
-	delete(t.keys, t.keyOf[j])
+	delete(t.keys, keyOwner{j.tenantName(), t.keyOf[j]})
 	delete(t.keyOf, j)
 }

@@ -46,7 +46,7 @@ func TestKeyLeavesWithItsJob(t *testing.T) {
 			checkInvariants(t, tab)
 
 			require.NoError(t, errOf(tab.Finish(id, "r")))
-			held, digest, err := tab.LookupKey("k")
+			held, digest, err := tab.LookupKey("", "k")
 			require.NoError(t, err, "an ended job still retained keeps its key")
 			require.Equal(t, id, held)
 			require.Equal(t, "d1", digest)
@@ -55,7 +55,7 @@ func TestKeyLeavesWithItsJob(t *testing.T) {
 			tc.evict(tab, t)
 			_, err = tab.Snapshot(id)
 			require.ErrorIs(t, err, jobtable.ErrNotFound, "the key's job is evicted")
-			_, _, err = tab.LookupKey("k")
+			_, _, err = tab.LookupKey("", "k")
 			require.ErrorIs(t, err, jobtable.ErrNotFound, "the key left with its job")
 			checkInvariants(t, tab)
 

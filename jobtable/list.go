@@ -33,6 +33,9 @@ type ListQuery struct {
 	// ErrBadQuery.
 	ByTaskID bool
 	TaskID   string
+	// ByTenant keeps only the jobs of Tenant: a scoped List.
+	ByTenant bool
+	Tenant   string
 	// Limit is the most jobs the page holds: 0 means DefaultListLimit,
 	// more than MaxListLimit means MaxListLimit; negative is ErrBadQuery.
 	Limit int
@@ -61,7 +64,8 @@ func (q ListQuery) Normalized() (ListQuery, error) {
 
 // Matches reports whether a job with snapshot s is one q lists.
 func (q ListQuery) Matches(s Snapshot) bool {
-	return (!q.ByState || s.State == q.State) && (!q.ByTaskID || s.TaskID == q.TaskID)
+	return (!q.ByState || s.State == q.State) && (!q.ByTaskID || s.TaskID == q.TaskID) &&
+		(!q.ByTenant || s.Tenant == q.Tenant)
 }
 
 // List returns a page of the retained jobs that q selects, newest first by

@@ -54,19 +54,24 @@ type Table[Req, Res any] struct {
 	mu       tableMutex
 	jobs     jobIndex[Req, Res]            // read without a lock; written under mu
 	retained retentionList[*job[Req, Res]] // terminal jobs, least recently completed first
-	// keys indexes the jobs submitted under an idempotency key, by key,
+	// keys indexes the jobs submitted under an idempotency key, by tenant and key,
 	// each with its request's digest, and keyOf gives each such job its
 	// key: both written under mu, with the insertion and with the
 	// eviction of the job (keyed.go). Invariant (KeyInv): keys[k] is a job
 	// of jobs that is keyed and whose keyOf is k, and every keyed job of
 	// jobs is keys[keyOf[it]]: at most one retained job per key.
-	keys  map[string]keyHolder[Req, Res]
+	keys  map[keyOwner]keyHolder[Req, Res]
 	keyOf map[*job[Req, Res]]string
 	// order holds every job of jobs in the order of admission, each with
 	// its ordinal: written under mu, with the insertion and with the
 	// eviction (admissionorder.go). Invariant (ListOrderInv): it holds
 	// exactly the jobs of jobs, each where its pos says.
 	order admissionOrder[*job[Req, Res]]
+
+	// tenants holds a record for each tenant with live jobs, written
+	// under mu (tenant.go). Invariant (TenantDepthInv): each record's
+	// count is the number of its non-terminal jobs in jobs.
+	tenants map[string]*tenant
 
 	evictedTTL atomic.Uint64
 	evictedLRU atomic.Uint64
@@ -97,6 +102,25 @@ func New[Req, Res any](cfg Config) (*Table[Req, Res], error) {
 // Spec actions: SubmitLoad and SubmitCAS (admit, the retry loop), then
 // SubmitInsert (eviction and insertion under the table lock).
 func (t *Table[Req, Res]) Submit(taskID string, req Req) (string, error) {
+	return t.submit("", taskID, req)
+}
+
+// SubmitWith is Submit of req for s: under s.Key, if any, as SubmitKeyed;
+// for s.Tenant, whose job it is; and held to s.TenantMaxQueue, if
+// positive, beside MaxQueue: ErrTenantQueueFull when the tenant has that
+// many live jobs, else ErrQueueFull when the table has MaxQueue. A bounded
+// submission checks and counts both bounds in one critical section.
+func (t *Table[Req, Res]) SubmitWith(s Submission, req Req) (id string, replayed bool, err error) {
+	if s.Key == "" && s.TenantMaxQueue <= 0 {
+		id, err = t.submit(s.Tenant, s.TaskID, req)
+		return id, false, err
+	}
+	return t.submitLocked(s, req)
+}
+
+// submit is the admission of a submission with no key and no bound of its
+// tenant's: a compare-and-swap of depth, then the insertion under mu.
+func (t *Table[Req, Res]) submit(tenant, taskID string, req Req) (string, error) {
 	if !t.admit() {
 		return "", ErrQueueFull
 	}
@@ -114,20 +138,22 @@ func (t *Table[Req, Res]) Submit(taskID string, req Req) (string, error) {
 	defer t.mu.Unlock()
 	traceAtomic() // eviction and insertion, one step of the trace
 	t.evictLocked(now)
-	t.insertLocked(j)
+	t.insertLocked(j, tenant)
 	inserted = true
 	traceSubmitInsert(t, id)
 	return id, nil
 }
 
-// insertLocked files the new job j under its id and at the end of the
-// admission order, which gives it its ordinal. It panics, changing nothing, if the id is taken.
+// insertLocked files the new job j of tenant under its id and at the end
+// of the admission order, which gives it its ordinal, and counts it in its
+// tenant's live jobs. It panics, changing nothing, if the id is taken.
 // t.mu must be held.
-func (t *Table[Req, Res]) insertLocked(j *job[Req, Res]) {
+func (t *Table[Req, Res]) insertLocked(j *job[Req, Res], tenant string) {
 	if !t.jobs.insertLocked(j) {
 		panic(fmt.Sprintf("jobtable: Config.NewID returned duplicate id %q", j.id))
 	}
 	j.ord, j.pos = t.order.push(j)
+	t.countLocked(j, tenant)
 }
 
 // lookup returns the job with the given id, or nil. It takes no lock: the

@@ -121,6 +121,7 @@ func (t *Table[Req, Res]) terminateJob(j *job[Req, Res], to State, res Res, err 
 	if !j.terminateLocked(to, res, err, t.cfg.Now(), &t.depth) {
 		return j.snapshotLocked(), false
 	}
+	t.uncountLocked(j)
 	j.wakeLocked()
 	return j.snapshotLocked(), true
 }

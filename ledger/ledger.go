@@ -15,27 +15,36 @@ import (
 // some stores offer is an optional interface that a caller finds with As:
 // Checker, Recoverer, Shared.
 //
+// Tenants: a context made by WithTenant sees only that tenant's jobs; every
+// call that names a job by id answers a job of another tenant with
+// ErrNotFound, from the same code path as an id no job has, and List lists
+// only the tenant's jobs. A context without a scope sees every job.
+//
 // Errors: the sentinels below, compared with errors.Is, each meaning what
 // its doc says and that nothing changed; ErrClosed after Close; the
 // context's error from Wait when ctx ended before the job did. Any other
 // error is a failure of the store itself (I/O, a corrupt file): the outcome
 // of the call is unknown, and the caller must not assume either way.
 type Ledger[Req, Res any] interface {
-	// Submit admits a job carrying req and returns its id, or
-	// ErrQueueFull. It evicts expired terminal jobs first (retention).
-	// Under an idempotency key (s.Key not empty), while a job submitted
-	// under that key is retained, it creates nothing and takes no slot: it
+	// Submit admits a job of s.Tenant carrying req and returns its id,
+	// or ErrTenantQueueFull when the tenant has s.TenantMaxQueue (if
+	// positive) live jobs, or else ErrQueueFull when the ledger has
+	// MaxQueue; both bounds are checked and counted in one atomic step.
+	// It evicts expired terminal jobs first (retention).
+	// Under an idempotency key (s.Key not empty; keys are the tenant's
+	// own), while a job of the tenant submitted under that key is
+	// retained, it creates nothing and takes no slot: it
 	// returns that job's id with replayed true if s.Digest is that job's,
 	// else ErrKeyConflict; otherwise the new job holds the key until it is
 	// evicted. The check of the key is one atomic step with the admission
 	// and the insertion. A store that keeps text in a database may refuse,
 	// with ErrUnstorable, a task id, key or digest it cannot hold.
 	Submit(ctx context.Context, s Submission, req Req) (id string, replayed bool, err error)
-	// LookupKey returns the id of the retained job that holds key and its
-	// digest, or ErrNotFound; it changes nothing. A caller that finds the
+	// LookupKey returns the id of the retained job of tenant that holds
+	// key and its digest, or ErrNotFound; it changes nothing. A caller that finds the
 	// key answers a replay (or a conflict) as a read; one that does not
 	// must still go through Submit, which decides atomically.
-	LookupKey(ctx context.Context, key string) (id, digest string, err error)
+	LookupKey(ctx context.Context, tenant, key string) (id, digest string, err error)
 	// TakeRequest hands out the job's request, once, while the job is not
 	// terminal: ErrRequestTaken afterwards, ErrTerminal once it ended.
 	TakeRequest(ctx context.Context, id string) (Req, error)
@@ -103,14 +112,18 @@ const (
 // The contract's sentinel errors (package ledgertype's); every store
 // returns these values, so errors.Is compares them across stores.
 var (
-	ErrQueueFull     = ledgertype.ErrQueueFull
-	ErrNotFound      = ledgertype.ErrNotFound
-	ErrNotPending    = ledgertype.ErrNotPending
-	ErrTerminal      = ledgertype.ErrTerminal
-	ErrNotDone       = ledgertype.ErrNotDone
-	ErrRequestTaken  = ledgertype.ErrRequestTaken
-	ErrKeyConflict   = ledgertype.ErrKeyConflict
-	ErrInvalidConfig = ledgertype.ErrInvalidConfig
+	ErrQueueFull = ledgertype.ErrQueueFull
+	// ErrTenantQueueFull is Submit's answer when the submission's tenant
+	// is at its own bound (Submission.TenantMaxQueue), whatever room the
+	// ledger has.
+	ErrTenantQueueFull = ledgertype.ErrTenantQueueFull
+	ErrNotFound        = ledgertype.ErrNotFound
+	ErrNotPending      = ledgertype.ErrNotPending
+	ErrTerminal        = ledgertype.ErrTerminal
+	ErrNotDone         = ledgertype.ErrNotDone
+	ErrRequestTaken    = ledgertype.ErrRequestTaken
+	ErrKeyConflict     = ledgertype.ErrKeyConflict
+	ErrInvalidConfig   = ledgertype.ErrInvalidConfig
 	// ErrNoCause is the error of a job ended by Fail or Timeout with a
 	// nil cause. A store that keeps only messages stores its text and
 	// reads it back as ErrNoCause (CauseText, CauseFromText).
@@ -125,3 +138,13 @@ var (
 	// store, and List with such a task id an empty page.
 	ErrUnstorable = ledgertype.ErrUnstorable
 )
+
+// WithTenant scopes ctx to tenant's jobs; TenantScope reads the scope back
+// (see Ledger, "Tenants").
+func WithTenant(ctx context.Context, tenant string) context.Context {
+	return ledgertype.WithTenant(ctx, tenant)
+}
+
+// TenantScope returns the tenant ctx is scoped to, and false when it sees
+// every job.
+func TenantScope(ctx context.Context) (string, bool) { return ledgertype.TenantScope(ctx) }

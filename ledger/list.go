@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/binary"
 	"math"
@@ -66,16 +67,18 @@ var (
 	ErrBadCursor = ledgertype.ErrBadCursor
 )
 
-// Resolve validates q and returns the store-level query: the limit
-// resolved, the cursor decoded to the ordinal the page must stay below (0
-// for none). It returns ErrBadQuery or ErrBadCursor, and is what every
-// store calls first.
-func (q ListQuery) Resolve() (jobtable.ListQuery, error) {
+// Resolve validates q and returns the store-level query of a List called
+// with ctx: the limit resolved, the cursor decoded to the ordinal the page
+// must stay below (0 for none), and the tenant filter of ctx's scope. It
+// returns ErrBadQuery or ErrBadCursor, and is what every store calls first.
+func (q ListQuery) Resolve(ctx context.Context) (jobtable.ListQuery, error) {
 	before, err := DecodeCursor(q.Cursor)
 	if err != nil {
 		return jobtable.ListQuery{}, err
 	}
-	return jobtable.ListQuery{ByState: q.ByState, State: q.State, ByTaskID: q.ByTaskID, TaskID: q.TaskID, Limit: q.Limit, Before: before}.Normalized()
+	tenant, scoped := TenantScope(ctx)
+	return jobtable.ListQuery{ByState: q.ByState, State: q.State, ByTaskID: q.ByTaskID, TaskID: q.TaskID,
+		ByTenant: scoped, Tenant: tenant, Limit: q.Limit, Before: before}.Normalized()
 }
 
 // EncodeCursor is the cursor of a page that ended at the job of admission

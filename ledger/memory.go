@@ -41,26 +41,34 @@ func (m *Memory[Req, Res]) Submit(_ context.Context, s Submission, req Req) (str
 	if m.closed.Load() {
 		return "", false, ErrClosed
 	}
-	if s.Key == "" {
-		id, err := m.t.Submit(s.TaskID, req)
-		return id, false, err
-	}
-	return m.t.SubmitKeyed(s, req)
+	return m.t.SubmitWith(s, req)
 }
 
-func (m *Memory[Req, Res]) LookupKey(_ context.Context, key string) (string, string, error) {
+func (m *Memory[Req, Res]) LookupKey(_ context.Context, tenant, key string) (string, string, error) {
 	if m.closed.Load() {
 		return "", "", ErrClosed
 	}
-	return m.t.LookupKey(key)
+	return m.t.LookupKey(tenant, key)
+}
+
+// hidden reports whether a call scoped by ctx must answer ErrNotFound
+// for id: no job has the id, or its tenant is not the scope's. Both are
+// the same lookup and the same answer, so a caller cannot tell them apart.
+func (m *Memory[Req, Res]) hidden(ctx context.Context, id string) bool {
+	scope, scoped := TenantScope(ctx)
+	if !scoped {
+		return false
+	}
+	owner, ok := m.t.Tenant(id)
+	return !ok || owner != scope
 }
 
 // List reads the page under the table lock: jobtable.Table.List.
-func (m *Memory[Req, Res]) List(_ context.Context, q ListQuery) (Page, error) {
+func (m *Memory[Req, Res]) List(ctx context.Context, q ListQuery) (Page, error) {
 	if m.closed.Load() {
 		return Page{}, ErrClosed
 	}
-	tq, err := q.Resolve()
+	tq, err := q.Resolve(ctx)
 	if err != nil {
 		return Page{}, err
 	}
@@ -71,52 +79,74 @@ func (m *Memory[Req, Res]) List(_ context.Context, q ListQuery) (Page, error) {
 	return Page{Jobs: jobs, Next: EncodeCursor(next)}, nil
 }
 
-func (m *Memory[Req, Res]) TakeRequest(_ context.Context, id string) (Req, error) {
+func (m *Memory[Req, Res]) TakeRequest(ctx context.Context, id string) (Req, error) {
 	if m.closed.Load() {
 		var zero Req
 		return zero, ErrClosed
 	}
+	if m.hidden(ctx, id) {
+		var zero Req
+		return zero, ErrNotFound
+	}
 	return m.t.TakeRequest(id)
 }
 
-func (m *Memory[Req, Res]) Start(_ context.Context, id string) (Snapshot, error) {
+func (m *Memory[Req, Res]) Start(ctx context.Context, id string) (Snapshot, error) {
 	if m.closed.Load() {
 		return Snapshot{}, ErrClosed
+	}
+	if m.hidden(ctx, id) {
+		return Snapshot{}, ErrNotFound
 	}
 	return m.t.Start(id)
 }
 
-func (m *Memory[Req, Res]) Finish(_ context.Context, id string, res Res) (Snapshot, error) {
+func (m *Memory[Req, Res]) Finish(ctx context.Context, id string, res Res) (Snapshot, error) {
 	if m.closed.Load() {
 		return Snapshot{}, ErrClosed
+	}
+	if m.hidden(ctx, id) {
+		return Snapshot{}, ErrNotFound
 	}
 	return m.t.Finish(id, res)
 }
 
-func (m *Memory[Req, Res]) Fail(_ context.Context, id string, cause error) (Snapshot, error) {
+func (m *Memory[Req, Res]) Fail(ctx context.Context, id string, cause error) (Snapshot, error) {
 	if m.closed.Load() {
 		return Snapshot{}, ErrClosed
+	}
+	if m.hidden(ctx, id) {
+		return Snapshot{}, ErrNotFound
 	}
 	return m.t.Fail(id, cause)
 }
 
-func (m *Memory[Req, Res]) Timeout(_ context.Context, id string, cause error) (Snapshot, error) {
+func (m *Memory[Req, Res]) Timeout(ctx context.Context, id string, cause error) (Snapshot, error) {
 	if m.closed.Load() {
 		return Snapshot{}, ErrClosed
+	}
+	if m.hidden(ctx, id) {
+		return Snapshot{}, ErrNotFound
 	}
 	return m.t.Timeout(id, cause)
 }
 
-func (m *Memory[Req, Res]) State(_ context.Context, id string) (State, error) {
+func (m *Memory[Req, Res]) State(ctx context.Context, id string) (State, error) {
 	if m.closed.Load() {
 		return 0, ErrClosed
+	}
+	if m.hidden(ctx, id) {
+		return 0, ErrNotFound
 	}
 	return m.t.State(id)
 }
 
-func (m *Memory[Req, Res]) Snapshot(_ context.Context, id string) (Snapshot, error) {
+func (m *Memory[Req, Res]) Snapshot(ctx context.Context, id string) (Snapshot, error) {
 	if m.closed.Load() {
 		return Snapshot{}, ErrClosed
+	}
+	if m.hidden(ctx, id) {
+		return Snapshot{}, ErrNotFound
 	}
 	return m.t.Snapshot(id)
 }
@@ -125,13 +155,20 @@ func (m *Memory[Req, Res]) Wait(ctx context.Context, id string) (Snapshot, error
 	if m.closed.Load() {
 		return Snapshot{}, ErrClosed
 	}
+	if m.hidden(ctx, id) {
+		return Snapshot{}, ErrNotFound
+	}
 	return m.t.Wait(ctx, id)
 }
 
-func (m *Memory[Req, Res]) Result(_ context.Context, id string) (Res, Snapshot, error) {
+func (m *Memory[Req, Res]) Result(ctx context.Context, id string) (Res, Snapshot, error) {
 	if m.closed.Load() {
 		var zero Res
 		return zero, Snapshot{}, ErrClosed
+	}
+	if m.hidden(ctx, id) {
+		var zero Res
+		return zero, Snapshot{}, ErrNotFound
 	}
 	return m.t.Result(id)
 }

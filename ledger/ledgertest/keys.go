@@ -27,7 +27,7 @@ func (f *fixture) submitKeyed(key, digest, taskID string) (string, bool) {
 // lookupKey is LookupKey, failing the test on an error.
 func (f *fixture) lookupKey(key string) (string, string) {
 	f.t.Helper()
-	id, digest, err := f.l.LookupKey(f.ctx, key)
+	id, digest, err := f.l.LookupKey(f.ctx, "", key)
 	require.NoError(f.t, err, "LookupKey(%q)", key)
 	return id, digest
 }
@@ -45,7 +45,7 @@ func testKeyReplay(t *testing.T, s Store) {
 	got, digest := f.lookupKey("k")
 	require.Equal(t, id, got)
 	require.Equal(t, "d1", digest)
-	_, _, err := f.l.LookupKey(f.ctx, "nobody's")
+	_, _, err := f.l.LookupKey(f.ctx, "", "nobody's")
 	require.ErrorIs(t, err, ledger.ErrNotFound)
 	jobs := f.l.Stats().Jobs
 
@@ -105,7 +105,7 @@ func testNoKeyNoCheck(t *testing.T, s Store) {
 		ids = append(ids, id)
 	}
 	require.Equal(t, 3, f.depth())
-	_, _, err := f.l.LookupKey(f.ctx, "")
+	_, _, err := f.l.LookupKey(f.ctx, "", "")
 	require.ErrorIs(t, err, ledger.ErrNotFound, "no job holds the empty key")
 }
 
@@ -123,7 +123,7 @@ func testKeyEvictedWithItsJob(t *testing.T, s Store) {
 
 	f.submit("evicts") // the TTL pass evicts the first job, and its key
 	require.False(t, f.held(id))
-	_, _, err := f.l.LookupKey(f.ctx, "k")
+	_, _, err := f.l.LookupKey(f.ctx, "", "k")
 	require.ErrorIs(t, err, ledger.ErrNotFound, "the key left with its job")
 	fresh, replayed := f.submitKeyed("k", "d2", "second")
 	require.False(t, replayed, "the key left with its job")
@@ -141,7 +141,7 @@ func testKeyLRUEviction(t *testing.T, s Store) {
 	f.toState(ledgertype.Failed) // evicts nothing yet: two terminal jobs, one too many
 	f.submit("evicts")           // evicts the least recently completed, the keyed job
 	require.False(t, f.held(id))
-	_, _, err := f.l.LookupKey(f.ctx, "k")
+	_, _, err := f.l.LookupKey(f.ctx, "", "k")
 	require.ErrorIs(t, err, ledger.ErrNotFound, "the key left with its job")
 	fresh, replayed := f.submitKeyed("k", "d1", "again")
 	require.False(t, replayed)

@@ -89,6 +89,10 @@ var rules = []struct {
 	{"Keys/EvictedWithItsJob", testKeyEvictedWithItsJob},
 	{"Keys/EvictedByTheBound", testKeyLRUEviction},
 	{"Keys/SurviveRestart", testKeySurvivesRestart},
+	{"Tenants/Hidden", testTenantHidden},
+	{"Tenants/Keys", testTenantKeys},
+	{"Tenants/Bound", testTenantBound},
+	{"Tenants/SurviveRestart", testTenantRestart},
 	{"List/NewestFirst", testListNewestFirst},
 	{"List/Filters", testListFilters},
 	{"List/LimitCapped", testListLimit},
@@ -109,6 +113,7 @@ var rules = []struct {
 	{"Race/SnapshotsWhole", testSnapshotsWhole},
 	{"Race/OneJobPerKey", testKeyRace},
 	{"Race/ListWalks", testListRace},
+	{"Race/TenantBound", testTenantBoundRace},
 	{"Stress", testStress},
 	{"Restart", testRestart},
 }

@@ -107,48 +107,54 @@ func openReference(cfg ledger.Config, disk []refJob) *reference {
 
 // findLocked returns job id, or an error for a closed store or an unknown id.
 // r.mu must be held.
-func (r *reference) findLocked(id string) (*refJob, error) {
+func (r *reference) findLocked(ctx context.Context, id string) (*refJob, error) {
 	if r.closed {
 		return nil, ledger.ErrClosed
 	}
 	j := r.jobs[id]
-	if j == nil {
+	if scope, scoped := ledger.TenantScope(ctx); j == nil || scoped && j.snap.Tenant != scope {
 		return nil, ledger.ErrNotFound
 	}
 	return j, nil
 }
 
-// Submit looks for a key among every job, the dumbest way.
+// Submit looks for a key among every job, and counts the tenant's live
+// jobs, the dumbest way.
 func (r *reference) Submit(_ context.Context, s ledger.Submission, req string) (string, bool, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
 		return "", false, ledger.ErrClosed
 	}
-	if s.Key == "" {
-		id, err := r.submitLocked(s.TaskID, req, "", "")
-		return id, false, err
-	}
 	for id, j := range r.jobs {
-		if j.key == s.Key {
+		if s.Key != "" && j.key == s.Key && j.snap.Tenant == s.Tenant {
 			if j.dig != s.Digest {
 				return "", false, ledger.ErrKeyConflict
 			}
 			return id, true, nil
 		}
 	}
-	id, err := r.submitLocked(s.TaskID, req, s.Key, s.Digest)
+	live := 0
+	for _, j := range r.jobs {
+		if j.snap.Tenant == s.Tenant && !j.snap.State.Terminal() {
+			live++
+		}
+	}
+	if s.TenantMaxQueue > 0 && live >= s.TenantMaxQueue {
+		return "", false, ledger.ErrTenantQueueFull
+	}
+	id, err := r.submitLocked(s, req)
 	return id, false, err
 }
 
-func (r *reference) LookupKey(_ context.Context, key string) (string, string, error) {
+func (r *reference) LookupKey(_ context.Context, tenant, key string) (string, string, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
 		return "", "", ledger.ErrClosed
 	}
 	for id, j := range r.jobs {
-		if key != "" && j.key == key {
+		if key != "" && j.key == key && j.snap.Tenant == tenant {
 			return id, j.dig, nil
 		}
 	}
@@ -156,7 +162,7 @@ func (r *reference) LookupKey(_ context.Context, key string) (string, string, er
 }
 
 // r.mu must be held.
-func (r *reference) submitLocked(taskID, req, key, digest string) (string, error) {
+func (r *reference) submitLocked(s ledger.Submission, req string) (string, error) {
 	if r.depth >= max(r.cfg.MaxQueue, 0) {
 		return "", ledger.ErrQueueFull
 	}
@@ -171,8 +177,8 @@ func (r *reference) submitLocked(taskID, req, key, digest string) (string, error
 	}
 	id := r.cfg.NewID()
 	r.depth++
-	r.jobs[id] = &refJob{snap: ledger.Snapshot{ID: id, TaskID: taskID, State: ledgertype.Pending, CreatedAt: now},
-		req: req, seq: r.next, key: key, dig: digest, done: make(chan struct{})}
+	r.jobs[id] = &refJob{snap: ledger.Snapshot{ID: id, TaskID: s.TaskID, Tenant: s.Tenant, State: ledgertype.Pending, CreatedAt: now},
+		req: req, seq: r.next, key: s.Key, dig: s.Digest, done: make(chan struct{})}
 	r.next++
 	return id, nil
 }
@@ -183,10 +189,10 @@ func (r *reference) evictFrontLocked() {
 	r.ended = r.ended[1:]
 }
 
-func (r *reference) TakeRequest(_ context.Context, id string) (string, error) {
+func (r *reference) TakeRequest(ctx context.Context, id string) (string, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	j, err := r.findLocked(id)
+	j, err := r.findLocked(ctx, id)
 	switch {
 	case err != nil:
 		return "", err
@@ -200,10 +206,10 @@ func (r *reference) TakeRequest(_ context.Context, id string) (string, error) {
 	return req, nil
 }
 
-func (r *reference) Start(_ context.Context, id string) (ledger.Snapshot, error) {
+func (r *reference) Start(ctx context.Context, id string) (ledger.Snapshot, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	j, err := r.findLocked(id)
+	j, err := r.findLocked(ctx, id)
 	if err != nil {
 		return ledger.Snapshot{}, err
 	}
@@ -214,10 +220,10 @@ func (r *reference) Start(_ context.Context, id string) (ledger.Snapshot, error)
 	return j.snap, nil
 }
 
-func (r *reference) end(id string, to ledger.State, res string, cause error) (ledger.Snapshot, error) {
+func (r *reference) end(ctx context.Context, id string, to ledger.State, res string, cause error) (ledger.Snapshot, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	j, err := r.findLocked(id)
+	j, err := r.findLocked(ctx, id)
 	if err != nil {
 		return ledger.Snapshot{}, err
 	}
@@ -232,16 +238,16 @@ func (r *reference) end(id string, to ledger.State, res string, cause error) (le
 	return j.snap, nil
 }
 
-func (r *reference) Finish(_ context.Context, id string, res string) (ledger.Snapshot, error) {
-	return r.end(id, ledgertype.Done, res, nil)
+func (r *reference) Finish(ctx context.Context, id string, res string) (ledger.Snapshot, error) {
+	return r.end(ctx, id, ledgertype.Done, res, nil)
 }
 
-func (r *reference) Fail(_ context.Context, id string, cause error) (ledger.Snapshot, error) {
-	return r.end(id, ledgertype.Failed, "", orNoCause(cause))
+func (r *reference) Fail(ctx context.Context, id string, cause error) (ledger.Snapshot, error) {
+	return r.end(ctx, id, ledgertype.Failed, "", orNoCause(cause))
 }
 
-func (r *reference) Timeout(_ context.Context, id string, cause error) (ledger.Snapshot, error) {
-	return r.end(id, ledgertype.TimedOut, "", orNoCause(cause))
+func (r *reference) Timeout(ctx context.Context, id string, cause error) (ledger.Snapshot, error) {
+	return r.end(ctx, id, ledgertype.TimedOut, "", orNoCause(cause))
 }
 
 func orNoCause(cause error) error {
@@ -256,10 +262,10 @@ func (r *reference) State(ctx context.Context, id string) (ledger.State, error) 
 	return snap.State, err
 }
 
-func (r *reference) Snapshot(_ context.Context, id string) (ledger.Snapshot, error) {
+func (r *reference) Snapshot(ctx context.Context, id string) (ledger.Snapshot, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	j, err := r.findLocked(id)
+	j, err := r.findLocked(ctx, id)
 	if err != nil {
 		return ledger.Snapshot{}, err
 	}
@@ -268,7 +274,7 @@ func (r *reference) Snapshot(_ context.Context, id string) (ledger.Snapshot, err
 
 func (r *reference) Wait(ctx context.Context, id string) (ledger.Snapshot, error) {
 	r.mu.Lock()
-	j, err := r.findLocked(id)
+	j, err := r.findLocked(ctx, id)
 	r.mu.Unlock()
 	if err != nil {
 		return ledger.Snapshot{}, err
@@ -285,10 +291,10 @@ func (r *reference) Wait(ctx context.Context, id string) (ledger.Snapshot, error
 	return j.snap, nil
 }
 
-func (r *reference) Result(_ context.Context, id string) (string, ledger.Snapshot, error) {
+func (r *reference) Result(ctx context.Context, id string) (string, ledger.Snapshot, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	j, err := r.findLocked(id)
+	j, err := r.findLocked(ctx, id)
 	switch {
 	case err != nil:
 		return "", ledger.Snapshot{}, err
@@ -300,13 +306,13 @@ func (r *reference) Result(_ context.Context, id string) (string, ledger.Snapsho
 
 // List sorts every job by its seq (the ordinal is seq+1) and filters them,
 // the dumbest way.
-func (r *reference) List(_ context.Context, q ledger.ListQuery) (ledger.Page, error) {
+func (r *reference) List(ctx context.Context, q ledger.ListQuery) (ledger.Page, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
 		return ledger.Page{}, ledger.ErrClosed
 	}
-	tq, err := q.Resolve()
+	tq, err := q.Resolve(ctx)
 	if err != nil {
 		return ledger.Page{}, err
 	}

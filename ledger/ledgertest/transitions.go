@@ -175,7 +175,7 @@ func testUnknownID(t *testing.T, s Store) {
 		require.ErrorIs(t, err, ledger.ErrNotFound, "Result(%q)", id)
 		_, err = f.l.Wait(f.ctx, id)
 		require.ErrorIs(t, err, ledger.ErrNotFound, "Wait(%q)", id)
-		_, _, err = f.l.LookupKey(f.ctx, id)
+		_, _, err = f.l.LookupKey(f.ctx, "", id)
 		require.ErrorIs(t, err, ledger.ErrNotFound, "LookupKey(%q)", id)
 		page, err := f.l.List(f.ctx, ledger.ListQuery{ByTaskID: true, TaskID: id})
 		require.NoError(t, err, "List(TaskID %q)", id)

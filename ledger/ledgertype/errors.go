@@ -7,6 +7,9 @@ import "errors"
 var (
 	// ErrQueueFull: MaxQueue jobs are already PENDING or RUNNING.
 	ErrQueueFull = errors.New("ledger: queue full")
+	// ErrTenantQueueFull: the submission's tenant already has
+	// Submission.TenantMaxQueue jobs PENDING or RUNNING.
+	ErrTenantQueueFull = errors.New("ledger: tenant's queue full")
 	// ErrNotFound: no retained job has the id (never issued, or evicted),
 	// or no retained job holds the key.
 	ErrNotFound = errors.New("ledger: job not found")

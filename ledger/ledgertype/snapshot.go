@@ -7,6 +7,7 @@ import "time"
 type Snapshot struct {
 	ID     string
 	TaskID string // the request's own id, kept after the request is taken
+	Tenant string // the tenant that submitted the job, "" for none
 	State  State
 	// Err is the error the job was failed or timed out with; nil in every
 	// other state.
@@ -26,8 +27,9 @@ type Stats struct {
 }
 
 // Submission is what a store keeps beside a job's request: the request's
-// own id and its idempotency key. End a literal with field names: the
-// trailing blank field forbids positional ones.
+// own id, its tenant and its idempotency key, and the bound the tenant is
+// held to. End a literal with field names: the trailing blank field
+// forbids positional ones.
 type Submission struct {
 	// TaskID is the request's own id, echoed in every Snapshot.
 	TaskID string
@@ -35,6 +37,14 @@ type Submission struct {
 	// fingerprint, compared with the retained job's under the same Key;
 	// it is ignored without a Key.
 	Key, Digest string
+	// Tenant owns the job: reads scoped to another tenant (WithTenant)
+	// do not see it, and its Key is the tenant's own. "" is the tenant of
+	// a ledger that has none.
+	Tenant string
+	// TenantMaxQueue bounds the tenant's admitted jobs that are not yet
+	// terminal, beside the ledger's own bound: 0 or negative for no bound
+	// but the ledger's. Submit checks and counts both in one atomic step.
+	TenantMaxQueue int
 
 	_ struct{} // forbid positional literals
 }

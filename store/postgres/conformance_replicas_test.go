@@ -62,8 +62,8 @@ func (r *replicas) Submit(ctx context.Context, s ledger.Submission, req string) 
 	return r.pick().Submit(ctx, s, req)
 }
 
-func (r *replicas) LookupKey(ctx context.Context, key string) (string, string, error) {
-	return r.pick().LookupKey(ctx, key)
+func (r *replicas) LookupKey(ctx context.Context, tenant, key string) (string, string, error) {
+	return r.pick().LookupKey(ctx, tenant, key)
 }
 
 func (r *replicas) TakeRequest(ctx context.Context, id string) (string, error) {

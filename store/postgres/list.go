@@ -33,7 +33,7 @@ func (s *Store) List(ctx context.Context, q ledger.ListQuery) (ledger.Page, erro
 	if s.closed.Load() {
 		return ledger.Page{}, ledger.ErrClosed
 	}
-	tq, err := q.Resolve()
+	tq, err := q.Resolve(ctx)
 	if err != nil {
 		return ledger.Page{}, err
 	}

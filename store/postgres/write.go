@@ -37,7 +37,7 @@ func (s *Store) Submit(ctx context.Context, sub ledger.Submission, req []byte) (
 // LookupKey returns the id and digest of the retained job that holds key,
 // or ErrNotFound (at once for a key no job can hold). It reads committed
 // rows and changes nothing.
-func (s *Store) LookupKey(ctx context.Context, key string) (string, string, error) {
+func (s *Store) LookupKey(ctx context.Context, tenant, key string) (string, string, error) {
 	if s.closed.Load() {
 		return "", "", ledger.ErrClosed
 	}
