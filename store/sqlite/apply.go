@@ -31,7 +31,7 @@ import (
 func applySubmit(t *txq, cfg *ledger.Config, v *view, o *op, now int64) (reply, error) {
 	if o.key != "" {
 		var id, digest string
-		err := t.queryRow(qKeyLookup, o.key).Scan(&id, &digest)
+		err := t.queryRow(qKeyLookup, o.tenant, o.key).Scan(&id, &digest)
 		switch {
 		case err == nil && digest != o.digest:
 			return reply{err: ledger.ErrKeyConflict}, nil
@@ -39,6 +39,17 @@ func applySubmit(t *txq, cfg *ledger.Config, v *view, o *op, now int64) (reply, 
 			return reply{snap: ledger.Snapshot{ID: id}, replayed: true}, nil
 		case !errors.Is(err, sql.ErrNoRows):
 			return reply{}, fmt.Errorf("sqlite: looking up an idempotency key: %w", err)
+		}
+	}
+	if o.bound > 0 {
+		// The tenant's live jobs, counted in the transaction that inserts
+		// the job, by the one writer: the check and the count are one step.
+		var live int
+		if err := t.queryRow(qTenantLive, o.tenant).Scan(&live); err != nil {
+			return reply{}, fmt.Errorf("sqlite: counting the live jobs of a tenant: %w", err)
+		}
+		if live >= o.bound {
+			return reply{err: ledger.ErrTenantQueueFull}, nil
 		}
 	}
 	if !admit(v.depth, cfg.MaxQueue) {
@@ -54,9 +65,9 @@ func applySubmit(t *txq, cfg *ledger.Config, v *view, o *op, now int64) (reply, 
 	var res sql.Result
 	var err error
 	if o.key != "" {
-		res, err = t.exec(qInsertKeyed, o.id, o.taskID, req, now, v.nextN, o.key, o.digest)
+		res, err = t.exec(qInsertKeyed, o.id, o.taskID, req, now, v.nextN, o.key, o.digest, o.tenant)
 	} else {
-		res, err = t.exec(qInsert, o.id, o.taskID, req, now, v.nextN)
+		res, err = t.exec(qInsert, o.id, o.taskID, req, now, v.nextN, o.tenant)
 	}
 	if err != nil {
 		return reply{}, fmt.Errorf("sqlite: inserting job %s: %w", o.id, err)
@@ -81,12 +92,12 @@ func admit(depth, maxQueue int) bool { return depth < max(maxQueue, 0) }
 // read it. A request not yet taken stays until it is taken or the job
 // ends, so TakeRequest after Start still hands it out, as in jobtable.
 func applyStart(t *txq, o *op, taken bool, now int64) (reply, error) {
-	snap, err := scanSnapshot(t.queryRow(qStart, now, taken, o.id))
+	snap, err := scanSnapshot(t.queryRow(qStart, now, taken, o.id, o.scope))
 	switch {
 	case err == nil:
 		return reply{snap: snap}, nil
 	case errors.Is(err, sql.ErrNoRows):
-		return refused(t, o.id, ledger.ErrNotPending)
+		return refused(t, o, ledger.ErrNotPending)
 	default:
 		return reply{}, fmt.Errorf("sqlite: starting job %s: %w", o.id, err)
 	}
@@ -100,7 +111,7 @@ func applyEnd(t *txq, v *view, o *op, now int64) (reply, bool, error) {
 	if o.kind == opFinish {
 		result = o.payload
 	}
-	snap, err := scanSnapshot(t.queryRow(qEnd, int64(o.kind.terminalState()), result, o.cause, now, v.nextSeq, o.id))
+	snap, err := scanSnapshot(t.queryRow(qEnd, int64(o.kind.terminalState()), result, o.cause, now, v.nextSeq, o.id, o.scope))
 	switch {
 	case err == nil:
 		v.depth--
@@ -108,21 +119,23 @@ func applyEnd(t *txq, v *view, o *op, now int64) (reply, bool, error) {
 		v.nextSeq++
 		return reply{snap: snap}, true, nil
 	case errors.Is(err, sql.ErrNoRows):
-		r, err := refused(t, o.id, ledger.ErrTerminal)
+		r, err := refused(t, o, ledger.ErrTerminal)
 		return r, false, err
 	default:
 		return reply{}, false, fmt.Errorf("sqlite: ending job %s: %w", o.id, err)
 	}
 }
 
-// refused is the reply to a transition that changed nothing: ErrNotFound
-// for a job the store does not hold, else why with the job's snapshot.
-func refused(t *txq, id string, why error) (reply, error) {
+// refused is the reply to the transition o that changed nothing:
+// ErrNotFound for a job the store does not hold or o's scope does not see,
+// else why with the job's snapshot.
+func refused(t *txq, o *op, why error) (reply, error) {
+	id := o.id
 	snap, err := scanSnapshot(t.queryRow(qLookup, id))
 	switch {
-	case err == nil:
+	case err == nil && (!o.scope.Valid || o.scope.String == snap.Tenant):
 		return reply{snap: snap, err: why}, nil
-	case errors.Is(err, sql.ErrNoRows):
+	case err == nil, errors.Is(err, sql.ErrNoRows):
 		return reply{err: ledger.ErrNotFound}, nil
 	default:
 		return reply{}, fmt.Errorf("sqlite: reading job %s: %w", id, err)

@@ -54,7 +54,7 @@ func AwaitWriter(tb testing.TB, s *Store, inBatch, queued int) {
 
 // ListQueries are the page queries of list.go, by the filter each serves,
 // for a test of their query plans.
-var ListQueries = map[string]string{"all": qListAll, "task": qListTask, "state": qListState}
+var ListQueries = map[string]string{"all": qListAll, "task": qListTask, "state": qListState, "tenant": qListTenant}
 
 // LimitLength lowers SQLite's limit on the length of a value or a row
 // (SQLITE_LIMIT_LENGTH, 10^9 bytes by default) on the write connection to

@@ -21,14 +21,16 @@ import (
 const listCols = `n, ` + snapCols
 
 // The page queries: ?1 the ordinal to stay below, ?2 the state (-1 for
-// any), ?3 the row count, ?4 the task id.
+// any), ?3 the row count, ?4 the task id, ?5 the tenant (NULL for any).
 const (
 	qListAll = `SELECT ` + listCols + ` FROM jobs INDEXED BY jobs_admission
-		WHERE n < ?1 AND (?2 < 0 OR state = ?2) ORDER BY n DESC LIMIT ?3`
+		WHERE n < ?1 AND (?2 < 0 OR state = ?2) AND (?5 IS NULL OR tenant = ?5) ORDER BY n DESC LIMIT ?3`
 	qListTask = `SELECT ` + listCols + ` FROM jobs INDEXED BY jobs_task_admission
-		WHERE task_id = ?4 AND n < ?1 AND (?2 < 0 OR state = ?2) ORDER BY n DESC LIMIT ?3`
+		WHERE task_id = ?4 AND n < ?1 AND (?2 < 0 OR state = ?2) AND (?5 IS NULL OR tenant = ?5) ORDER BY n DESC LIMIT ?3`
 	qListState = `SELECT ` + listCols + ` FROM jobs INDEXED BY jobs_state_admission
-		WHERE state = ?2 AND n < ?1 ORDER BY n DESC LIMIT ?3`
+		WHERE state = ?2 AND n < ?1 AND (?5 IS NULL OR tenant = ?5) ORDER BY n DESC LIMIT ?3`
+	qListTenant = `SELECT ` + listCols + ` FROM jobs INDEXED BY jobs_tenant_admission
+		WHERE tenant = ?5 AND n < ?1 AND (?2 < 0 OR state = ?2) AND (?4 IS NULL OR task_id = ?4) ORDER BY n DESC LIMIT ?3`
 )
 
 // List returns a page of the jobs q selects, newest first by admission,
@@ -39,7 +41,7 @@ func (s *Store) List(ctx context.Context, q ledger.ListQuery) (ledger.Page, erro
 	if s.closed.Load() {
 		return ledger.Page{}, ledger.ErrClosed
 	}
-	tq, err := q.Resolve()
+	tq, err := q.Resolve(ctx)
 	if err != nil {
 		return ledger.Page{}, err
 	}
@@ -51,14 +53,19 @@ func (s *Store) List(ctx context.Context, q ledger.ListQuery) (ledger.Page, erro
 	if tq.ByState {
 		state = int64(tq.State)
 	}
+	// A scoped page that filters by state or task id walks that filter's
+	// index and checks the tenant row by row; otherwise the tenant's own.
 	st := s.reads.list
 	switch {
 	case tq.ByTaskID:
 		st = s.reads.listTask
 	case tq.ByState:
 		st = s.reads.listState
+	case tq.ByTenant:
+		st = s.reads.listTenant
 	}
-	rows, err := st.QueryContext(ctx, before, state, tq.Limit+1, tq.TaskID)
+	task, tenant := sql.NullString{String: tq.TaskID, Valid: tq.ByTaskID}, sql.NullString{String: tq.Tenant, Valid: tq.ByTenant}
+	rows, err := st.QueryContext(ctx, before, state, tq.Limit+1, task, tenant)
 	if err != nil {
 		return ledger.Page{}, s.listErr(ctx, err)
 	}

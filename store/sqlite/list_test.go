@@ -23,6 +23,11 @@ func TestListAfterMigratingSchema2(t *testing.T) {
 	}
 	require.NoError(t, s.Close())
 	e.exec( // back to schema 2, as an older build left the file
+		`DROP INDEX jobs_tenant_live`, // schema 6
+		`DROP INDEX jobs_tenant_admission`,
+		`DROP INDEX jobs_idem_key`,
+		`ALTER TABLE jobs DROP COLUMN tenant`,
+		`CREATE UNIQUE INDEX jobs_idem_key ON jobs (idem_key) WHERE idem_key IS NOT NULL`,
 		`DELETE FROM meta WHERE key = 'commits'`, // schema 5
 		`DROP INDEX jobs_state_admission`,        // schema 4
 		`DROP INDEX jobs_admission`,
@@ -57,11 +62,12 @@ func TestListQueryPlans(t *testing.T) {
 	db := e.rawDB()
 	defer db.Close()
 	for name, want := range map[string]string{
-		"all":   "SEARCH jobs USING INDEX jobs_admission (n<?)",
-		"task":  "SEARCH jobs USING INDEX jobs_task_admission (task_id=? AND n<?)",
-		"state": "SEARCH jobs USING INDEX jobs_state_admission (state=? AND n<?)",
+		"all":    "SEARCH jobs USING INDEX jobs_admission (n<?)",
+		"task":   "SEARCH jobs USING INDEX jobs_task_admission (task_id=? AND n<?)",
+		"state":  "SEARCH jobs USING INDEX jobs_state_admission (state=? AND n<?)",
+		"tenant": "SEARCH jobs USING INDEX jobs_tenant_admission (tenant=? AND n<?)",
 	} {
-		rows, err := db.Query(`EXPLAIN QUERY PLAN `+sqlite.ListQueries[name], 10, 1, 5, "t")
+		rows, err := db.Query(`EXPLAIN QUERY PLAN `+sqlite.ListQueries[name], 10, 1, 5, "t", "a")
 		require.NoError(t, err, name)
 		var plan []string
 		for rows.Next() {

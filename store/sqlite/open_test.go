@@ -44,7 +44,7 @@ func TestOpenCreatesTheFile(t *testing.T) {
 	s := e.open()
 	require.FileExists(t, e.path)
 	require.Equal(t, e.path, s.Path())
-	require.Equal(t, 5, sqlite.SchemaVersion)
+	require.Equal(t, 6, sqlite.SchemaVersion)
 }
 
 // TestOpenLocked: a second store on the same file, in this process (as in

@@ -24,22 +24,25 @@ const (
 	qKeyLookup                // keyed Submit: the job that holds a key, and its digest
 	qSetNextN                 // meta's next_n: the next admission ordinal
 	qSetCommits               // meta's commits: the transactions committed
+	qTenantLive               // bounded Submit: the tenant's live jobs
 	nQueries
 )
 
 // snapCols are the columns scanSnapshot reads, in its order.
-const snapCols = `id, task_id, state, error, created_at, started_at, completed_at`
+const snapCols = `id, task_id, tenant, state, error, created_at, started_at, completed_at`
 
 var queries = [nQueries]string{
 	// A duplicate id inserts nothing and reports 0 rows, leaving the
 	// transaction alive for the rest of the batch (see applySubmit).
-	qInsert: `INSERT INTO jobs (id, task_id, state, request, created_at, n) VALUES (?1, ?2, 0, ?3, ?4, ?5)
+	qInsert: `INSERT INTO jobs (id, task_id, state, request, created_at, n, tenant) VALUES (?1, ?2, 0, ?3, ?4, ?5, ?6)
 		ON CONFLICT (id) DO NOTHING`,
 	// ?2: the request was taken in this process, so Start releases it.
+	// The last parameter of qStart and qEnd is the caller's tenant scope,
+	// NULL for none: a job of another tenant is no row, as a missing id.
 	qStart: `UPDATE jobs SET state = 1, started_at = ?1, request = CASE WHEN ?2 THEN NULL ELSE request END
-		WHERE id = ?3 AND state = 0 RETURNING ` + snapCols,
+		WHERE id = ?3 AND state = 0 AND (?4 IS NULL OR tenant = ?4) RETURNING ` + snapCols,
 	qEnd: `UPDATE jobs SET state = ?1, result = ?2, error = ?3, completed_at = ?4, seq = ?5, request = NULL
-		WHERE id = ?6 AND seq IS NULL RETURNING ` + snapCols,
+		WHERE id = ?6 AND seq IS NULL AND (?7 IS NULL OR tenant = ?7) RETURNING ` + snapCols,
 	qLookup: `SELECT ` + snapCols + ` FROM jobs WHERE id = ?1`,
 	qTTLBound: `SELECT seq, completed_at FROM jobs WHERE seq IS NOT NULL AND completed_at > ?1
 		ORDER BY seq LIMIT 1`,
@@ -49,9 +52,10 @@ var queries = [nQueries]string{
 	qSetDepth: `UPDATE meta SET value = ?1 WHERE key = 'depth'`,
 	// The key was looked up in the same transaction (qKeyLookup), so the
 	// unique index on idem_key is never the conflict; the id may be.
-	qInsertKeyed: `INSERT INTO jobs (id, task_id, state, request, created_at, n, idem_key, idem_digest)
-		VALUES (?1, ?2, 0, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (id) DO NOTHING`,
-	qKeyLookup:  `SELECT id, idem_digest FROM jobs WHERE idem_key = ?1`,
+	qInsertKeyed: `INSERT INTO jobs (id, task_id, state, request, created_at, n, idem_key, idem_digest, tenant)
+		VALUES (?1, ?2, 0, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (id) DO NOTHING`,
+	qKeyLookup:  `SELECT id, idem_digest FROM jobs WHERE tenant = ?1 AND idem_key = ?2`,
+	qTenantLive: `SELECT count(*) FROM jobs INDEXED BY jobs_tenant_live WHERE tenant = ?1 AND seq IS NULL`,
 	qSetNextN:   `UPDATE meta SET value = ?1 WHERE key = 'next_n'`,
 	qSetCommits: `UPDATE meta SET value = ?1 WHERE key = 'commits'`,
 }

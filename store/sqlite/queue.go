@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"sync"
 	"sync/atomic"
 
@@ -40,17 +41,20 @@ type op struct {
 	ctx     context.Context
 	kind    opKind
 	id      string
-	taskID  string  // Submit
-	key     string  // the idempotency key; "" for none
-	digest  string  // the request's digest, under key
-	payload []byte  // Submit's request, Finish's result: the store's copy once queued
-	cause   *string // Fail's and Timeout's error message; nil for a nil error
+	taskID  string         // Submit
+	tenant  string         // Submit: the job's tenant
+	bound   int            // Submit: the tenant's bound, 0 or less for none
+	scope   sql.NullString // the caller's tenant scope (ledger.WithTenant); NULL for none
+	key     string         // the idempotency key; "" for none
+	digest  string         // the request's digest, under key
+	payload []byte         // Submit's request, Finish's result: the store's copy once queued
+	cause   *string        // Fail's and Timeout's error message; nil for a nil error
 	reply   chan reply
 }
 
 // size is the number of bytes o carries, which Options.MaxValueBytes bounds.
 func (o *op) size() int {
-	n := len(o.id) + len(o.taskID) + len(o.key) + len(o.digest) + len(o.payload)
+	n := len(o.id) + len(o.taskID) + len(o.tenant) + len(o.key) + len(o.digest) + len(o.payload)
 	if o.cause != nil {
 		n += len(*o.cause)
 	}

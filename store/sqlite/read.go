@@ -22,19 +22,20 @@ import (
 // prepares each again on every connection that runs it).
 type readStmts struct {
 	state, snapshot, result, request, key *sql.Stmt
-	list, listTask, listState             *sql.Stmt // list.go
+	list, listTask, listState, listTenant *sql.Stmt // list.go
 }
 
 func prepareReads(ctx context.Context, db *sql.DB) (*readStmts, error) {
 	texts := []string{
-		`SELECT state FROM jobs WHERE id = ?1`,
+		`SELECT state, tenant FROM jobs WHERE id = ?1`,
 		`SELECT ` + snapCols + ` FROM jobs WHERE id = ?1`,
 		`SELECT ` + snapCols + `, result FROM jobs WHERE id = ?1`,
-		`SELECT state, request IS NOT NULL, request FROM jobs WHERE id = ?1`,
-		`SELECT id, idem_digest FROM jobs WHERE idem_key = ?1`,
+		`SELECT state, request IS NOT NULL, request, tenant FROM jobs WHERE id = ?1`,
+		`SELECT id, idem_digest FROM jobs WHERE tenant = ?1 AND idem_key = ?2`,
 		qListAll,
 		qListTask,
 		qListState,
+		qListTenant,
 	}
 	ps := make([]*sql.Stmt, len(texts))
 	for i, text := range texts {
@@ -46,22 +47,22 @@ func prepareReads(ctx context.Context, db *sql.DB) (*readStmts, error) {
 		ps[i] = st
 	}
 	return &readStmts{state: ps[0], snapshot: ps[1], result: ps[2], request: ps[3], key: ps[4],
-		list: ps[5], listTask: ps[6], listState: ps[7]}, nil
+		list: ps[5], listTask: ps[6], listState: ps[7], listTenant: ps[8]}, nil
 }
 
 func (r *readStmts) close() {
-	closeStmts([]*sql.Stmt{r.state, r.snapshot, r.result, r.request, r.key, r.list, r.listTask, r.listState})
+	closeStmts([]*sql.Stmt{r.state, r.snapshot, r.result, r.request, r.key, r.list, r.listTask, r.listState, r.listTenant})
 }
 
-// LookupKey returns the id and digest of the job that holds the
+// LookupKey returns the id and digest of the job of tenant that holds the
 // idempotency key as of the latest commit, or ErrNotFound: a read, on the
 // reader pool, which a replay needs instead of a write.
-func (s *Store) LookupKey(ctx context.Context, key string) (string, string, error) {
+func (s *Store) LookupKey(ctx context.Context, tenant, key string) (string, string, error) {
 	if s.closed.Load() {
 		return "", "", ledger.ErrClosed
 	}
 	var id, digest string
-	if err := s.reads.key.QueryRowContext(ctx, key).Scan(&id, &digest); err != nil {
+	if err := s.reads.key.QueryRowContext(ctx, tenant, key).Scan(&id, &digest); err != nil {
 		return "", "", s.readErr(ctx, "under key "+strconv.Quote(key), err)
 	}
 	return id, digest, nil
@@ -73,8 +74,12 @@ func (s *Store) State(ctx context.Context, id string) (ledger.State, error) {
 		return 0, ledger.ErrClosed
 	}
 	var state int64
-	if err := s.reads.state.QueryRowContext(ctx, id).Scan(&state); err != nil {
+	var tenant string
+	if err := s.reads.state.QueryRowContext(ctx, id).Scan(&state, &tenant); err != nil {
 		return 0, s.readErr(ctx, id, err)
+	}
+	if !ledgertype.Sees(ctx, tenant) {
+		return 0, ledger.ErrNotFound
 	}
 	return ledger.State(state), nil
 }
@@ -92,6 +97,9 @@ func (s *Store) readSnapshot(ctx context.Context, id string) (ledger.Snapshot, e
 	if err != nil {
 		return ledger.Snapshot{}, s.readErr(ctx, id, err)
 	}
+	if !ledgertype.Sees(ctx, snap.Tenant) {
+		return ledger.Snapshot{}, ledger.ErrNotFound
+	}
 	return snap, nil
 }
 
@@ -106,6 +114,8 @@ func (s *Store) Result(ctx context.Context, id string) ([]byte, ledger.Snapshot,
 	switch {
 	case err != nil:
 		return nil, ledger.Snapshot{}, s.readErr(ctx, id, err)
+	case !ledgertype.Sees(ctx, snap.Tenant):
+		return nil, ledger.Snapshot{}, ledger.ErrNotFound
 	case snap.State != ledgertype.Done:
 		return nil, snap, ledger.ErrNotDone
 	}

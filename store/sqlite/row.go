@@ -28,7 +28,7 @@ func scanSnapshot(sc scanner, extra ...any) (ledger.Snapshot, error) {
 		message                     sql.NullString
 		created, started, completed sql.NullInt64
 	)
-	dest := append([]any{&snap.ID, &snap.TaskID, &state, &message, &created, &started, &completed}, extra...)
+	dest := append([]any{&snap.ID, &snap.TaskID, &snap.Tenant, &state, &message, &created, &started, &completed}, extra...)
 	if err := sc.Scan(dest...); err != nil {
 		return ledger.Snapshot{}, err
 	}

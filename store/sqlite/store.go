@@ -108,6 +108,7 @@ func (s *Store) doReply(ctx context.Context, o *op) reply {
 	if err := ctx.Err(); err != nil {
 		return reply{err: err}
 	}
+	o.scope.String, o.scope.Valid = ledger.TenantScope(ctx)
 	if o.kind != opSubmit && len(o.id) > s.opts.MaxValueBytes {
 		return reply{err: ledger.ErrNotFound} // Submit refuses such an id
 	}
@@ -147,7 +148,8 @@ func (s *Store) Submit(ctx context.Context, sub ledger.Submission, req []byte) (
 		sub.Digest = ""
 	}
 	id := s.cfg.NewID()
-	r := s.doReply(ctx, &op{kind: opSubmit, id: id, taskID: sub.TaskID, payload: req, key: sub.Key, digest: sub.Digest})
+	r := s.doReply(ctx, &op{kind: opSubmit, id: id, taskID: sub.TaskID, tenant: sub.Tenant, bound: sub.TenantMaxQueue,
+		payload: req, key: sub.Key, digest: sub.Digest})
 	if r.err != nil {
 		return "", false, r.err
 	}

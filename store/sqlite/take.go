@@ -5,6 +5,7 @@ import (
 	"database/sql"
 
 	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 )
 
 // Take-once is kept in memory: Store.taken marks the jobs whose request a
@@ -61,14 +62,17 @@ func (s *Store) TakeRequest(ctx context.Context, id string) ([]byte, error) {
 	defer s.takeMu.Unlock()
 	_, taken := s.taken[id]
 	var (
-		state int64
-		held  bool
-		req   []byte
+		state  int64
+		held   bool
+		req    []byte
+		tenant string
 	)
-	if err := tx.StmtContext(ctx, s.reads.request).QueryRowContext(ctx, id).Scan(&state, &held, &req); err != nil {
+	if err := tx.StmtContext(ctx, s.reads.request).QueryRowContext(ctx, id).Scan(&state, &held, &req, &tenant); err != nil {
 		return nil, s.readErr(ctx, id, err)
 	}
 	switch {
+	case !ledgertype.Sees(ctx, tenant):
+		return nil, ledger.ErrNotFound
 	case ledger.State(state).Terminal():
 		return nil, ledger.ErrTerminal
 	case taken || !held:
