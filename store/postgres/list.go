@@ -15,14 +15,20 @@ import (
 // alone, by jobs_task_admission, a state filter then checked row by row.
 
 // The page queries: $1 the ordinal to stay below, $2 the state (-1 for
-// any), $3 the row count, $4 the task id.
+// any), $3 the row count, $4 the tenant (NULL for any), $5 the task id.
+// A scoped page without another filter reads the tenant's jobs alone, by
+// jobs_tenant_admission; under a filter, the filter's index, the tenant
+// checked row by row.
 const (
 	qListAll = `SELECT n, ` + snapCols + ` FROM jobs
-		WHERE n < $1 AND ($2::smallint < 0 OR state = $2) ORDER BY n DESC LIMIT $3`
+		WHERE n < $1 AND ($2::smallint < 0 OR state = $2) AND ($4::text IS NULL OR tenant = $4) ORDER BY n DESC LIMIT $3`
 	qListTask = `SELECT n, ` + snapCols + ` FROM jobs
-		WHERE task_id = $4 AND n < $1 AND ($2::smallint < 0 OR state = $2) ORDER BY n DESC LIMIT $3`
+		WHERE task_id = $5 AND n < $1 AND ($2::smallint < 0 OR state = $2) AND ` + "($4::text IS NULL OR tenant = $4)" + `
+		ORDER BY n DESC LIMIT $3`
 	qListState = `SELECT n, ` + snapCols + ` FROM jobs
-		WHERE state = $2 AND n < $1 ORDER BY n DESC LIMIT $3`
+		WHERE state = $2 AND n < $1 AND ($4::text IS NULL OR tenant = $4) ORDER BY n DESC LIMIT $3`
+	qListTenant = `SELECT n, ` + snapCols + ` FROM jobs
+		WHERE tenant = $4 AND n < $1 AND ($2::smallint < 0 OR state = $2) ORDER BY n DESC LIMIT $3`
 )
 
 // List returns a page of the jobs q selects, newest first by admission, as
@@ -37,7 +43,7 @@ func (s *Store) List(ctx context.Context, q ledger.ListQuery) (ledger.Page, erro
 	if err != nil {
 		return ledger.Page{}, err
 	}
-	if !storable(tq.TaskID) {
+	if !storable(tq.TaskID) || !storable(tq.Tenant) {
 		return ledger.Page{Jobs: []ledger.Snapshot{}}, nil // no job has it (text.go)
 	}
 	before := int64(math.MaxInt64)
@@ -48,12 +54,18 @@ func (s *Store) List(ctx context.Context, q ledger.ListQuery) (ledger.Page, erro
 	if tq.ByState {
 		state = int16(tq.State)
 	}
-	text, args := qListAll, []any{before, state, tq.Limit + 1}
+	var tenant *string
+	if tq.ByTenant {
+		tenant = &tq.Tenant
+	}
+	text, args := qListAll, []any{before, state, tq.Limit + 1, tenant}
 	switch {
 	case tq.ByTaskID:
 		text, args = qListTask, append(args, tq.TaskID)
 	case tq.ByState:
 		text = qListState
+	case tq.ByTenant:
+		text = qListTenant
 	}
 	rows, err := s.pool.Query(ctx, text, args...)
 	if err != nil {

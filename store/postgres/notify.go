@@ -23,6 +23,7 @@ const maxPayload = 7900
 
 type wireSnapshot struct {
 	TaskID    string  `json:"t"`
+	Tenant    string  `json:"n,omitempty"`
 	State     int     `json:"s"`
 	Err       *string `json:"e,omitempty"`
 	Created   int64   `json:"c"`
@@ -34,7 +35,7 @@ type wireSnapshot struct {
 // notifyPayload is the notification of snap's end, with completion seq
 // seq.
 func notifyPayload(snap ledger.Snapshot, seq int64) string {
-	w := wireSnapshot{TaskID: snap.TaskID, State: int(snap.State), Created: snap.CreatedAt.UnixNano(),
+	w := wireSnapshot{TaskID: snap.TaskID, Tenant: snap.Tenant, State: int(snap.State), Created: snap.CreatedAt.UnixNano(),
 		Completed: snap.CompletedAt.UnixNano(), Seq: seq}
 	if !snap.StartedAt.IsZero() {
 		w.Started = snap.StartedAt.UnixNano()
@@ -65,7 +66,7 @@ func parsePayload(p string) (string, *ledger.Snapshot, int64) {
 	if !ledger.State(w.State).Terminal() {
 		return id, nil, w.Seq
 	}
-	snap := ledger.Snapshot{ID: id, TaskID: w.TaskID, State: ledger.State(w.State),
+	snap := ledger.Snapshot{ID: id, TaskID: w.TaskID, Tenant: w.Tenant, State: ledger.State(w.State),
 		CreatedAt: time.Unix(0, w.Created).UTC(), CompletedAt: time.Unix(0, w.Completed).UTC()}
 	if w.Started != 0 {
 		snap.StartedAt = time.Unix(0, w.Started).UTC()

@@ -26,9 +26,12 @@ type op struct {
 	kind opKind
 	now  *int64 // the caller's reading of Config.Now, nil for the database's clock
 
-	id                  string // Submit: the new job's id; an end: the job's
-	taskID, key, digest string // Submit; key "" for no idempotency key
-	payload             []byte // Submit's request, Finish's result
+	id                  string  // Submit: the new job's id; an end: the job's
+	taskID, key, digest string  // Submit; key "" for no idempotency key
+	tenant              string  // Submit: the job's tenant
+	bound               int     // Submit: the tenant's bound, 0 for none
+	scope               *string // an end: the caller's tenant scope, nil for none
+	payload             []byte  // Submit's request, Finish's result
 	state               ledger.State
 	msg                 *string // Fail's and Timeout's message
 
@@ -61,7 +64,7 @@ func deliver(o *op, r reply, before func()) bool {
 
 // size is the number of bytes o sends.
 func (o *op) size() int {
-	n := len(o.id) + len(o.taskID) + len(o.key) + len(o.digest) + len(o.payload)
+	n := len(o.id) + len(o.taskID) + len(o.tenant) + len(o.key) + len(o.digest) + len(o.payload)
 	if o.msg != nil {
 		n += len(*o.msg)
 	}

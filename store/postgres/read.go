@@ -11,7 +11,21 @@ import (
 )
 
 // snapCols are the columns scanSnapshot reads, in its order.
-const snapCols = `id, task_id, state, error, created_at, started_at, completed_at`
+const snapCols = `id, task_id, tenant, state, error, created_at, started_at, completed_at`
+
+// scope is the tenant a call under ctx is scoped to (ledger.WithTenant), nil
+// for none: the last parameter of every statement that names a job, which
+// then finds no row of another tenant, as for an id no job has.
+func scope(ctx context.Context) *string {
+	if tenant, ok := ledger.TenantScope(ctx); ok {
+		return &tenant
+	}
+	return nil
+}
+
+// scoped is the condition on a job's row of a statement whose parameter n
+// is scope's.
+func scoped(n string) string { return `($` + n + `::text IS NULL OR tenant = $` + n + `)` }
 
 // scanSnapshot reads one row of snapCols.
 func scanSnapshot(row pgx.Row) (ledger.Snapshot, error) {
@@ -22,7 +36,7 @@ func scanSnapshot(row pgx.Row) (ledger.Snapshot, error) {
 		created            int64
 		started, completed *int64
 	)
-	if err := row.Scan(&snap.ID, &snap.TaskID, &state, &errText, &created, &started, &completed); err != nil {
+	if err := row.Scan(&snap.ID, &snap.TaskID, &snap.Tenant, &state, &errText, &created, &started, &completed); err != nil {
 		return ledger.Snapshot{}, err
 	}
 	snap.State = ledger.State(state)
@@ -44,7 +58,7 @@ func (s *Store) readSnapshot(ctx context.Context, id string) (ledger.Snapshot, e
 	if !storable(id) {
 		return ledger.Snapshot{}, ledger.ErrNotFound
 	}
-	snap, err := scanSnapshot(s.pool.QueryRow(ctx, `SELECT `+snapCols+` FROM jobs WHERE id = $1`, id))
+	snap, err := scanSnapshot(s.pool.QueryRow(ctx, `SELECT `+snapCols+` FROM jobs WHERE id = $1 AND `+scoped("2"), id, scope(ctx)))
 	switch {
 	case err == nil:
 		return snap, nil
@@ -69,7 +83,7 @@ func (s *Store) State(ctx context.Context, id string) (ledger.State, error) {
 		return 0, ledger.ErrNotFound
 	}
 	var state int16
-	err := s.pool.QueryRow(ctx, `SELECT state FROM jobs WHERE id = $1`, id).Scan(&state)
+	err := s.pool.QueryRow(ctx, `SELECT state FROM jobs WHERE id = $1 AND `+scoped("2"), id, scope(ctx)).Scan(&state)
 	switch {
 	case err == nil:
 		return ledger.State(state), nil
@@ -91,7 +105,8 @@ func (s *Store) Result(ctx context.Context, id string) ([]byte, ledger.Snapshot,
 		return nil, ledger.Snapshot{}, ledger.ErrNotFound
 	}
 	var res []byte
-	snap, err := scanSnapshot(rowWith(s.pool.QueryRow(ctx, `SELECT `+snapCols+`, result FROM jobs WHERE id = $1`, id), &res))
+	snap, err := scanSnapshot(rowWith(s.pool.QueryRow(ctx, `SELECT `+snapCols+`, result FROM jobs WHERE id = $1 AND `+scoped("2"),
+		id, scope(ctx)), &res))
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return nil, ledger.Snapshot{}, ledger.ErrNotFound
@@ -139,8 +154,8 @@ func (s *Store) TakeRequest(ctx context.Context, id string) ([]byte, error) {
 	var req []byte
 	err := s.pool.QueryRow(ctx, `UPDATE jobs SET taken = true,
 			owner = $2, lease_until = coalesce($3, `+dbNow+`) + $4::bigint
-		WHERE id = $1 AND seq IS NULL AND NOT taken AND request IS NOT NULL RETURNING request`,
-		id, s.opts.Replica, s.now(), s.opts.Lease.Nanoseconds()).Scan(&req)
+		WHERE id = $1 AND seq IS NULL AND NOT taken AND request IS NOT NULL AND `+scoped("5")+` RETURNING request`,
+		id, s.opts.Replica, s.now(), s.opts.Lease.Nanoseconds(), scope(ctx)).Scan(&req)
 	switch {
 	case err == nil:
 		s.hold(id)

@@ -31,7 +31,7 @@ func (s *Store) Submit(ctx context.Context, sub ledger.Submission, req []byte) (
 	if sub.Key == "" {
 		sub.Digest = ""
 	}
-	return s.submit(ctx, sub.Key, sub.Digest, sub.TaskID, req)
+	return s.submit(ctx, sub, req)
 }
 
 // LookupKey returns the id and digest of the retained job that holds key,
@@ -45,7 +45,10 @@ func (s *Store) LookupKey(ctx context.Context, tenant, key string) (string, stri
 		return "", "", ledger.ErrNotFound // no job holds it (text.go)
 	}
 	var id, digest string
-	err := s.pool.QueryRow(ctx, `SELECT id, idem_digest FROM jobs WHERE idem_key = $1`, key).Scan(&id, &digest)
+	if !storable(tenant) {
+		return "", "", ledger.ErrNotFound
+	}
+	err := s.pool.QueryRow(ctx, `SELECT id, idem_digest FROM jobs WHERE tenant = $1 AND idem_key = $2`, tenant, key).Scan(&id, &digest)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return "", "", ledger.ErrNotFound
@@ -55,26 +58,26 @@ func (s *Store) LookupKey(ctx context.Context, tenant, key string) (string, stri
 	return id, digest, nil
 }
 
-// submit is Submit, under key when key is not empty: a write of the
-// writer's batches (writer.go).
-func (s *Store) submit(ctx context.Context, key, digest, taskID string, req []byte) (string, bool, error) {
+// submit is Submit: a write of the writer's batches (writer.go).
+func (s *Store) submit(ctx context.Context, sub ledger.Submission, req []byte) (string, bool, error) {
+	key, digest, taskID := sub.Key, sub.Digest, sub.TaskID
 	if s.closed.Load() {
 		return "", false, ledger.ErrClosed
 	}
-	if !storable(taskID) || !storable(key) || !storable(digest) {
+	if !storable(taskID) || !storable(key) || !storable(digest) || !storable(sub.Tenant) {
 		return "", false, ledger.ErrUnstorable
 	}
 	if req == nil {
 		req = []byte{} // NULL means released
 	}
 	o := &op{kind: opSubmit, id: s.cfg.NewID(), taskID: taskID, key: key, digest: digest,
-		payload: bytes.Clone(req), now: s.now()}
+		tenant: sub.Tenant, bound: max(sub.TenantMaxQueue, 0), payload: bytes.Clone(req), now: s.now()}
 	r := s.await(ctx, o)
 	switch {
 	case r.dup:
 		// The id source repeated an id: the caller's bug, as in jobtable.
 		panic(fmt.Sprintf("postgres: Config.NewID returned duplicate id %q", o.id))
-	case errors.Is(r.err, ledger.ErrQueueFull), errors.Is(r.err, ledger.ErrKeyConflict):
+	case errors.Is(r.err, ledger.ErrQueueFull), errors.Is(r.err, ledger.ErrTenantQueueFull), errors.Is(r.err, ledger.ErrKeyConflict):
 		return "", false, r.err
 	case r.err != nil:
 		return "", false, s.callErr(ctx, "submitting a job", r.err)
@@ -125,7 +128,8 @@ func (s *Store) Start(ctx context.Context, id string) (ledger.Snapshot, error) {
 			started_at = greatest(coalesce($1, `+dbNow+`), created_at),
 			request = CASE WHEN taken THEN NULL ELSE request END,
 			owner = $3, lease_until = coalesce($1, `+dbNow+`) + $4::bigint
-		WHERE id = $2 AND state = 0 RETURNING `+snapCols, s.now(), id, s.opts.Replica, s.opts.Lease.Nanoseconds()))
+		WHERE id = $2 AND state = 0 AND `+scoped("5")+` RETURNING `+snapCols,
+		s.now(), id, s.opts.Replica, s.opts.Lease.Nanoseconds(), scope(ctx)))
 	switch {
 	case err == nil:
 		s.hold(id)
@@ -188,7 +192,7 @@ func (s *Store) end(ctx context.Context, id string, state ledger.State, res []by
 	if !storable(id) {
 		return ledger.Snapshot{}, ledger.ErrNotFound
 	}
-	r := s.await(ctx, &op{kind: opEnd, id: id, state: state, payload: res, msg: msg, now: s.now()})
+	r := s.await(ctx, &op{kind: opEnd, id: id, state: state, payload: res, msg: msg, now: s.now(), scope: scope(ctx)})
 	s.endTried(id, r.err == nil) // held.go
 	switch {
 	case r.err != nil:

@@ -170,24 +170,26 @@ func (s *Store) apply(ctx context.Context, ops []*op) ([]reply, error) {
 		b.Queue(qLockLedger, len(ends))
 	}
 	if len(ends) > 0 {
-		ids, states, results, msgs, nows := make([]string, len(ends)), make([]int16, len(ends)),
-			make([][]byte, len(ends)), make([]*string, len(ends)), make([]*int64, len(ends))
+		ids, states, results, msgs, nows, scopes := make([]string, len(ends)), make([]int16, len(ends)),
+			make([][]byte, len(ends)), make([]*string, len(ends)), make([]*int64, len(ends)), make([]*string, len(ends))
 		for j, i := range ends {
 			o := ops[i]
-			ids[j], states[j], results[j], msgs[j], nows[j] = o.id, int16(o.state), o.payload, o.msg, o.now
+			ids[j], states[j], results[j], msgs[j], nows[j], scopes[j] = o.id, int16(o.state), o.payload, o.msg, o.now, o.scope
 		}
 		b.Queue(qLockEnds, ids)
-		b.Queue(qEnd, ids, states, results, msgs, nows, len(ends))
+		b.Queue(qEnd, ids, states, results, msgs, nows, len(ends), scopes)
 		b.Queue(qNotifyEnds, len(ends))
 	}
 	var latest *int64
 	if len(subs) > 0 {
 		ids, tasks, reqs, keys, digests, nows := make([]string, len(subs)), make([]string, len(subs)),
 			make([][]byte, len(subs)), make([]*string, len(subs)), make([]*string, len(subs)), make([]*int64, len(subs))
+		tenants, bounds := make([]string, len(subs)), make([]int64, len(subs))
 		keyed := []string{} // the keys alone, for the unique index's lookup
 		for j, i := range subs {
 			o := ops[i]
 			ids[j], tasks[j], reqs[j], nows[j] = o.id, o.taskID, o.payload, o.now
+			tenants[j], bounds[j] = o.tenant, int64(o.bound)
 			if o.key != "" {
 				keys[j], digests[j] = &o.key, &o.digest
 				keyed = append(keyed, o.key)
@@ -196,7 +198,7 @@ func (s *Store) apply(ctx context.Context, ops []*op) ([]reply, error) {
 				latest = o.now
 			}
 		}
-		b.Queue(qSubmit, ids, tasks, reqs, keys, digests, nows, max(s.cfg.MaxQueue, 0), keyed)
+		b.Queue(qSubmit, ids, tasks, reqs, keys, digests, nows, max(s.cfg.MaxQueue, 0), keyed, tenants, bounds)
 		if d := s.cfg.JobTTL; d > 0 {
 			b.Queue(qEvictTTL, latest, d.Nanoseconds(), ids)
 		}
@@ -270,12 +272,14 @@ func (s *Store) readBatch(br pgx.BatchResults, ops []*op, ends, subs, claims []i
 			return err
 		}
 		j := 0
+		admitted := map[string]int64{} // by tenant, the batch's admissions so far
 		for rows.Next() {
 			var (
 				inserted, inRoom bool
 				heldID, heldDig  *string
+				live             int64
 			)
-			if err := rows.Scan(&inserted, &inRoom, &heldID, &heldDig); err != nil {
+			if err := rows.Scan(&inserted, &inRoom, &heldID, &heldDig, &live); err != nil {
 				rows.Close()
 				return err
 			}
@@ -284,7 +288,13 @@ func (s *Store) readBatch(br pgx.BatchResults, ops []*op, ends, subs, claims []i
 				return fmt.Errorf("postgres: %d admission rows for %d submits", j+1, len(subs))
 			}
 			o := ops[subs[j]]
-			replies[subs[j]] = submitReply(o, inserted, inRoom, heldID, heldDig)
+			// A refused submit names the tenant's bound if the tenant was
+			// at it when the submit's turn came, as a lone submit would.
+			tenantFull := o.bound > 0 && live+admitted[o.tenant] >= int64(o.bound)
+			replies[subs[j]] = submitReply(o, inserted, inRoom, tenantFull, heldID, heldDig)
+			if inserted {
+				admitted[o.tenant]++
+			}
 			j++
 		}
 		if err := rows.Err(); err != nil {
@@ -346,7 +356,7 @@ func (s *Store) readBatch(br pgx.BatchResults, ops []*op, ends, subs, claims []i
 }
 
 // submitReply is the answer to Submit o from its row of qSubmit.
-func submitReply(o *op, inserted, inRoom bool, heldID, heldDigest *string) reply {
+func submitReply(o *op, inserted, inRoom, tenantFull bool, heldID, heldDigest *string) reply {
 	switch {
 	case inserted:
 		return reply{id: o.id}
@@ -356,6 +366,8 @@ func submitReply(o *op, inserted, inRoom bool, heldID, heldDigest *string) reply
 		return reply{err: ledger.ErrKeyConflict}
 	case inRoom:
 		return reply{id: o.id, dup: true}
+	case tenantFull:
+		return reply{err: ledger.ErrTenantQueueFull}
 	default:
 		return reply{err: ledger.ErrQueueFull}
 	}
@@ -378,50 +390,65 @@ const (
 	// seq, its request and lease released, and takes the ended jobs from
 	// the depth. It returns the final snapshots.
 	qEnd = `WITH e AS (
-			SELECT * FROM unnest($1::text[], $2::int2[], $3::bytea[], $4::text[], $5::int8[])
-				WITH ORDINALITY AS e(id, state, result, msg, now, i)
+			SELECT * FROM unnest($1::text[], $2::int2[], $3::bytea[], $4::text[], $5::int8[], $7::text[])
+				WITH ORDINALITY AS e(id, state, result, msg, now, scope, i)
 		), up AS (
 			UPDATE jobs j SET state = e.state, result = e.result, error = e.msg,
 				completed_at = greatest(coalesce(e.now, ` + dbNow + `), j.created_at, j.started_at),
 				seq = (SELECT next_seq FROM ledger WHERE id = 1) - $6::bigint + e.i - 1,
 				request = NULL, lease_until = NULL
-			FROM e WHERE j.id = e.id AND j.seq IS NULL
-			RETURNING j.id, j.task_id, j.state, j.error, j.created_at, j.started_at, j.completed_at
+			FROM e WHERE j.id = e.id AND j.seq IS NULL AND (e.scope IS NULL OR j.tenant = e.scope)
+			RETURNING j.id, j.task_id, j.tenant, j.state, j.error, j.created_at, j.started_at, j.completed_at
 		), dec AS (
 			UPDATE ledger SET depth = depth - (SELECT count(*) FROM up) WHERE id = 1
 		)
 		SELECT * FROM up`
 
-	// qSubmit admits, in order, the submits whose key no retained job
-	// holds, as many as the bound leaves room for ($7), inserts them
-	// holding their keys, adds them to the depth and notifies workChannel.
-	// For each submit, in order, it returns whether it was inserted,
-	// whether it had room, and the id and digest of the job holding its
-	// key. The batch holds the ledger row's lock, so the depth read is
-	// the latest and no other batch admits until this one commits.
+	// qSubmit admits, in order, the submits whose key no retained job of
+	// their tenant holds, each only if its tenant has room under its bound
+	// ($10, 0 for none) and then only as many as the ledger's bound leaves
+	// room for ($7); it inserts them holding their keys, adds them to the
+	// depth and notifies workChannel. A tenant's room is its live jobs
+	// counted here plus its earlier submits of the batch; the ledger's
+	// rank counts only the submits that passed their tenant's bound. For
+	// each submit, in order, it returns whether it was inserted, whether
+	// it had room, the id and digest of the job holding its key, and its
+	// tenant's live jobs before the batch. The batch holds the ledger
+	// row's lock, which every admission and every end takes first, so the
+	// depth and the counts read are the latest and no other batch admits
+	// until this one commits.
 	qSubmit = `WITH u AS (
-			SELECT * FROM unnest($1::text[], $2::text[], $3::bytea[], $4::text[], $5::text[], $6::int8[])
-				WITH ORDINALITY AS u(id, task_id, request, k, d, now, i)
+			SELECT * FROM unnest($1::text[], $2::text[], $3::bytea[], $4::text[], $5::text[], $6::int8[],
+				$9::text[], $10::int8[])
+				WITH ORDINALITY AS u(id, task_id, request, k, d, now, tenant, bound, i)
 		), held AS (
-			SELECT idem_key, id, idem_digest FROM jobs WHERE idem_key = ANY($8::text[])
+			SELECT tenant, idem_key, id, idem_digest FROM jobs WHERE idem_key = ANY($8::text[])
+		), live AS (
+			SELECT tenant, count(*) AS n FROM jobs
+			WHERE seq IS NULL AND tenant = ANY(ARRAY(SELECT DISTINCT tenant FROM u WHERE bound > 0))
+			GROUP BY tenant
 		), fresh AS (
-			SELECT u.*, row_number() OVER (ORDER BY u.i) AS r FROM u
-			WHERE NOT EXISTS (SELECT 1 FROM held WHERE held.idem_key = u.k)
+			SELECT u.*, row_number() OVER (PARTITION BY u.tenant ORDER BY u.i) AS tr FROM u
+			WHERE NOT EXISTS (SELECT 1 FROM held WHERE held.tenant = u.tenant AND held.idem_key = u.k)
+		), passed AS (
+			SELECT f.*, row_number() OVER (ORDER BY f.i) AS r FROM fresh f LEFT JOIN live l ON l.tenant = f.tenant
+			WHERE f.bound <= 0 OR coalesce(l.n, 0) + f.tr <= f.bound
 		), room AS (
 			SELECT greatest($7::bigint - depth, 0) AS n FROM ledger WHERE id = 1
 		), ins AS (
-			INSERT INTO jobs (id, task_id, state, request, created_at, idem_key, idem_digest)
-			SELECT f.id, f.task_id, 0, f.request, coalesce(f.now, ` + dbNow + `), f.k, f.d
-			FROM fresh f, room WHERE f.r <= room.n ORDER BY f.r
+			INSERT INTO jobs (id, task_id, state, request, created_at, idem_key, idem_digest, tenant)
+			SELECT p.id, p.task_id, 0, p.request, coalesce(p.now, ` + dbNow + `), p.k, p.d, p.tenant
+			FROM passed p, room WHERE p.r <= room.n ORDER BY p.r
 			ON CONFLICT (id) DO NOTHING RETURNING id
 		), inc AS (
 			UPDATE ledger SET depth = depth + (SELECT count(*) FROM ins) WHERE id = 1
 		), wake AS (
 			SELECT pg_notify('` + workChannel + `', '') FROM (SELECT 1 FROM ins LIMIT 1) one
 		)
-		SELECT ins.id IS NOT NULL, coalesce(f.r <= room.n, false), h.id, h.idem_digest
-		FROM u CROSS JOIN room LEFT JOIN ins ON ins.id = u.id LEFT JOIN fresh f ON f.i = u.i
-			LEFT JOIN held h ON h.idem_key = u.k, (SELECT count(*) FROM wake) w
+		SELECT ins.id IS NOT NULL, coalesce(p.r <= room.n, false), h.id, h.idem_digest, coalesce(l.n, 0)
+		FROM u CROSS JOIN room LEFT JOIN ins ON ins.id = u.id LEFT JOIN passed p ON p.i = u.i
+			LEFT JOIN held h ON h.tenant = u.tenant AND h.idem_key = u.k
+			LEFT JOIN live l ON l.tenant = u.tenant, (SELECT count(*) FROM wake) w
 		ORDER BY u.i`
 
 	// qEvictTTL and qEvictLRU are the retention pass, run in a batch that
@@ -449,7 +476,7 @@ const (
 			started_at = greatest(coalesce($1, ` + dbNow + `), j.created_at),
 			owner = $2, lease_until = coalesce($1, ` + dbNow + `) + $3::bigint
 		WHERE j.id = ANY(ARRAY(SELECT id FROM c))
-		RETURNING j.id, j.task_id, j.state, j.error, j.created_at, j.started_at, j.completed_at,
+		RETURNING j.id, j.task_id, j.tenant, j.state, j.error, j.created_at, j.started_at, j.completed_at,
 			(SELECT c.request FROM c WHERE c.id = j.id AND octet_length(c.request) <= $5),
 			(SELECT octet_length(c.request) FROM c WHERE c.id = j.id)`
 )
@@ -459,7 +486,7 @@ const (
 // commit, never before it and never if it fails.
 var qNotifyEnds = `SELECT pg_notify('` + notifyChannel + `', id || E'\n' ||
 		CASE WHEN octet_length(id) + 1 + octet_length(p) <= ` + strconv.Itoa(maxPayload) + ` THEN p ELSE '{"q":' || seq || '}' END)
-	FROM (SELECT id, seq, json_build_object('t', task_id, 's', state, 'e', error, 'c', created_at,
+	FROM (SELECT id, seq, json_build_object('t', task_id, 'n', tenant, 's', state, 'e', error, 'c', created_at,
 			'b', started_at, 'd', completed_at, 'q', seq)::text AS p
 		FROM jobs WHERE seq >= (SELECT next_seq FROM ledger WHERE id = 1) - $1::bigint
 		ORDER BY seq LIMIT $1) ended`
