@@ -90,6 +90,11 @@ type Config struct {
 	// AsyncMaxCompleted bounds the finished jobs retained (JSON
 	// "async_max_completed").
 	AsyncMaxCompleted int
+	// TenantMaxQueue bounds each tenant's jobs that are PENDING or
+	// RUNNING, beside AsyncMaxQueue; a tenant's max_queue in the token file
+	// overrides it. Zero means no bound beyond AsyncMaxQueue (JSON
+	// "tenant_max_queue").
+	TenantMaxQueue int
 }
 
 // DefaultConfig returns the configuration that `go run ./cmd/jobserver`
@@ -139,6 +144,8 @@ func (c Config) Validate() error {
 		return bad("async_max_queue", "%d exceeds %d", c.AsyncMaxQueue, math.MaxInt32)
 	case c.AsyncJobTTL < time.Millisecond:
 		return bad("async_job_ttl", "%v is under 1 ms", c.AsyncJobTTL)
+	case c.TenantMaxQueue < 0 || c.TenantMaxQueue > math.MaxInt32:
+		return bad("tenant_max_queue", "%d is not in [0, %d]", c.TenantMaxQueue, math.MaxInt32)
 	case c.AsyncMaxCompleted < 1:
 		return bad("async_max_completed", "%d is not positive", c.AsyncMaxCompleted)
 	}

@@ -57,12 +57,17 @@ func (s *Server) postJob(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, perr.status, perr.detail, nil)
 		return
 	}
-	id, err := s.exec.admit(req, key, digest)
+	who := s.tenancyOf(r)
+	id, err := s.exec.admit(req, who, key, digest)
 	release() // admitted, the request is bounded by the queue
+	s.metrics.countTenant(who, err)
 	switch {
 	case errors.Is(err, ledger.ErrQueueFull):
 		w.Header().Set("Retry-After", "1")
 		writeProblem(w, http.StatusTooManyRequests, detailQueueFull, nil)
+	case errors.Is(err, ledger.ErrTenantQueueFull):
+		w.Header().Set("Retry-After", "1")
+		writeProblem(w, http.StatusTooManyRequests, detailTenantQueueFull, nil)
 	case errors.Is(err, ErrShuttingDown):
 		writeProblem(w, http.StatusServiceUnavailable, detailShuttingDown, nil)
 	case errors.Is(err, ledger.ErrKeyConflict):
@@ -99,7 +104,7 @@ func writeAccepted(w http.ResponseWriter, id string) {
 
 // getJob is GET /jobs/{id}.
 func (s *Server) getJob(w http.ResponseWriter, r *http.Request) {
-	snap, err := s.store.Snapshot(r.Context(), r.PathValue("id"))
+	snap, err := s.store.Snapshot(scoped(r), r.PathValue("id"))
 	switch {
 	case errors.Is(err, ledger.ErrNotFound):
 		writeProblem(w, http.StatusNotFound, detailNoJob, nil)
@@ -121,7 +126,7 @@ func (s *Server) waitJob(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, http.StatusBadRequest, detailBadTimeout, nil)
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), timeout)
+	ctx, cancel := context.WithTimeout(scoped(r), timeout)
 	defer cancel()
 	s.waiting.Add(1)
 	s.metrics.waiters.Inc()
@@ -174,7 +179,7 @@ func (s *Server) getResult(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer share.release()
-	res, snap, err := s.store.Result(r.Context(), r.PathValue("id"))
+	res, snap, err := s.store.Result(scoped(r), r.PathValue("id"))
 	switch {
 	case errors.Is(err, ledger.ErrNotDone):
 		writeProblem(w, http.StatusConflict, detailNotDone, &wire.Problem{JobID: snap.ID, State: wireState(snap.State)})
@@ -196,9 +201,21 @@ func (s *Server) getResult(w http.ResponseWriter, r *http.Request) {
 // "canceled" and its model's context is cancelled. The reply is the
 // snapshot the store's transition returned, not a second lookup, which a
 // concurrent Submit could answer 404 by evicting the job in between.
+//
+// A caller scoped to its tenant cancels only its own jobs: the job is
+// looked up in its scope first, so another tenant's job is 404, from the
+// lookup that answers an unknown id. A job's tenant never changes, so the
+// lookup cannot go stale before the cancel.
 func (s *Server) cancel(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	snap, err := s.exec.cancelJob(id)
+	var err error
+	if ctx := scoped(r); isScoped(ctx) {
+		_, err = s.store.State(ctx, id)
+	}
+	var snap ledger.Snapshot
+	if err == nil {
+		snap, err = s.exec.cancelJob(id)
+	}
 	switch {
 	case errors.Is(err, ledger.ErrNotFound):
 		writeProblem(w, http.StatusNotFound, detailNoJob, nil)

@@ -113,7 +113,7 @@ func (s *Server) replay(w http.ResponseWriter, r *http.Request, key string, rele
 	sum := sha256.Sum256(raw)
 	var digest [2 * sha256.Size]byte
 	hex.Encode(digest[:], sum[:])
-	id, held, err := s.store.LookupKey(r.Context(), "", key)
+	id, held, err := s.store.LookupKey(r.Context(), s.tenancyOf(r).tenant, key)
 	if errors.Is(err, ledger.ErrNotFound) {
 		r.Body = io.NopCloser(bytes.NewReader(raw))
 		return string(digest[:]), false

@@ -36,7 +36,7 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, http.StatusBadRequest, detail, nil)
 		return
 	}
-	page, err := s.store.List(r.Context(), q)
+	page, err := s.store.List(scoped(r), q)
 	switch {
 	case errors.Is(err, ledger.ErrBadCursor):
 		writeProblem(w, http.StatusBadRequest, detailBadCursor, nil)

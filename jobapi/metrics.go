@@ -1,6 +1,7 @@
 package jobapi
 
 import (
+	"errors"
 	"strconv"
 	"time"
 
@@ -24,6 +25,26 @@ type metrics struct {
 	requests  *prometheus.CounterVec // by route and code
 	// writeFailures counts the store's writes that failed (writehealth.go).
 	writeFailures prometheus.Counter
+	// tenantSubmitted and tenantRejected count by the tenant of the token
+	// (and, refused, by whose bound was full): labels only from the token
+	// file, never from what a client sends.
+	tenantSubmitted *prometheus.CounterVec
+	tenantRejected  *prometheus.CounterVec
+}
+
+// countTenant counts a submit of who that the store answered with err.
+func (m *metrics) countTenant(who tenancy, err error) {
+	if !who.named {
+		return
+	}
+	switch {
+	case err == nil:
+		m.tenantSubmitted.WithLabelValues(who.tenant).Inc()
+	case errors.Is(err, ledger.ErrTenantQueueFull):
+		m.tenantRejected.WithLabelValues(who.tenant, "tenant").Inc()
+	case errors.Is(err, ledger.ErrQueueFull):
+		m.tenantRejected.WithLabelValues(who.tenant, "ledger").Inc()
+	}
 }
 
 // latencyBuckets span 100 µs to about 100 s.
@@ -68,6 +89,14 @@ func newMetrics(stats func() ledger.Stats, listener listenerHealth, health *writ
 			Name: "jobledger_store_write_failures_total",
 			Help: "Writes the store failed (a full disk, an I/O error), each retry counted.",
 		}),
+		tenantSubmitted: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "jobledger_tenant_jobs_submitted_total",
+			Help: "Jobs admitted by POST /jobs, by the tenant of the token.",
+		}, []string{"tenant"}),
+		tenantRejected: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "jobledger_tenant_jobs_rejected_total",
+			Help: "Jobs refused by POST /jobs (429), by the tenant of the token and whose bound was full: tenant or ledger.",
+		}, []string{"tenant", "bound"}),
 	}
 	for _, s := range ledgertype.States() {
 		if s.Terminal() {
@@ -76,6 +105,7 @@ func newMetrics(stats func() ledger.Stats, listener listenerHealth, health *writ
 	}
 	m.registry.MustRegister(
 		m.submitted, m.rejected, m.completed, m.queueWait, m.runTime, m.waiters, m.requests, m.writeFailures,
+		m.tenantSubmitted, m.tenantRejected,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "jobledger_store_writes_failing",
 			Help: "1 from a write the store failed until one commits, 0 otherwise.",

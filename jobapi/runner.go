@@ -26,7 +26,7 @@ import (
 // under the key: a replay answers the id of the job that holds the key and
 // starts nothing, since that job has its runner already; ledger.ErrKeyConflict
 // says the key holds another request.
-func (e *executor) admit(req Request, key, digest string) (string, error) {
+func (e *executor) admit(req Request, who tenancy, key, digest string) (string, error) {
 	if !e.enter() {
 		return "", ErrShuttingDown
 	}
@@ -61,12 +61,13 @@ func (e *executor) admit(req Request, key, digest string) (string, error) {
 	if e.shared != nil {
 		before = e.endCount()
 	}
-	id, replayed, err = e.store.Submit(e.writes, ledger.Submission{TaskID: req.TaskID, Key: key, Digest: digest}, req)
+	id, replayed, err = e.store.Submit(e.writes, ledger.Submission{TaskID: req.TaskID, Key: key, Digest: digest,
+		Tenant: who.tenant, TenantMaxQueue: who.bound}, req)
 	if !replayed {
 		e.noteWrite(err)
 	}
 	if err != nil {
-		if errors.Is(err, ledger.ErrQueueFull) {
+		if errors.Is(err, ledger.ErrQueueFull) || errors.Is(err, ledger.ErrTenantQueueFull) {
 			e.metrics.rejected.Inc()
 		}
 		return "", err

@@ -32,6 +32,7 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	asyncMaxQueue := fs.Int("async-max-queue", 0, "jobs PENDING or RUNNING at most (<= 0 admits nothing)")
 	asyncJobTTL := fs.Int64("async-job-ttl", 0, "retention of finished jobs, in `ms`")
 	asyncMaxCompleted := fs.Int("async-max-completed", 0, "finished jobs retained at most")
+	tenantMaxQueue := fs.Int("tenant-max-queue", 0, "jobs PENDING or RUNNING of one tenant at most (0: no bound beyond async-max-queue; the token file's max_queue overrides it)")
 	store := fs.String("store", "", "the `store` that keeps the jobs: memory (lost on exit), sqlite:PATH, or postgres://... (a database shared by every server that names it)")
 	replica := fs.String("replica", "", "this server's `name` among the replicas on one PostgreSQL store, kept across its restarts")
 	lease := fs.Int64("lease", 0, "with a PostgreSQL store: how long a running job's lease lasts unrenewed, in `ms` (0: the store's default)")
@@ -112,6 +113,8 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 			ms("async_job_ttl", *asyncJobTTL, &cfg.AsyncJobTTL)
 		case "async-max-completed":
 			cfg.AsyncMaxCompleted = *asyncMaxCompleted
+		case "tenant-max-queue":
+			cfg.TenantMaxQueue = *tenantMaxQueue
 		case "store":
 			cfg.Store = *store
 		case "replica":

@@ -59,6 +59,9 @@ func ParseRole(s string) (Role, error) {
 type Identity struct {
 	Tenant string
 	Role   Role
+	// MaxQueue is the tenant's bound on its live jobs that the file
+	// gives (max_queue=N), 0 for none.
+	MaxQueue int
 }
 
 // MaxTenantLen is the longest tenant name the file accepts.
@@ -110,6 +113,7 @@ func (k *Keys) Lookup(token string) (Identity, bool) {
 			found, ok = e.id, 1
 		}
 	}
+	found.MaxQueue = k.maxQueue[found.Tenant]
 	return found, ok == 1
 }
 

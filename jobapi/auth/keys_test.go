@@ -33,8 +33,8 @@ func TestParseKeys(t *testing.T) {
 	require.Equal(t, 4, k.Len())
 	require.True(t, k.GuardsMetrics())
 	for token, want := range map[string]auth.Identity{
-		"tok-a": {Tenant: "acme", Role: auth.RoleSubmit},
-		"tok-b": {Tenant: "acme", Role: auth.RoleAdmin},
+		"tok-a": {Tenant: "acme", Role: auth.RoleSubmit, MaxQueue: 4}, // the tenant's bound, from tok-b's line
+		"tok-b": {Tenant: "acme", Role: auth.RoleAdmin, MaxQueue: 4},
 		"tok-m": {Tenant: "prom", Role: auth.RoleMetrics},
 		"tok-c": {Tenant: "beta", Role: auth.RoleSubmit},
 	} {

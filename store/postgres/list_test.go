@@ -36,7 +36,7 @@ func TestListStatePagePlan(t *testing.T) {
 		require.NoError(t, err, q)
 	}
 	rows, err := conn.Query(ctx, `EXPLAIN (COSTS OFF) `+postgres.ListQueries["state"],
-		int64(1)<<62, int16(ledgertype.Running), 21)
+		int64(1)<<62, int16(ledgertype.Running), 21, (*string)(nil))
 	require.NoError(t, err)
 	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	require.NoError(t, err)

@@ -27,8 +27,10 @@ func TestOpenMigratesBesideAnEnd(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, a.Close())
 	// The database as the previous schema left it: the last migration
-	// (an index on jobs) pending.
-	execSQL(t, dsn, `DROP INDEX jobs_claimable;
+	// (a column and indexes on jobs) pending.
+	execSQL(t, dsn, `DROP INDEX jobs_tenant_live; DROP INDEX jobs_tenant_admission; DROP INDEX jobs_idem_key;
+		ALTER TABLE jobs DROP COLUMN tenant;
+		CREATE UNIQUE INDEX jobs_idem_key ON jobs (idem_key) WHERE idem_key IS NOT NULL;
 		UPDATE jobledger_schema SET version = version - 1`)
 
 	// An end in flight, as write.go's: the ledger row locked first.

@@ -100,6 +100,7 @@ type fileConfig struct {
 	AsyncMaxQueue     *int    `json:"async_max_queue"`
 	AsyncJobTTL       *int64  `json:"async_job_ttl"`
 	AsyncMaxCompleted *int    `json:"async_max_completed"`
+	TenantMaxQueue    *int    `json:"tenant_max_queue"`
 	Store             *string `json:"store"`
 	Replica           *string `json:"replica"`
 	Lease             *int64  `json:"lease"`
@@ -176,6 +177,9 @@ func (f fileConfig) apply(cfg *Config) error {
 	}
 	if f.AsyncMaxCompleted != nil {
 		cfg.AsyncMaxCompleted = *f.AsyncMaxCompleted
+	}
+	if f.TenantMaxQueue != nil {
+		cfg.TenantMaxQueue = *f.TenantMaxQueue
 	}
 	for _, d := range []struct {
 		key string
