@@ -97,6 +97,7 @@ func (t *Table[Req, Res]) terminate(id string, to State, res Res, err error) (Sn
 	if !ok {
 		return snap, ErrTerminal
 	}
+	t.uncountLocked(j) // under the table lock, with the state's store
 	t.retainLocked(j)
 	return snap, nil
 }
@@ -121,7 +122,6 @@ func (t *Table[Req, Res]) terminateJob(j *job[Req, Res], to State, res Res, err 
 	if !j.terminateLocked(to, res, err, t.cfg.Now(), &t.depth) {
 		return j.snapshotLocked(), false
 	}
-	t.uncountLocked(j)
 	j.wakeLocked()
 	return j.snapshotLocked(), true
 }

@@ -289,14 +289,16 @@ func TestTokensOverTLS(t *testing.T) {
 	require.Equal(t, http.StatusUnauthorized, refused.StatusCode)
 	require.Equal(t, `Bearer realm="jobledger"`, refused.Header.Get("WWW-Authenticate"))
 	require.Equal(t, http.StatusAccepted, do("POST", "/jobs", sub).StatusCode)
-	require.Equal(t, http.StatusForbidden, do("GET", "/jobs", sub).StatusCode)
+	require.Equal(t, http.StatusOK, do("GET", "/jobs", sub).StatusCode, "a submit token lists its tenant's jobs")
 	require.Equal(t, http.StatusOK, do("GET", "/jobs", adm).StatusCode)
 
 	// The console reads through the same check: it answers no one without
-	// a token, and a submit token's page of jobs lists none of them.
+	// a token, and a submit token's page of jobs lists its tenant's alone.
 	require.Equal(t, http.StatusUnauthorized, do("GET", "/console", "").StatusCode)
-	id := path.Base(do("POST", "/jobs", sub).Header.Get("Location"))
+	id := path.Base(do("POST", "/jobs", adm).Header.Get("Location"))
 	require.NotEmpty(t, id)
+	own := path.Base(do("POST", "/jobs", sub).Header.Get("Location"))
+	require.NotEmpty(t, own)
 	consoleJobs := func(token string) string {
 		req, err := http.NewRequest("GET", base+"/console/jobs", nil)
 		require.NoError(t, err)
@@ -308,8 +310,10 @@ func TestTokensOverTLS(t *testing.T) {
 		require.NoError(t, err)
 		return string(body)
 	}
-	require.NotContains(t, consoleJobs(sub), id, "a submit token lists no job through the console")
+	require.NotContains(t, consoleJobs(sub), id, "a submit token lists no other tenant's job through the console")
+	require.Contains(t, consoleJobs(sub), own)
 	require.Contains(t, consoleJobs(adm), id)
+	require.Contains(t, consoleJobs(adm), own)
 
 	old := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MaxVersion: tls.VersionTLS11}}
 	defer old.CloseIdleConnections()
