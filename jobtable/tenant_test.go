@@ -3,7 +3,6 @@ package jobtable_test
 import (
 	"errors"
 	"fmt"
-	"runtime"
 	"sync"
 	"testing"
 
@@ -85,46 +84,55 @@ func TestTenantKeys(t *testing.T) {
 	checkInvariants(t, tab)
 }
 
-// TestTenantBoundConcurrent: submitters of several tenants race for the
-// last slots of their tenants and of the table; neither bound is ever
-// passed, and each tenant's count matches its live jobs.
+// TestTenantBoundConcurrent releases submitters of two tenants at once,
+// round after round, against tenant bounds well below MaxQueue: each
+// tenant gets exactly its bound, and its count matches its live jobs. A check of a tenant's room apart
+// from the admission that counts the job admits more; its window is a few
+// instructions wide, hence the thousands of rounds.
 func TestTenantBoundConcurrent(t *testing.T) {
-	const tenants, bound, maxQueue = 3, 4, 10
-	for round := range 20 {
-		tab, _ := newTable(t, jobtable.Config{MaxQueue: maxQueue})
-		var wg sync.WaitGroup
-		var mu sync.Mutex
-		admitted := map[string]int{}
-		n := max(runtime.GOMAXPROCS(0), 2*tenants*bound)
-		for i := range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				tenant := fmt.Sprint("t", i%tenants)
+	const bound, maxQueue, submitters, rounds = 2, 8, 16, 3000
+	tab, _ := newTable(t, jobtable.Config{MaxQueue: maxQueue, MaxCompleted: -1, JobTTL: -1})
+	for round := range rounds {
+		var (
+			start    = make(chan struct{})
+			wg       sync.WaitGroup
+			mu       sync.Mutex
+			admitted = map[string][]string{}
+		)
+		for i := range submitters {
+			tenant := fmt.Sprint("t", i%2)
+			wg.Go(func() {
+				<-start
 				key := ""
-				if i%2 == 0 {
-					key = fmt.Sprint("k", i)
+				if i%4 == 0 {
+					key = fmt.Sprint("k", round, "-", i)
 				}
-				_, _, err := submitAs(tab, tenant, bound, key)
+				id, _, err := submitAs(tab, tenant, bound, key)
 				switch {
 				case err == nil:
 					mu.Lock()
-					admitted[tenant]++
+					admitted[tenant] = append(admitted[tenant], id)
 					mu.Unlock()
 				case !errors.Is(err, jobtable.ErrQueueFull) && !errors.Is(err, jobtable.ErrTenantQueueFull):
 					t.Errorf("round %d: %v", round, err)
 				}
-			}()
+			})
 		}
+		close(start)
 		wg.Wait()
 		total := 0
-		for tenant, got := range admitted {
-			require.LessOrEqual(t, got, bound, "tenant %s over its bound", tenant)
-			require.Equal(t, got, tab.TenantDepth(tenant))
-			total += got
+		for tenant, ids := range admitted {
+			require.LessOrEqual(t, len(ids), bound, "round %d: tenant %s over its bound", round, tenant)
+			require.Equal(t, len(ids), tab.TenantDepth(tenant))
+			total += len(ids)
 		}
-		require.LessOrEqual(t, total, maxQueue)
+		require.Equal(t, 2*bound, total, "round %d", round)
 		require.Equal(t, total, tab.Depth())
-		checkInvariants(t, tab)
+		for _, ids := range admitted {
+			for _, id := range ids {
+				require.NoError(t, errOf(tab.Fail(id, nil)))
+			}
+		}
 	}
+	checkInvariants(t, tab)
 }
