@@ -40,6 +40,17 @@
 (* waiter may find its job evicted (WaitGone), and callers may vanish      *)
 (* mid-call (WaitVanish: a replica that crashed).                          *)
 (*                                                                         *)
+(* Tenants: a job belongs to the tenant whose share of Jobs holds it       *)
+(* (Shares, a partition of some of the jobs; a job in none is of a tenant   *)
+(* that has no bound).  An admission is below both bounds, the tenant's     *)
+(* (TenantMax, 0 for none) and the ledger's, checked and counted in its    *)
+(* one step (TenantBoundInv).  Where SplitAdmission is TRUE a submit may   *)
+(* also look at the bounds in a step of its own before the one that admits *)
+(* (SubmitCheck: a read ahead of the write, as a store may do); the        *)
+(* admission checks both again, so the early look decides nothing.  The    *)
+(* mutations that drop either check from Admit are the seed's D3 one       *)
+(* level up: a bound checked apart from its count.                        *)
+(*                                                                         *)
 (* Self-contained, for tla-checker, which reads no EXTENDS of user         *)
 (* modules.                                                                *)
 (***************************************************************************)
@@ -56,7 +67,10 @@ CONSTANTS
     MaxTime,       \* bound of the clock
     Outcomes,      \* the terminal states ends may produce
     WaitDeadline,  \* TRUE: a waiter's context may end while it waits
-    TakeRefusals   \* TRUE: a refused second TakeRequest is a step
+    TakeRefusals,  \* TRUE: a refused second TakeRequest is a step
+    Shares,        \* the tenants, each as the set of its jobs (disjoint)
+    TenantMax,     \* each tenant's bound on its live jobs; 0 for none
+    SplitAdmission \* TRUE: a submit may check the bounds in a step of its own
 
 ASSUME
     /\ MaxQueue \in Nat
@@ -66,6 +80,10 @@ ASSUME
     /\ Outcomes \subseteq {"DONE", "FAILED", "TIMEOUT"}
     /\ WaitDeadline \in BOOLEAN
     /\ TakeRefusals \in BOOLEAN
+    /\ Shares \subseteq SUBSET Jobs
+    /\ \A s1, s2 \in Shares : s1 # s2 => s1 \cap s2 = {}
+    /\ TenantMax \in Nat
+    /\ SplitAdmission \in BOOLEAN
 
 Absent   == "ABSENT"   \* never submitted
 NoJob    == "nojob"    \* a waiter that has not named its job yet
@@ -95,13 +113,24 @@ VARIABLES
     wjob,         \* wjob[w]: the job w waits on, once it named it
     wout,         \* wout[w]: what Wait returned: "none", "ok", "deadline"
     rview,        \* rview[r]: the last view Snapshot or Result returned
-    refusedTake   \* refusedTake[j]: a TakeRequest of j was refused with
+    refusedTake,  \* refusedTake[j]: a TakeRequest of j was refused with
                   \*   ErrRequestTaken (history)
+    checked       \* the jobs whose submit looked at the bounds (SubmitCheck)
+                  \*   and has not been admitted yet
 
 vars == <<st, table, taken, started, keyOf, depth, lru, completedAt, now,
-          outcome, wpc, wjob, wout, rview, refusedTake>>
+          outcome, wpc, wjob, wout, rview, refusedTake, checked>>
 
 Range(s) == {s[i] : i \in DOMAIN s}
+
+\* The share of j's tenant: its jobs, {} for a job of no bounded tenant.
+Owner(j) == IF \E s \in Shares : j \in s THEN CHOOSE s \in Shares : j \in s ELSE {}
+
+\* The live jobs of the tenant whose share is s.
+TenantLive(s) == Cardinality({i \in s : st[i] \in Live})
+
+\* j's tenant is below its bound.
+TenantRoom(j) == TenantMax = 0 \/ Owner(j) = {} \/ TenantLive(Owner(j)) < TenantMax
 
 -----------------------------------------------------------------------------
 (* Retention, as Submit runs it: TTL first, then the LRU bound.            *)
@@ -146,12 +175,27 @@ Init ==
     /\ wout = [w \in Waiters |-> "none"]
     /\ rview = [r \in Readers |-> NoView]
     /\ refusedTake = [j \in Jobs |-> FALSE]
+    /\ checked = {}
 
-\* Admission, retention and insertion in one step: below the bound, evict
-\* what retention demands, insert j PENDING under key k.
+\* A submit's look at the bounds ahead of its admission (SplitAdmission):
+\* it changes nothing the callers see.
+SubmitCheck(j) ==
+    /\ SplitAdmission
+    /\ st[j] = Absent /\ j \notin checked
+    /\ TenantRoom(j) /\ depth < MaxQueue
+    /\ checked' = checked \cup {j}
+    /\ UNCHANGED <<st, table, taken, started, keyOf, depth, lru, completedAt,
+                   now, outcome, wpc, wjob, wout, rview, refusedTake>>
+
+\* Admission, retention and insertion in one step: below both bounds, the
+\* tenant's and the ledger's, evict what retention demands, insert j
+\* PENDING under key k.
 Admit(j, k) ==
     /\ st[j] = Absent
+    /\ SplitAdmission => j \in checked
+    /\ TenantRoom(j)
     /\ depth < MaxQueue
+    /\ checked' = checked \ {j}
     /\ LET kept == Swept
            gone == Range(lru) \ Range(kept)
        IN
@@ -179,7 +223,7 @@ TakeRequest(j) ==
     /\ ~taken[j]
     /\ taken' = [taken EXCEPT ![j] = TRUE]
     /\ UNCHANGED <<st, table, started, keyOf, depth, lru, completedAt, now,
-                   outcome, wpc, wjob, wout, rview, refusedTake>>
+                   outcome, wpc, wjob, wout, rview, refusedTake, checked>>
 
 \* TakeRequest(id) refused with ErrRequestTaken: due only while the job is
 \* live and once its request was handed out.  The refusal changes nothing
@@ -191,7 +235,7 @@ TakeTaken(j) ==
     /\ taken[j]
     /\ refusedTake' = [refusedTake EXCEPT ![j] = TRUE]
     /\ UNCHANGED <<st, table, taken, started, keyOf, depth, lru, completedAt,
-                   now, outcome, wpc, wjob, wout, rview>>
+                   now, outcome, wpc, wjob, wout, rview, checked>>
 
 \* Start(id): PENDING -> RUNNING.
 Start(j) ==
@@ -200,7 +244,7 @@ Start(j) ==
     /\ st' = [st EXCEPT ![j] = "RUNNING"]
     /\ started' = [started EXCEPT ![j] = TRUE]
     /\ UNCHANGED <<table, taken, keyOf, depth, lru, completedAt, now, outcome,
-                   wpc, wjob, wout, rview, refusedTake>>
+                   wpc, wjob, wout, rview, refusedTake, checked>>
 
 \* The end of a live job, as final: the state, the completion time, the
 \* one decrement, the place in the retention order and the wakeup of every
@@ -218,7 +262,7 @@ End(j, final) ==
     /\ wpc' = [w \in Waiters |->
                  IF wpc[w] = "Blocked" /\ wjob[w] = j THEN "Woken" ELSE wpc[w]]
     /\ UNCHANGED <<table, taken, started, keyOf, now, wjob, wout, rview,
-                   refusedTake>>
+                   refusedTake, checked>>
 
 Finish(j)  == End(j, "DONE")
 Fail(j)    == End(j, "FAILED")
@@ -229,7 +273,7 @@ Snapshot(r, j) ==
     /\ j \in table
     /\ rview' = [rview EXCEPT ![r] = [kind |-> "snapshot", st |-> st[j]]]
     /\ UNCHANGED <<st, table, taken, started, keyOf, depth, lru, completedAt,
-                   now, outcome, wpc, wjob, wout, refusedTake>>
+                   now, outcome, wpc, wjob, wout, refusedTake, checked>>
 
 \* Result(id): the result of a DONE job, else ErrNotDone with a snapshot.
 Result(r, j) ==
@@ -238,7 +282,7 @@ Result(r, j) ==
                    [kind |-> IF st[j] = "DONE" THEN "result" ELSE "snapshot",
                     st |-> st[j]]]
     /\ UNCHANGED <<st, table, taken, started, keyOf, depth, lru, completedAt,
-                   now, outcome, wpc, wjob, wout, refusedTake>>
+                   now, outcome, wpc, wjob, wout, refusedTake, checked>>
 
 \* Wait(ctx, id), first step: a job not found returns ErrNotFound, a
 \* terminal one returns at once, a live one registers the waiter.
@@ -254,7 +298,7 @@ Wait(w, j) ==
           ELSE /\ wpc' = [wpc EXCEPT ![w] = "Blocked"]
                /\ UNCHANGED wout
     /\ UNCHANGED <<st, table, taken, started, keyOf, depth, lru, completedAt,
-                   now, outcome, rview, refusedTake>>
+                   now, outcome, rview, refusedTake, checked>>
 
 \* The waiter's context ends while it waits (woken or not: a select picks
 \* at random among ready cases).
@@ -263,7 +307,7 @@ WaitCancel(w) ==
     /\ wpc[w] \in {"Blocked", "Woken"}
     /\ wpc' = [wpc EXCEPT ![w] = "Expired"]
     /\ UNCHANGED <<st, table, taken, started, keyOf, depth, lru, completedAt,
-                   now, outcome, wjob, wout, rview, refusedTake>>
+                   now, outcome, wjob, wout, rview, refusedTake, checked>>
 
 \* Wait returns: woken, with the terminal state and a nil error; after its
 \* context ended, with the job as it is now, and ctx.Err() if it is live.
@@ -273,7 +317,7 @@ WaitReturn(w) ==
     /\ wout' = [wout EXCEPT ![w] =
                   IF st[wjob[w]] \in Terminal THEN "ok" ELSE "deadline"]
     /\ UNCHANGED <<st, table, taken, started, keyOf, depth, lru, completedAt,
-                   now, outcome, wjob, rview, refusedTake>>
+                   now, outcome, wjob, rview, refusedTake, checked>>
 
 \* Woken, the waiter finds its job evicted meanwhile and returns
 \* ErrNotFound (a store that re-reads the row; JobModel's NotFound once
@@ -284,7 +328,7 @@ WaitGone(w) ==
     /\ st[wjob[w]] \in Terminal
     /\ wpc' = [wpc EXCEPT ![w] = "Done"]
     /\ UNCHANGED <<st, table, taken, started, keyOf, depth, lru, completedAt,
-                   now, outcome, wjob, wout, rview, refusedTake>>
+                   now, outcome, wjob, wout, rview, refusedTake, checked>>
 
 \* The callers ws are gone mid-call (their process died, all at once):
 \* their calls return nothing to anybody.
@@ -293,14 +337,14 @@ WaitVanish(ws) ==
     /\ \A w \in ws : wpc[w] \in {"Idle", "Blocked", "Woken", "Expired"}
     /\ wpc' = [w \in Waiters |-> IF w \in ws THEN "Done" ELSE wpc[w]]
     /\ UNCHANGED <<st, table, taken, started, keyOf, depth, lru, completedAt,
-                   now, outcome, wjob, wout, rview, refusedTake>>
+                   now, outcome, wjob, wout, rview, refusedTake, checked>>
 
 \* The clock moves on.
 Tick ==
     /\ now < MaxTime
     /\ now' = now + 1
     /\ UNCHANGED <<st, table, taken, started, keyOf, depth, lru, completedAt,
-                   outcome, wpc, wjob, wout, rview, refusedTake>>
+                   outcome, wpc, wjob, wout, rview, refusedTake, checked>>
 
 \* Every job submitted has ended and every waiter returned: stutter.
 Terminated ==
@@ -310,7 +354,7 @@ Terminated ==
 
 Next ==
     \/ \E j \in Jobs :
-          \/ Submit(j) \/ TakeRequest(j) \/ TakeTaken(j) \/ Start(j)
+          \/ SubmitCheck(j) \/ Submit(j) \/ TakeRequest(j) \/ TakeTaken(j) \/ Start(j)
           \/ Finish(j) \/ Fail(j) \/ Timeout(j)
           \/ \E k \in Keys : SubmitKeyed(j, k)
     \/ \E r \in Readers, j \in Jobs : Snapshot(r, j) \/ Result(r, j)
@@ -346,6 +390,7 @@ TypeInv ==
     /\ wout \in [Waiters -> {"none", "ok", "deadline"}]
     /\ rview \in [Readers -> Views]
     /\ refusedTake \in [Jobs -> BOOLEAN]
+    /\ checked \subseteq Jobs
 
 \* (1) The state is one value, read whole: every view a reader returned is
 \* a state a job has, and a result comes only with DONE.
@@ -366,6 +411,12 @@ NoLostWakeupInv ==
 \* (3) Admission is one step against the bound.
 DepthBoundInv ==
     0 <= depth /\ depth <= MaxQueue
+
+\* (3') The two-level bound: no tenant over its bound and the ledger not
+\* over its own.
+TenantBoundInv ==
+    /\ TenantMax > 0 => \A s \in Shares : TenantLive(s) <= TenantMax
+    /\ depth <= MaxQueue
 
 \* (4) The end is the only decrement, once per job: depth counts the live
 \* jobs, and a terminal state is absorbing.

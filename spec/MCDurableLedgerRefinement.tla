@@ -162,6 +162,10 @@ AbsWpc ==
           [] OTHER -> "Done"]
 
 Abs == INSTANCE JobLedger WITH
+    Shares       <- {},
+    TenantMax    <- 0,
+    SplitAdmission <- FALSE,
+    checked      <- {},
     Keys         <- {},
     Readers      <- {},
     Outcomes     <- RunnerOutcomes \cup {"FAILED", "TIMEOUT"},

@@ -50,6 +50,10 @@ NextR ==
           /\ UNCHANGED <<shown, ended>>
 
 Abs == INSTANCE JobLedger WITH
+    Shares       <- {},
+    TenantMax    <- 0,
+    SplitAdmission <- FALSE,
+    checked      <- {},
     Jobs         <- Ids,
     Waiters      <- {},
     Readers      <- {},

@@ -78,6 +78,10 @@ AbsWout ==
           [] OTHER -> "none"]
 
 Abs == INSTANCE JobLedger WITH
+    Shares       <- {},
+    TenantMax    <- 0,
+    SplitAdmission <- FALSE,
+    checked      <- {},
     Keys        <- {},
     Readers     <- Pollers,
     Outcomes    <- {"DONE", "FAILED", "TIMEOUT"},

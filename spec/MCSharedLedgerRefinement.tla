@@ -102,6 +102,10 @@ AbsWjob ==
         IF wpc[w] \in {"Idle", "Registered"} THEN NoJob ELSE wjob[w]]
 
 Abs == INSTANCE JobLedger WITH
+    Shares       <- {},
+    TenantMax    <- 0,
+    SplitAdmission <- FALSE,
+    checked      <- {},
     Keys         <- {},
     Readers      <- {},
     Outcomes     <- {"DONE", "FAILED"},
