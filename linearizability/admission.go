@@ -93,6 +93,9 @@ func admissionProjection(history []porcupine.Operation) []porcupine.Operation {
 	for _, op := range history {
 		in, out := op.Input.(Input), op.Output.(Output)
 		switch {
+		case in.Kind == Submit && out.Outcome == TenantFull:
+			// The tenant's bound refused it: the depth played no part
+			// (TenantAdmissionModel judges it).
 		case in.Kind == Submit:
 			p = append(p, op)
 		case in.Kind.Terminal() && out.Outcome == OK:

@@ -152,8 +152,12 @@ func check(history []porcupine.Operation, cfg CheckConfig, m models) Report {
 
 	jobHistory := history
 	var keyed keyedHistory
-	var tableKeys []porcupine.Operation
+	var tableKeys, scope []porcupine.Operation
+	tenants := !http && hasTenants(history)
 	if !http {
+		if tenants {
+			history, scope = foreignScoped(history)
+		}
 		jobHistory, tableKeys, rep.KeyedJobs = tableKeyed(history)
 	} else {
 		keyed = deriveKeyed(history, cfg.Retained)
@@ -175,7 +179,11 @@ func check(history []porcupine.Operation, cfg CheckConfig, m models) Report {
 		if rep, done = checkKeys(rep, cfg, m.key, tableKeys); done {
 			return rep
 		}
-		return checkAdmission(rep, cfg, m.adm, admissionProjection(jobHistory), false)
+		rep = checkAdmission(rep, cfg, m.adm, admissionProjection(jobHistory), false)
+		if rep.Verdict != Linearizable || !tenants {
+			return rep
+		}
+		return checkTenants(rep, cfg, scope, jobHistory)
 	}
 	// The key model before the admission model: it is cheap, and names a
 	// key's second job as such where the admission model may only see its

@@ -35,6 +35,11 @@
 //     on both stores. At the HTTP level, HTTPKeyModel checks the keyed
 //     POSTs the stress records.
 //
+//   - TenantAdmissionModel (global) and TenantScopeModel (partitioned by
+//     job), for a table-level history with tenants: the two-level bound,
+//     each tenant's live jobs beside the depth, and calls scoped to a
+//     tenant that see no other tenant's job (tenants.go).
+//
 // Walks of the listing (ledger.Ledger.List) fit no model partitioned by job
 // or key: a page reads every retained job at once. CheckWalk is a validator
 // beside the models instead (walk.go): a recorded walk lists no job twice,

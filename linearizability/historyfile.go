@@ -33,6 +33,12 @@ import (
 // level an "ok" that replayed its key's job has "replayed": true:
 //
 //	{"client":2,"call":6,"return":8,"in":{"kind":"submit-keyed","task":"t2","value":"r2","key":"k1","digest":"d2"},"out":{"outcome":"ok","id":"j2"}}
+//
+// A submit of a tenant has its "tenant" and, if bounded, "tenant_max"; its
+// outcome may be "tenant-full". A call scoped to a tenant has "scoped":
+// true and the "tenant" it is scoped to:
+//
+//	{"client":3,"call":9,"return":11,"in":{"kind":"snapshot","id":"j1","tenant":"b","scoped":true},"out":{"outcome":"not-found"}}
 
 // HistoryFile is a history read from or written to a file.
 type HistoryFile struct {
@@ -66,6 +72,10 @@ type fileIn struct {
 	Depth int    `json:"depth,omitempty"`
 	Key   string `json:"key,omitempty"`
 	Dig   string `json:"digest,omitempty"`
+	// Tenant, Scoped and TenantMax are Input's.
+	Tenant    string `json:"tenant,omitempty"`
+	Scoped    bool   `json:"scoped,omitempty"`
+	TenantMax int    `json:"tenant_max,omitempty"`
 }
 
 type fileOut struct {
@@ -173,7 +183,8 @@ func (fo fileOp) operation() (porcupine.Operation, error) {
 	}
 	return porcupine.Operation{
 		ClientId: fo.Client,
-		Input:    Input{Kind: Kind(kind), ID: fo.In.ID, TaskID: fo.In.Task, Value: fo.In.Value, Depth: fo.In.Depth, Key: fo.In.Key, Digest: fo.In.Dig},
+		Input: Input{Kind: Kind(kind), ID: fo.In.ID, TaskID: fo.In.Task, Value: fo.In.Value, Depth: fo.In.Depth, Key: fo.In.Key, Digest: fo.In.Dig,
+			Tenant: fo.In.Tenant, Scoped: fo.In.Scoped, TenantMax: fo.In.TenantMax},
 		Output:   out,
 		Call:     fo.Call,
 		Return:   ret,
@@ -207,7 +218,8 @@ func WriteHistory(w io.Writer, hf HistoryFile) error {
 		fo := fileOp{
 			Client: op.ClientId,
 			Call:   op.Call,
-			In:     fileIn{Kind: in.Kind.String(), ID: in.ID, Task: in.TaskID, Value: in.Value, Depth: in.Depth, Key: in.Key, Dig: in.Digest},
+			In: fileIn{Kind: in.Kind.String(), ID: in.ID, Task: in.TaskID, Value: in.Value, Depth: in.Depth, Key: in.Key, Dig: in.Digest,
+				Tenant: in.Tenant, Scoped: in.Scoped, TenantMax: in.TenantMax},
 			Out: fileOut{
 				Outcome: out.Outcome.String(), ID: out.ID, Value: out.Value, Task: out.TaskID,
 				Err: out.Err, Started: out.Started, Completed: out.Completed,

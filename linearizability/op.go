@@ -116,6 +116,7 @@ const (
 	RequestTaken
 	Deadline
 	KeyConflict // ErrKeyConflict, of SubmitKeyed (KeyModel)
+	TenantFull  // ErrTenantQueueFull, of a Submit (TenantAdmissionModel)
 )
 
 var outcomeNames = [...]string{
@@ -129,6 +130,7 @@ var outcomeNames = [...]string{
 	RequestTaken: "request-taken",
 	Deadline:     "deadline",
 	KeyConflict:  "key-conflict",
+	TenantFull:   "tenant-full",
 }
 
 func (o Outcome) String() string {
@@ -154,6 +156,12 @@ type Input struct {
 	// KeyedAdmit; Digest is a digest of the SubmitKeyed's body (equal
 	// digests, equal bodies), the same for its KeyedAdmit.
 	Key, Digest string
+	// Tenant is the tenant of a Submit's job, or the tenant a call that
+	// names a job is scoped to when Scoped is set (ledger.WithTenant).
+	Tenant string
+	Scoped bool
+	// TenantMax is a Submit's bound on its tenant's live jobs, 0 for none.
+	TenantMax int
 }
 
 // Output is what the client saw. It is a comparable value. The view
@@ -221,12 +229,18 @@ func Describe(in Input, out Output) string {
 		return b.String()
 	case Submit, SubmitWait:
 		fmt.Fprintf(&b, "(%s, %q)", in.TaskID, in.Value)
+		if in.Tenant != "" || in.TenantMax > 0 {
+			fmt.Fprintf(&b, " of %q (at most %d)", in.Tenant, in.TenantMax)
+		}
 	case SubmitKeyed, KeyedAdmit:
 		fmt.Fprintf(&b, "(%q, %s, %s, %q)", in.Key, short(in.Digest), in.TaskID, in.Value)
 	case Finish, Fail, Timeout:
 		fmt.Fprintf(&b, "(%s, %q)", short(in.ID), in.Value)
 	default:
 		fmt.Fprintf(&b, "(%s)", short(in.ID))
+	}
+	if in.Scoped {
+		fmt.Fprintf(&b, " as %q", in.Tenant)
 	}
 	b.WriteString(" -> ")
 	b.WriteString(out.Outcome.String())
