@@ -34,7 +34,6 @@
 //     ledger's calls, hand-written or recorded by this package's own tests
 //     on both stores. At the HTTP level, HTTPKeyModel checks the keyed
 //     POSTs the stress records.
-//
 //   - TenantAdmissionModel (global) and TenantScopeModel (partitioned by
 //     job), for a table-level history with tenants: the two-level bound,
 //     each tenant's live jobs beside the depth, and calls scoped to a

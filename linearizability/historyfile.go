@@ -185,9 +185,9 @@ func (fo fileOp) operation() (porcupine.Operation, error) {
 		ClientId: fo.Client,
 		Input: Input{Kind: Kind(kind), ID: fo.In.ID, TaskID: fo.In.Task, Value: fo.In.Value, Depth: fo.In.Depth, Key: fo.In.Key, Digest: fo.In.Dig,
 			Tenant: fo.In.Tenant, Scoped: fo.In.Scoped, TenantMax: fo.In.TenantMax},
-		Output:   out,
-		Call:     fo.Call,
-		Return:   ret,
+		Output: out,
+		Call:   fo.Call,
+		Return: ret,
 	}, nil
 }
 
