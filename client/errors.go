@@ -41,7 +41,7 @@ var (
 	// token (Options.Token) or one the server's token file does not hold.
 	ErrUnauthorized = errors.New("client: a valid bearer token is required")
 	// ErrForbidden: the server answered 403, the token's role not letting
-	// it do what the request asked (listing jobs takes role admin).
+	// it do what the request asked (a metrics token on the job API).
 	ErrForbidden = errors.New("client: the token's role may not do this")
 )
 

@@ -1,8 +1,12 @@
 package jobapi
 
 import (
+	"context"
 	"errors"
+	"maps"
+	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/jobledger/jobledger/ledger"
@@ -30,13 +34,62 @@ type metrics struct {
 	// file, never from what a client sends.
 	tenantSubmitted *prometheus.CounterVec
 	tenantRejected  *prometheus.CounterVec
+	// tenants are the tenants of the tokens that submitted, whose live
+	// jobs jobledger_tenant_queue_depth reports (tenantLive).
+	tenants tenantSet
 }
+
+// tenantSet is a set of tenant names, safe for concurrent use.
+type tenantSet struct {
+	mu    sync.Mutex
+	names map[string]struct{}
+}
+
+func (s *tenantSet) add(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.names == nil {
+		s.names = map[string]struct{}{}
+	}
+	s.names[name] = struct{}{}
+}
+
+func (s *tenantSet) list() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Sorted(maps.Keys(s.names))
+}
+
+// tenantLive is the gauge of each tenant's live jobs, read from the store
+// at each scrape for the tenants of tenantSet, when the store counts them
+// (ledger.TenantCounter).
+type tenantLive struct {
+	desc    *prometheus.Desc
+	tenants *tenantSet
+	count   ledger.TenantCounter
+}
+
+func (c tenantLive) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c tenantLive) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), tenantScrapeBound)
+	defer cancel()
+	for _, t := range c.tenants.list() {
+		if n, err := c.count.TenantDepth(ctx, t); err == nil {
+			ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n), t)
+		}
+	}
+}
+
+// tenantScrapeBound bounds the store's counts of one scrape.
+const tenantScrapeBound = 5 * time.Second
 
 // countTenant counts a submit of who that the store answered with err.
 func (m *metrics) countTenant(who tenancy, err error) {
 	if !who.named {
 		return
 	}
+	m.tenants.add(who.tenant)
 	switch {
 	case err == nil:
 		m.tenantSubmitted.WithLabelValues(who.tenant).Inc()
@@ -52,7 +105,7 @@ var latencyBuckets = prometheus.ExponentialBuckets(0.0001, 4, 11)
 
 // newMetrics registers the series; health reports the store's writes, and
 // listener, if not nil, adds the gauge of the store's listener.
-func newMetrics(stats func() ledger.Stats, listener listenerHealth, health *writeHealth) *metrics {
+func newMetrics(stats func() ledger.Stats, listener listenerHealth, health *writeHealth, counter ledger.TenantCounter) *metrics {
 	m := &metrics{
 		registry: prometheus.NewRegistry(),
 		submitted: prometheus.NewCounter(prometheus.CounterOpts{
@@ -102,6 +155,14 @@ func newMetrics(stats func() ledger.Stats, listener listenerHealth, health *writ
 		if s.Terminal() {
 			m.completed.WithLabelValues(s.String()) // every state appears from the start
 		}
+	}
+	if counter != nil {
+		m.registry.MustRegister(tenantLive{
+			desc: prometheus.NewDesc("jobledger_tenant_queue_depth",
+				"Admitted jobs not yet terminal, by the tenant of the token that submitted them (tenants that submitted since the server started).",
+				[]string{"tenant"}, nil),
+			tenants: &m.tenants, count: counter,
+		})
 	}
 	m.registry.MustRegister(
 		m.submitted, m.rejected, m.completed, m.queueWait, m.runTime, m.waiters, m.requests, m.writeFailures,

@@ -121,7 +121,8 @@ func New(l ledger.Ledger[Request, json.RawMessage], cfg Config, opts Options) (*
 	s.submitBytes = semaphore.NewWeighted(submitBudget(cfg))
 	s.replyBytes = semaphore.NewWeighted(cfg.MaxReplyBytesInFlight)
 	s.listener, _ = ledger.As[listenerHealth](s.store)
-	s.metrics = newMetrics(s.store.Stats, s.listener, &s.exec.health)
+	counter, _ := ledger.As[ledger.TenantCounter](s.store)
+	s.metrics = newMetrics(s.store.Stats, s.listener, &s.exec.health, counter)
 	s.exec.metrics = s.metrics
 	s.mux = s.routes()
 	if err := s.exec.start(); err != nil {

@@ -141,6 +141,8 @@ func TestTenantBound429(t *testing.T) {
 	require.Equal(t, http.StatusOK, status)
 	require.Contains(t, metrics, `jobledger_tenant_jobs_submitted_total{tenant="b"} 2`)
 	require.Contains(t, metrics, `jobledger_tenant_jobs_rejected_total{bound="tenant",tenant="a"} 1`)
+	require.Contains(t, metrics, `jobledger_tenant_queue_depth{tenant="b"} 2`)
+	require.Contains(t, metrics, `jobledger_tenant_queue_depth{tenant="a"} 1`)
 	for range 4 {
 		<-gate.started
 	}

@@ -21,6 +21,7 @@ type Memory[Req, Res any] struct {
 var (
 	_ Ledger[string, string] = (*Memory[string, string])(nil)
 	_ Checker                = (*Memory[string, string])(nil)
+	_ TenantCounter          = (*Memory[string, string])(nil)
 )
 
 // NewMemory returns an empty in-memory store configured by cfg, or an error
@@ -174,6 +175,13 @@ func (m *Memory[Req, Res]) Result(ctx context.Context, id string) (Res, Snapshot
 }
 
 func (m *Memory[Req, Res]) Stats() Stats { return m.t.Stats() }
+
+func (m *Memory[Req, Res]) TenantDepth(_ context.Context, tenant string) (int, error) {
+	if m.closed.Load() {
+		return 0, ErrClosed
+	}
+	return m.t.TenantDepth(tenant), nil
+}
 
 func (m *Memory[Req, Res]) CheckInvariants() error { return m.t.CheckInvariants() }
 

@@ -20,6 +20,14 @@ type Recoverer interface {
 	Recovered(ctx context.Context) ([]Snapshot, error)
 }
 
+// TenantCounter is a store that counts a tenant's live jobs, for metrics.
+// Every store of this module is one.
+type TenantCounter interface {
+	// TenantDepth is the number of tenant's admitted jobs that are not yet
+	// terminal, as of some moment during the call.
+	TenantDepth(ctx context.Context, tenant string) (int, error)
+}
+
 // As finds T, an optional interface of a store (Checker, Recoverer, a
 // health report; Shared, whose requests need decoding, is AsShared's), in
 // l itself, or else in the store of bytes that WithCodecs wrapped in l.

@@ -28,6 +28,19 @@ func (f *fixture) submitAs(tenant string, bound int, key string) string {
 	return id
 }
 
+// requireTenantDepth checks a TenantCounter's count of tenant's live jobs;
+// a store that is none is not checked.
+func (f *fixture) requireTenantDepth(tenant string, want int) {
+	f.t.Helper()
+	c, ok := ledger.As[ledger.TenantCounter](f.l)
+	if !ok {
+		return
+	}
+	got, err := c.TenantDepth(f.ctx, tenant)
+	require.NoError(f.t, err)
+	require.Equal(f.t, want, got, "TenantDepth(%q)", tenant)
+}
+
 // answers is every answer a call that names a job gives, with its error
 // as text: what a caller can compare.
 func answers(ctx context.Context, l ledger.Ledger[string, string], id string) []string {
@@ -134,7 +147,12 @@ func testTenantBound(t *testing.T, s Store) {
 	require.ErrorIs(t, err, ledger.ErrTenantQueueFull, "the tenant's bound is checked first")
 	require.Equal(t, 3, f.depth())
 
+	f.requireTenantDepth("a", 2)
+	f.requireTenantDepth("b", 1)
+	f.requireTenantDepth("c", 0)
+
 	f.must(f.l.Fail(f.ctx, a, errBoom))
+	f.requireTenantDepth("a", 1)
 	_, _, err = f.l.Submit(f.ctx, ledger.Submission{Tenant: "b", TenantMaxQueue: 1}, "over")
 	require.ErrorIs(t, err, ledger.ErrTenantQueueFull, "b has 1 live job")
 	f.submitAs("a", 2, "")

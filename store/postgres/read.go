@@ -74,6 +74,22 @@ func (s *Store) Snapshot(ctx context.Context, id string) (ledger.Snapshot, error
 	return s.readSnapshot(ctx, id)
 }
 
+// TenantDepth counts tenant's jobs that are not terminal, as committed
+// (ledger.TenantCounter).
+func (s *Store) TenantDepth(ctx context.Context, tenant string) (int, error) {
+	if s.closed.Load() {
+		return 0, ledger.ErrClosed
+	}
+	if !storable(tenant) {
+		return 0, nil // no job has it (text.go)
+	}
+	var n int
+	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM jobs WHERE tenant = $1 AND seq IS NULL`, tenant).Scan(&n); err != nil {
+		return 0, s.callErr(ctx, "counting a tenant's jobs", err)
+	}
+	return n, nil
+}
+
 // State is the job's committed state.
 func (s *Store) State(ctx context.Context, id string) (ledger.State, error) {
 	if s.closed.Load() {

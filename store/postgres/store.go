@@ -83,6 +83,7 @@ var (
 	_ ledger.Ledger[[]byte, []byte] = (*Store)(nil)
 	_ ledger.Checker                = (*Store)(nil)
 	_ ledger.Recoverer              = (*Store)(nil)
+	_ ledger.TenantCounter          = (*Store)(nil)
 )
 
 // Open connects to the database named by dsn (a postgres:// or

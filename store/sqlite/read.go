@@ -68,6 +68,20 @@ func (s *Store) LookupKey(ctx context.Context, tenant, key string) (string, stri
 	return id, digest, nil
 }
 
+// TenantDepth counts tenant's jobs that are not terminal as of the latest
+// commit (ledger.TenantCounter).
+func (s *Store) TenantDepth(ctx context.Context, tenant string) (int, error) {
+	if s.closed.Load() {
+		return 0, ledger.ErrClosed
+	}
+	var n int
+	err := s.rdb.QueryRowContext(ctx, `SELECT count(*) FROM jobs INDEXED BY jobs_tenant_live WHERE tenant = ?1 AND seq IS NULL`, tenant).Scan(&n)
+	if err != nil {
+		return 0, s.listErr(ctx, err)
+	}
+	return n, nil
+}
+
 // State returns the job's state alone, or ErrNotFound.
 func (s *Store) State(ctx context.Context, id string) (ledger.State, error) {
 	if s.closed.Load() {

@@ -86,6 +86,7 @@ var (
 	_ ledger.Ledger[[]byte, []byte] = (*Store)(nil)
 	_ ledger.Checker                = (*Store)(nil)
 	_ ledger.Recoverer              = (*Store)(nil)
+	_ ledger.TenantCounter          = (*Store)(nil)
 )
 
 // do queues the write o and waits for its reply or for ctx. A caller whose
