@@ -218,6 +218,7 @@ func (s *Store) Close() error {
 	<-s.keepDone
 	s.stopListen()
 	<-s.listenDone
+	s.traceClosed()
 	s.pool.Close()
 	return nil
 }

@@ -208,18 +208,23 @@ func (s *Store) apply(ctx context.Context, ops []*op) ([]reply, error) {
 		}
 		b.Queue(qClaim, now, s.opts.Replica, s.opts.Lease.Nanoseconds(), len(claims), inlineRequest)
 	}
+	stamp := traceQueue(b)
 
 	replies := make([]reply, len(ops))
 	ctx, cancel := context.WithTimeout(ctx, max(2*s.opts.Lease, 10*time.Second))
 	defer cancel()
 	br := s.pool.SendBatch(ctx, b)
 	err := s.readBatch(br, ops, ends, subs, claims, replies)
+	if err == nil {
+		err = traceScan(br, stamp)
+	}
 	if cerr := br.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
 		return nil, err
 	}
+	s.traceBatch(stamp, ops, replies)
 	return replies, nil
 }
 
