@@ -23,14 +23,14 @@ import (
 
 // The trace driver: short random runs of two or three replicas of the
 // real store on one database, each logged as one trace for
-// spec/trace-shared.mjs. In each round every serving replica's submitters
-// and its one worker (a Claim, then a Finish of the job claimed) race,
-// with now and then a reaper's round of some replica beside them; between
-// rounds the injected clock ticks, every serving replica renews its
-// leases and one reaps, as their keepers do. Once in a run a replica is
-// closed with the job its worker holds RUNNING, and opened again under
-// its name some rounds later: before its lease lapsed (its restart fails
-// the job) or after (another replica's reaper fails it).
+// spec/trace-shared.mjs. In each round every serving replica's two
+// submitters and its one worker (a Claim, then a Finish of the job
+// claimed) race, with now and then a reaper's round of some replica beside
+// them; between rounds the injected clock ticks, every serving replica
+// renews its leases and one reaps, as their keepers do. Once in a run a
+// replica is closed with the job its worker holds RUNNING, and opened
+// again under its name some ticks later: before its lease lapsed (its
+// restart fails the job) or after (another replica's reaper fails it).
 //
 //	scripts/pg run go test -tags postgres_trace -run '^TestTraceRuns$' ./store/postgres \
 //	    -trace.dir DIR -trace.n 10 -trace.seed 1
@@ -154,14 +154,17 @@ func traceRun(t *testing.T, seed uint64) (head, body []byte) {
 				continue
 			}
 			wr := rand.New(rand.NewPCG(seed, uint64(round*8+2*i+1)))
-			subs, steps := wr.IntN(5), 1+wr.IntN(2)
-			wg.Go(func() {
-				for range subs {
-					if _, err := r.s.Submit(ctx, "task", []byte("req")); err != nil && !errors.Is(err, ledger.ErrQueueFull) {
-						t.Errorf("seed %d: submit on %s: %v", seed, r.name, err)
+			steps := 1 + wr.IntN(2)
+			for range 2 {
+				subs := wr.IntN(3)
+				wg.Go(func() {
+					for range subs {
+						if _, err := r.s.Submit(ctx, "task", []byte("req")); err != nil && !errors.Is(err, ledger.ErrQueueFull) {
+							t.Errorf("seed %d: submit on %s: %v", seed, r.name, err)
+						}
 					}
-				}
-			})
+				})
+			}
 			wg.Go(func() {
 				for range steps {
 					if err := traceWork(r); err != nil {
