@@ -18,8 +18,9 @@
 //          ok or ErrTerminal). A claim answered ErrNoWork is no write of
 //          the spec's: SKIP LOCKED passes over a row another replica's
 //          claim holds, which commits after it, so that claim's batch
-//          must admit nothing, and is otherwise no step if it had no
-//          Submit. After a claim, the spec's Transfer (the request came
+//          must admit nothing and every PENDING job must be one whose
+//          next claim is another replica's; the batch is no step if it
+//          had no Submit. After a claim, the spec's Transfer (the request came
 //          with the claim) is a step the mapping may take.
 //   Reap   the spec's Reap by the replica, once per job it ended.
 //   Open   the first of each replica: no step (Init has every replica
@@ -85,6 +86,7 @@ export function parseTrace(text) {
     if (e.a === 'Batch' && !['', 'claim', 'end', undefined].includes(e.w)) {
       throw new TraceError(`event ${k}: a batch with the worker's write ${JSON.stringify(e.w)} (one worker a replica)`);
     }
+    if (!Number.isInteger(e.n) || e.n < 0) throw new TraceError(`event ${k}: no commit counter`);
     const n = e.a === 'Close' ? e.n + 0.5 : e.n;
     if (e.a === 'Close' ? !(n >= last) : !(n > last)) throw new TraceError(`event ${k}: counter ${e.n} out of commit order`);
     last = n;
@@ -107,6 +109,18 @@ export function parseTrace(text) {
     out.rows = (e.rows ?? []).map((r) => ({ j: nameOf(r.j), st: r.st, o: r.o ?? '', e: ticks(r.e, k) }));
     return out;
   });
+  // A claim answered ErrNoWork may have passed over the PENDING jobs that
+  // another replica's claim held locked: those whose next claim is that
+  // replica's.
+  events.forEach((e, k) => {
+    e.skip = [];
+    if (e.a !== 'Batch' || e.w !== 'claim' || e.j !== undefined) return;
+    const next = new Map();
+    for (const g of events.slice(k + 1)) {
+      if (g.a === 'Batch' && g.w === 'claim' && g.j !== undefined && !next.has(g.j)) next.set(g.j, g.r);
+    }
+    e.skip = [...next].filter(([, r]) => r !== e.r).map(([j]) => j);
+  });
   // Ids for the Submits refused: the spec claims one for each of a batch.
   const jobs = [...names.values(), ...Array.from({ length: maxSub }, (_v, i) => `x${i + 1}`)];
   return { config: head.config, replicas: head.replicas, events, jobs, maxTime, maxSub,
@@ -117,7 +131,7 @@ export function parseTrace(text) {
 export function traceRecord(e) {
   return { a: e.a, r: e.r, now: int(e.now), first: e.first ? 1 : 0, sub: int(e.sub ?? 0), new: e.new ?? [],
     w: e.w ?? '', j: e.j ?? 'nojob', er: e.er ?? '', to: e.to ?? '', jobs: e.jobs ?? [], d: int(e.d),
-    rows: e.rows ?? [] };
+    rows: e.rows ?? [], skip: e.skip ?? [] };
 }
 
 // The spec's variables, from its vars tuple.
@@ -168,12 +182,18 @@ EndAnswered(ev) ==
     /\ (ev.er = "ok") = (st[ev.j] \in Live)
     /\ ev.er \in {"ok", "ErrTerminal"}
 
+\* A claim answered ErrNoWork: its batch admitted nothing, and every
+\* PENDING job was one that another replica's claim, committed later, held.
+NoWork(ev) ==
+    /\ Len(ev.new) = 0
+    /\ \A p \in table : st[p] = "PENDING" => p \in Range(ev.skip)
+
 BatchStep(ev) ==
     /\ dbnow = ev.now
     /\ IF ev.sub = 0 /\ ~WorkerWrites(ev)
           THEN phase[ev.r] = "serving" /\ UNCHANGED vars
           ELSE Batch(ev.r, ev.sub, WorkerWrites(ev)) /\ Commit(ev.r, ev.sub, WorkerWrites(ev))
-    /\ (ev.w = "claim" /\ ev.j = "nojob") => Len(ev.new) = 0
+    /\ (ev.w = "claim" /\ ev.j = "nojob") => NoWork(ev)
     /\ (ev.w = "claim" /\ ev.j # "nojob") => (wk'[ev.r].pc = "Transfer" /\ wk'[ev.r].job = ev.j)
     /\ ev.w = "end" => EndAnswered(ev)
 
@@ -315,6 +335,15 @@ async function bite(files) {
       e.rows = e.rows.filter((r) => r.j !== e.j && r.j !== done);
       e.rows.unshift({ j: done, st: 'RUNNING', o: e.r, e: e.rows.find(() => true)?.e });
       e.j = done;
+    }],
+    ['a claim answered ErrNoWork beside a free PENDING job', (e, _t, ev) => e.a === 'Batch' && e.w === 'claim' &&
+      e.j && ev.at(-1)?.rows?.filter((r) => r.st === 'PENDING').length === 1 && e.rows.filter((r) => r.st === 'PENDING').length === 0,
+    (e, _t, ev) => {
+      const r = e.rows.find((x) => x.j === e.j);
+      r.st = 'PENDING';
+      delete r.o;
+      delete r.e;
+      delete e.j;
     }],
     ['a batch that reports the wrong depth', (e) => e.a === 'Batch' && (e.new ?? []).length > 0, (e) => { e.d += 1; }],
     ['a commit that lost a row', (e) => e.a === 'Batch' && (e.rows ?? []).length > 0,
