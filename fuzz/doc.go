@@ -30,8 +30,9 @@
 //     invariants after the request and again once Shutdown has drained it
 //     (no flight or deadline timer left behind).
 //
-// FuzzParseConfig, beside the config file's parser in cmd/jobserver,
-// feeds it arbitrary bytes; make fuzz runs it with these.
+// FuzzParseConfig, beside the config file's parser in
+// cmd/jobserver/internal/config, feeds it arbitrary bytes; make fuzz runs
+// it with these.
 //
 // # Usage
 //

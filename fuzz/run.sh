@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs each fuzz target of ./fuzz (and cmd/jobserver's FuzzParseConfig)
+# Runs each fuzz target of ./fuzz (and FuzzParseConfig, beside the config parser in cmd/jobserver/internal/config)
 # for FUZZTIME, one after another, and prints a summary: the time each ran,
 # the inputs it executed, the new interesting inputs it found, and whether
 # it passed. A failing input is written by `go test` under the package's
@@ -31,7 +31,7 @@ failed=0
 # pkg is the package that holds fuzz target $1.
 pkg() {
   case $1 in
-  FuzzParseConfig) echo ./cmd/jobserver ;;
+  FuzzParseConfig) echo ./cmd/jobserver/internal/config ;;
   *) echo ./fuzz ;;
   esac
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobledger/jobledger/cmd/jobserver/internal/config"
 	"github.com/jobledger/jobledger/ledger"
 	"github.com/jobledger/jobledger/ledger/ledgertype"
 	"github.com/jobledger/jobledger/store/sqlite"
@@ -30,7 +31,7 @@ func TestBusyPortKeepsRecoveredJobs(t *testing.T) {
 	dir := t.TempDir()
 	store := "sqlite:" + filepath.Join(dir, "jobs.db")
 	quiet := slog.New(slog.DiscardHandler)
-	cfg := defaultConfig()
+	cfg := config.Default()
 	cfg.Model, cfg.Store, cfg.Workers = "echo", store, 1
 
 	// A server leaves one job PENDING on the file: it waits behind a

@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"time"
+
+	"github.com/jobledger/jobledger/cmd/jobserver/internal/config"
 )
 
 // parseFlags reads the config file named by -config, if any, then applies
@@ -42,13 +44,13 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 		return options{}, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
 
-	cfg := defaultConfig()
+	cfg := config.Default()
 	if *configPath != "" {
 		f, err := os.Open(*configPath)
 		if err != nil {
 			return options{}, err
 		}
-		cfg, err = readConfig(f)
+		cfg, err = config.Read(f)
 		f.Close()
 		if err != nil {
 			return options{}, fmt.Errorf("%s: %w", *configPath, err)
@@ -57,7 +59,7 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	var err error
 	ms := func(key string, v int64, dst *time.Duration) {
 		if err == nil {
-			*dst, err = millis(key, v)
+			*dst, err = config.Millis(key, v)
 		}
 	}
 	fs.Visit(func(f *flag.Flag) {

@@ -39,6 +39,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/jobledger/jobledger/cmd/jobserver/internal/config"
 	"github.com/jobledger/jobledger/internal/redact"
 	"github.com/jobledger/jobledger/jobapi"
 )
@@ -56,7 +57,7 @@ func main() {
 
 // options are the command line's settings beyond the config.
 type options struct {
-	cfg      config
+	cfg      config.Config
 	addrFile string
 	grace    time.Duration
 	repair   bool // -repair: repair the SQLite file and exit
@@ -130,7 +131,7 @@ func run(args []string, log *slog.Logger) error {
 // startServer opens the store cfg names and starts the job API on it. closeStore
 // ends the server's use of the store and closes it; calls after the first
 // return the first's result.
-func startServer(cfg config, log *slog.Logger) (srv *jobapi.Server, closeStore func() error, err error) {
+func startServer(cfg config.Config, log *slog.Logger) (srv *jobapi.Server, closeStore func() error, err error) {
 	st, durable, err := openStore(cfg, cfg.LedgerConfig(), log)
 	if err != nil {
 		return nil, nil, err
@@ -163,7 +164,7 @@ const maxReadHeaderTimeout = 10 * time.Second
 // ever (TestNoReadOrIdleTimeout). WriteTimeout is lengthened per request on
 // the routes that hold one (jobapi's holdWriteDeadline). The API answers
 // OPTIONS * itself, with Allow.
-func newHTTPServer(cfg config, h http.Handler) *http.Server {
+func newHTTPServer(cfg config.Config, h http.Handler) *http.Server {
 	header := maxReadHeaderTimeout
 	if cfg.ReadTimeout > 0 {
 		header = min(header, cfg.ReadTimeout)

@@ -11,11 +11,23 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobledger/jobledger/cmd/jobserver/internal/config"
 	"github.com/jobledger/jobledger/internal/pgtest"
 	"github.com/jobledger/jobledger/jobapi"
 	"github.com/jobledger/jobledger/ledger"
 	"github.com/jobledger/jobledger/store/sqlite"
 )
+
+// TestEveryStoreKindOpens: the binary opens each form the config accepts,
+// and no other.
+func TestEveryStoreKindOpens(t *testing.T) {
+	for name := range config.StoreKinds {
+		require.Contains(t, openers, name, "a store form with no opener")
+	}
+	for name := range openers {
+		require.Contains(t, config.StoreKinds, name, "an opener of no store form")
+	}
+}
 
 // TestStoreRefusedAtStart: a -store the server cannot use stops it at
 // start with a message that names the store and the reason, and never

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/jobledger/jobledger/ledger"
 )
@@ -144,6 +145,39 @@ func (q *queue) take(maxOps, maxBytes int) []*op {
 	clear(q.ops)
 	q.ops = append(q.ops[:0], left...)
 	return batch
+}
+
+// gather waits until the queue holds at least n ops, for at most d or
+// until ctx ends: the callers a batch just answered come back together
+// and ride the next batch together, rather than split between two.
+func (q *queue) gather(ctx context.Context, n int, d time.Duration) {
+	var timer *time.Timer
+	for {
+		q.mu.Lock()
+		enough := len(q.ops) >= n || q.closed
+		q.mu.Unlock()
+		if enough {
+			break
+		}
+		if timer == nil {
+			timer = time.NewTimer(d)
+			defer timer.Stop()
+		}
+		select {
+		case <-q.ready:
+		case <-timer.C:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// len is the number of ops queued.
+func (q *queue) len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.ops)
 }
 
 // close closes the queue and returns what it still held.

@@ -27,6 +27,9 @@ const (
 	// inlineRequest is the largest request a Claim's batch carries; a
 	// larger one is read by its caller after the job is held (claim.go).
 	inlineRequest = 1 << 20
+	// maxGather bounds the wait for a batch's callers to come back with
+	// their next writes, which is at most a quarter of the batch's time.
+	maxGather = time.Millisecond
 )
 
 // runWriter is the writer goroutine: it runs batches until ctx ends, then
@@ -45,7 +48,9 @@ func (s *Store) runWriter(ctx context.Context) {
 			if len(ops) == 0 {
 				break
 			}
+			start := time.Now()
 			s.runBatch(ctx, ops, false)
+			s.q.gather(ctx, s.q.len()+len(ops), min(time.Since(start)/4, maxGather))
 		}
 	}
 }

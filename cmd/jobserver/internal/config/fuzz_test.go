@@ -1,6 +1,8 @@
-package main
+package config
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"math"
@@ -10,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jobledger/jobledger/jobapi"
+	"github.com/jobledger/jobledger/ledger"
 )
 
 // FuzzParseConfig feeds arbitrary bytes to parseConfig. It must not
@@ -22,47 +25,53 @@ func FuzzParseConfig(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		cfg, err := parseConfig(data)
-		again, err2 := parseConfig(data)
+		cfg, err := Parse(data)
+		again, err2 := Parse(data)
 		if cfg != again || (err == nil) != (err2 == nil) || (err != nil && err.Error() != err2.Error()) {
-			t.Fatalf("parseConfig(%q) is not deterministic: %+v, %v then %+v, %v", data, cfg, err, again, err2)
+			t.Fatalf("Parse(%q) is not deterministic: %+v, %v then %+v, %v", data, cfg, err, again, err2)
 		}
 		if err != nil {
 			if !errors.Is(err, jobapi.ErrInvalidConfig) {
-				t.Fatalf("parseConfig(%q) = %v, which does not wrap ErrInvalidConfig", data, err)
+				t.Fatalf("Parse(%q) = %v, which does not wrap ErrInvalidConfig", data, err)
 			}
 			if msg := strings.TrimPrefix(err.Error(), jobapi.ErrInvalidConfig.Error()); strings.Trim(msg, ": ") == "" {
-				t.Fatalf("parseConfig(%q) = %q, which does not say what is wrong", data, err)
+				t.Fatalf("Parse(%q) = %q, which does not say what is wrong", data, err)
 			}
 			return
 		}
 		if err := configInRange(cfg); err != nil {
-			t.Fatalf("parseConfig(%q) accepted %+v: %v", data, cfg, err)
+			t.Fatalf("Parse(%q) accepted %+v: %v", data, cfg, err)
 		}
 		if err := cfg.Validate(); err != nil {
-			t.Fatalf("parseConfig(%q) accepted %+v, which Validate refuses: %v", data, cfg, err)
+			t.Fatalf("Parse(%q) accepted %+v, which Validate refuses: %v", data, cfg, err)
 		}
 		// A durable store would be opened: a file created where the input
 		// says, a connection to the host it names. Its form was checked
-		// above; the rest of the configuration starts a server on the
+		// above; the handler's configuration starts a server on the
 		// memory store.
-		cfg.Store = defaultStore
-		srv, closeStore, err := startServer(cfg, slog.New(slog.DiscardHandler))
+		st, err := ledger.NewMemory[jobapi.Request, json.RawMessage](cfg.LedgerConfig())
 		if err != nil {
-			t.Fatalf("parseConfig(%q) accepted %+v, which the start refuses: %v", data, cfg, err)
+			t.Fatalf("Parse(%q) accepted %+v, whose ledger configuration is refused: %v", data, cfg, err)
 		}
-		stopNow(srv) // no jobs ran
+		defer st.Close()
+		srv, err := jobapi.New(st, cfg.Config, jobapi.Options{Logger: slog.New(slog.DiscardHandler), LedgerJobTTL: cfg.AsyncJobTTL})
+		if err != nil {
+			t.Fatalf("Parse(%q) accepted %+v, which the handler refuses: %v", data, cfg, err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_ = srv.Shutdown(ctx) // no jobs ran: nothing to wait for
 		if err := srv.CheckInvariants(); err != nil {
 			t.Errorf("once drained, the server's invariants: %v", err)
 		}
-		if err := closeStore(); err != nil {
-			t.Errorf("closing the store: %v", err)
+		if err := srv.Close(); err != nil {
+			t.Errorf("closing the server: %v", err)
 		}
 	})
 }
 
 // configInRange checks the ranges of docs/http.md, written out again.
-func configInRange(c config) error {
+func configInRange(c Config) error {
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 		return errors.New("listen is not host:port")
 	}

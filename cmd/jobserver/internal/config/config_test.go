@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"strings"
@@ -11,9 +11,9 @@ import (
 )
 
 func TestParseConfigDefaults(t *testing.T) {
-	cfg, err := parseConfig([]byte(`{}`))
+	cfg, err := Parse([]byte(`{}`))
 	require.NoError(t, err)
-	require.Equal(t, defaultConfig(), cfg)
+	require.Equal(t, Default(), cfg)
 	require.True(t, cfg.AsyncEnabled)
 	require.Equal(t, 16, cfg.AsyncMaxQueue)
 	require.Equal(t, "127.0.0.1:8080", cfg.Listen)
@@ -21,14 +21,14 @@ func TestParseConfigDefaults(t *testing.T) {
 }
 
 func TestParseConfigKeys(t *testing.T) {
-	cfg, err := parseConfig([]byte(`{
+	cfg, err := Parse([]byte(`{
 		"async_enabled": false, "async_timeout": 1500, "async_max_queue": -1,
 		"async_job_ttl": 60000, "async_max_completed": 7, "listen": "127.0.0.1:0",
 		"workers": 3, "max_body_bytes": 1024, "max_reply_bytes_in_flight": 4096, "max_pixels": 4096, "max_wait": 0, "model": "echo",
 		"read_timeout": 2000, "write_timeout": 0, "idle_timeout": 4000, "store": "memory",
 		"replica": "r1", "lease": 2500}`))
 	require.NoError(t, err)
-	want := config{
+	want := Config{
 		Config: jobapi.Config{
 			Workers: 3, MaxBodyBytes: 1024, MaxReplyBytesInFlight: 4096, MaxPixels: 4096, MaxWait: 0, Model: "echo",
 			AsyncEnabled: false, AsyncTimeout: 1500 * time.Millisecond, AsyncMaxQueue: -1,
@@ -74,7 +74,7 @@ func TestParseConfigRefuses(t *testing.T) {
 		{"not JSON", `{"workers":`, "invalid config"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := parseConfig([]byte(c.data))
+			_, err := Parse([]byte(c.data))
 			require.ErrorIs(t, err, jobapi.ErrInvalidConfig)
 			require.Contains(t, err.Error(), c.mention)
 		})
@@ -82,7 +82,7 @@ func TestParseConfigRefuses(t *testing.T) {
 }
 
 func TestReadConfig(t *testing.T) {
-	cfg, err := readConfig(strings.NewReader(`{"workers": 2}`))
+	cfg, err := Read(strings.NewReader(`{"workers": 2}`))
 	require.NoError(t, err)
 	require.Equal(t, 2, cfg.Workers)
 }

@@ -1,4 +1,7 @@
-package main
+// Package config reads jobserver's configuration: the keys of a JSON
+// config file and their ranges, over the defaults, and the forms of the
+// key "store". It opens nothing and imports no store.
+package config
 
 import (
 	"bytes"
@@ -11,32 +14,24 @@ import (
 	"time"
 
 	"github.com/jobledger/jobledger/jobapi"
-	"github.com/jobledger/jobledger/store/sqlite"
 )
 
 // Defaults of the binary's own keys. docs/http.md lists every key, its
 // unit and its default.
 const (
-	defaultListen       = "127.0.0.1:8080"
+	DefaultListen       = "127.0.0.1:8080"
 	defaultReadTimeout  = 30 * time.Second
 	defaultWriteTimeout = 60 * time.Second
 	defaultIdleTimeout  = 60 * time.Second
-	defaultStore        = "memory"
+	DefaultStore        = "memory"
 )
-
-// A job's stored request, no longer than its body but for the escapes of
-// its task id, is written with the id, the task id and an idempotency key
-// in one write of the SQLite store: the ceiling of max_body_bytes is at
-// most half the most bytes that write takes. The constant fails to
-// compile otherwise.
-const _ = uint64(sqlite.MaxValueBytes/2 - jobapi.MaxBodyBytesCeiling)
 
 // maxMillis is the largest millisecond count a time.Duration holds.
 const maxMillis = math.MaxInt64 / int64(time.Millisecond)
 
-// config is the binary's configuration: the handler's (jobapi.Config) and
+// Config is the binary's configuration: the handler's (jobapi.Config) and
 // the keys that only the binary reads.
-type config struct {
+type Config struct {
 	jobapi.Config
 	// Listen is the address to listen on (JSON "listen").
 	Listen string
@@ -46,8 +41,9 @@ type config struct {
 	ReadTimeout  time.Duration
 	WriteTimeout time.Duration
 	IdleTimeout  time.Duration
-	// Store names the store that keeps the jobs (JSON "store"): "memory",
-	// the default, whose jobs are lost when the process ends (store.go).
+	// Store names the store that keeps the jobs (JSON "store"), in one of
+	// the forms of ParseStore: "memory", the default, loses its jobs when
+	// the process ends.
 	Store string
 	// Replica names this server among the replicas that share a
 	// PostgreSQL store (JSON "replica"): the owner of the jobs it runs.
@@ -63,20 +59,20 @@ type config struct {
 	Lease time.Duration
 }
 
-// defaultConfig is the configuration of a start with no config file and
-// no flags.
-func defaultConfig() config {
-	return config{
+// Default is the configuration of a start with no config file and no
+// flags.
+func Default() Config {
+	return Config{
 		Config:       jobapi.DefaultConfig(),
-		Listen:       defaultListen,
+		Listen:       DefaultListen,
 		ReadTimeout:  defaultReadTimeout,
 		WriteTimeout: defaultWriteTimeout,
 		IdleTimeout:  defaultIdleTimeout,
-		Store:        defaultStore,
+		Store:        DefaultStore,
 	}
 }
 
-// fileConfig is the JSON form of config: every key optional, durations in
+// fileConfig is the JSON form of Config: every key optional, durations in
 // milliseconds.
 type fileConfig struct {
 	Listen            *string `json:"listen"`
@@ -99,12 +95,12 @@ type fileConfig struct {
 	Lease             *int64  `json:"lease"`
 }
 
-// parseConfig reads a JSON config object: the keys of docs/http.md, each
-// optional, over defaultConfig. It refuses unknown keys, values of the
+// Parse reads a JSON config object: the keys of docs/http.md, each
+// optional, over Default. It refuses unknown keys, values of the
 // wrong type and values out of range, wrapping jobapi.ErrInvalidConfig
 // with a message that names the key. It never panics, whatever data holds.
-func parseConfig(data []byte) (config, error) {
-	cfg := defaultConfig()
+func Parse(data []byte) (Config, error) {
+	cfg := Default()
 	trimmed := bytes.TrimSpace(data)
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return cfg, fmt.Errorf("%w: want a JSON object", jobapi.ErrInvalidConfig)
@@ -124,17 +120,17 @@ func parseConfig(data []byte) (config, error) {
 	return cfg, cfg.Validate()
 }
 
-// readConfig is parseConfig on everything r holds.
-func readConfig(r io.Reader) (config, error) {
+// Read is Parse on everything r holds, up to 1 MiB.
+func Read(r io.Reader) (Config, error) {
 	data, err := io.ReadAll(io.LimitReader(r, 1<<20))
 	if err != nil {
-		return defaultConfig(), fmt.Errorf("%w: %v", jobapi.ErrInvalidConfig, err)
+		return Default(), fmt.Errorf("%w: %v", jobapi.ErrInvalidConfig, err)
 	}
-	return parseConfig(data)
+	return Parse(data)
 }
 
 // apply copies the keys that f sets into cfg, converting milliseconds.
-func (f fileConfig) apply(cfg *config) error {
+func (f fileConfig) apply(cfg *Config) error {
 	set := func(dst *string, src *string) {
 		if src != nil {
 			*dst = *src
@@ -181,7 +177,7 @@ func (f fileConfig) apply(cfg *config) error {
 		if d.src == nil {
 			continue
 		}
-		ms, err := millis(d.key, *d.src)
+		ms, err := Millis(d.key, *d.src)
 		if err != nil {
 			return err
 		}
@@ -190,9 +186,9 @@ func (f fileConfig) apply(cfg *config) error {
 	return nil
 }
 
-// millis converts a millisecond count from a config file or flag into a
+// Millis converts a millisecond count from a config file or flag into a
 // Duration, refusing negative counts and counts a Duration cannot hold.
-func millis(key string, ms int64) (time.Duration, error) {
+func Millis(key string, ms int64) (time.Duration, error) {
 	if ms < 0 || ms > maxMillis {
 		return 0, fmt.Errorf("%w: %s: %d is not a number of milliseconds in [0, %d]", jobapi.ErrInvalidConfig, key, ms, maxMillis)
 	}
@@ -203,7 +199,7 @@ func millis(key string, ms int64) (time.Duration, error) {
 // jobapi.ErrInvalidConfig with a message naming its JSON key: the
 // listening address, then the handler's keys (jobapi.Config.Validate),
 // then the binary's other keys.
-func (c config) Validate() error {
+func (c Config) Validate() error {
 	bad := func(key, format string, args ...any) error {
 		return fmt.Errorf("%w: %s: "+format, append([]any{jobapi.ErrInvalidConfig, key}, args...)...)
 	}
@@ -223,7 +219,7 @@ func (c config) Validate() error {
 	case c.Lease < 0:
 		return bad("lease", "%v is negative", c.Lease)
 	}
-	if _, _, err := parseStore(c.Store); err != nil {
+	if _, _, err := ParseStore(c.Store); err != nil {
 		return bad("store", "%v", err)
 	}
 	return nil
