@@ -19,8 +19,9 @@
 //          the spec's: SKIP LOCKED passes over a row another replica's
 //          claim holds, which commits after it, so that claim's batch
 //          must admit nothing and every PENDING job must be one whose
-//          next claim is another replica's; the batch is no step if it
-//          had no Submit. After a claim, the spec's Transfer (the request came
+//          next claim is another replica's, or one admitted by a commit
+//          the claim did not see (after the counter it read); the batch is
+//          no step if it had no Submit. After a claim, the spec's Transfer (the request came
 //          with the claim) is a step the mapping may take.
 //   Reap   the spec's Reap by the replica, once per job it ended.
 //   Open   the first of each replica: no step (Init has every replica
@@ -109,17 +110,22 @@ export function parseTrace(text) {
     out.rows = (e.rows ?? []).map((r) => ({ j: nameOf(r.j), st: r.st, o: r.o ?? '', e: ticks(r.e, k) }));
     return out;
   });
-  // A claim answered ErrNoWork may have passed over the PENDING jobs that
-  // another replica's claim held locked: those whose next claim is that
-  // replica's.
+  // A claim answered ErrNoWork saw the commits up to its seen counter at
+  // least, and may have passed over the PENDING jobs that another
+  // replica's claim held locked: it may skip those whose next claim is
+  // that replica's, and those admitted after seen.
+  const admitted = new Map();
   events.forEach((e, k) => {
+    for (const j of e.new) admitted.set(j, e.n);
     e.skip = [];
     if (e.a !== 'Batch' || e.w !== 'claim' || e.j !== undefined) return;
+    if (!Number.isInteger(e.seen)) throw new TraceError(`event ${k + 1}: a claim without the counter it saw`);
     const next = new Map();
     for (const g of events.slice(k + 1)) {
       if (g.a === 'Batch' && g.w === 'claim' && g.j !== undefined && !next.has(g.j)) next.set(g.j, g.r);
     }
     e.skip = [...next].filter(([, r]) => r !== e.r).map(([j]) => j);
+    for (const [j, n] of admitted) if (n > e.seen && !e.skip.includes(j)) e.skip.push(j);
   });
   // Ids for the Submits refused: the spec claims one for each of a batch.
   const jobs = [...names.values(), ...Array.from({ length: maxSub }, (_v, i) => `x${i + 1}`)];

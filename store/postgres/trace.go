@@ -47,6 +47,8 @@ type traceEvent struct {
 	J   string   `json:"j,omitempty"`
 	Er  string   `json:"er,omitempty"`
 	To  string   `json:"to,omitempty"`
+	// Seen: a batch with a claim: the counter its claim saw at least.
+	Seen *int64 `json:"seen,omitempty"`
 	// Reap: the jobs it ended; Open: the RUNNING jobs the restart failed.
 	Jobs []string `json:"jobs,omitempty"`
 	D    *int     `json:"d,omitempty"` // the depth its commit left
@@ -70,6 +72,7 @@ type traceRow struct {
 // the depth and the rows.
 type traceStamp struct {
 	n     int64
+	seen  int64 // a batch with a claim: the counter read before the claim
 	depth int
 	rows  []traceRow
 }
@@ -124,18 +127,42 @@ func TraceEnd() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// traceQueue ends batch b with the trace's statements, if a log is on;
-// traceScan reads them, after every other result of b.
-func traceQueue(b *pgx.Batch) *traceStamp {
+// traceStart is the stamp of a batch, or nil if no log is on. queue ends
+// the batch with the trace's statements, and scan reads them, after
+// every other result of the batch; queueSeen, right before the batch's
+// claim, reads the counter, which scanSeen reads back: the claim saw at
+// least the commits up to it.
+func traceStart() *traceStamp {
 	if !tracer.on.Load() {
 		return nil
 	}
-	b.Queue(qTraceCount)
-	b.Queue(qTraceRows)
 	return &traceStamp{}
 }
 
-func traceScan(br pgx.BatchResults, st *traceStamp) error {
+func (st *traceStamp) queue(b *pgx.Batch) {
+	if st != nil {
+		b.Queue(qTraceCount)
+		b.Queue(qTraceRows)
+	}
+}
+
+func (st *traceStamp) queueSeen(b *pgx.Batch) {
+	if st != nil {
+		b.Queue(`SELECT n FROM jobledger_trace`)
+	}
+}
+
+func (st *traceStamp) scanSeen(br pgx.BatchResults) error {
+	if st == nil {
+		return nil
+	}
+	if err := br.QueryRow().Scan(&st.seen); err != nil {
+		return fmt.Errorf("trace: %w", err)
+	}
+	return nil
+}
+
+func (st *traceStamp) scan(br pgx.BatchResults) error {
 	if st == nil {
 		return nil
 	}
@@ -222,7 +249,7 @@ func (s *Store) traceBatch(st *traceStamp, ops []*op, replies []reply) {
 			}
 		case opClaim:
 			workers++
-			e.W, e.J = "claim", r.snap.ID
+			e.W, e.J, e.Seen = "claim", r.snap.ID, &st.seen
 			if errors.Is(r.err, ledger.ErrNoWork) {
 				e.J = ""
 			}

@@ -17,8 +17,11 @@ import (
 
 type traceStamp struct{}
 
-func traceQueue(*pgx.Batch) *traceStamp                    { return nil }
-func traceScan(pgx.BatchResults, *traceStamp) error        { return nil }
+func traceStart() *traceStamp                              { return nil }
+func (*traceStamp) queue(*pgx.Batch)                       {}
+func (*traceStamp) queueSeen(*pgx.Batch)                   {}
+func (*traceStamp) scan(pgx.BatchResults) error            { return nil }
+func (*traceStamp) scanSeen(pgx.BatchResults) error        { return nil }
 func traceTx(context.Context, pgx.Tx) (*traceStamp, error) { return nil, nil }
 func (s *Store) traceBatch(*traceStamp, []*op, []reply)    {}
 func (s *Store) traceReaped(*traceStamp, []string, *int64) {}
