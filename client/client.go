@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -26,6 +27,10 @@ type Options struct {
 	// MaxReplyBytes bounds the body of one reply: a longer one is an error.
 	// If zero, DefaultMaxReplyBytes; negative is refused.
 	MaxReplyBytes int64
+	// Token, when not empty, is sent on every request as
+	// "Authorization: Bearer Token", for a server with a token file. If
+	// left empty, no Authorization is sent.
+	Token string
 
 	_ struct{} // forbid positional literals
 }
@@ -36,6 +41,7 @@ type Client struct {
 	base     *url.URL // its path ends in "/": routes are resolved below it
 	hc       *http.Client
 	maxReply int64
+	authz    string // the Authorization of every request; empty for none
 }
 
 // New returns a Client of the API at base, an http or https URL whose path,
@@ -57,7 +63,13 @@ func New(base string, opts Options) (*Client, error) {
 			u.RawPath += "/"
 		}
 	}
+	if strings.ContainsAny(opts.Token, " \t\r\n") {
+		return nil, errors.New("client: Token holds white space")
+	}
 	c := &Client{base: u, hc: opts.HTTPClient, maxReply: opts.MaxReplyBytes}
+	if opts.Token != "" {
+		c.authz = "Bearer " + opts.Token
+	}
 	if c.hc == nil {
 		c.hc = http.DefaultClient
 	}
@@ -117,6 +129,9 @@ func (c *Client) do(ctx context.Context, method string, u *url.URL, body []byte,
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.authz != "" {
+		req.Header.Set("Authorization", c.authz)
 	}
 	for _, f := range hdr {
 		req.Header.Add(f[0], f[1])

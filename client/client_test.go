@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 
 	"github.com/jobledger/jobledger/client"
 	"github.com/jobledger/jobledger/jobapi"
+	"github.com/jobledger/jobledger/jobapi/auth"
 	"github.com/jobledger/jobledger/ledger"
 )
 
@@ -269,4 +271,49 @@ func TestConcurrentUse(t *testing.T) {
 	for range n {
 		require.NoError(t, <-done)
 	}
+}
+
+// TestToken: Options.Token goes on every request as a bearer token, and a
+// server's 401 and 403 unwrap to ErrUnauthorized and ErrForbidden.
+func TestToken(t *testing.T) {
+	cfg := jobapi.DefaultConfig()
+	cfg.Model = "echo"
+	store, err := ledger.NewMemory[jobapi.Request, json.RawMessage](cfg.LedgerConfig())
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, store.Close()) })
+	srv, err := jobapi.New(store, cfg, jobapi.Options{Logger: slog.New(slog.DiscardHandler), LedgerJobTTL: cfg.AsyncJobTTL})
+	require.NoError(t, err)
+	sub, line, err := auth.NewToken("acme", auth.RoleSubmit)
+	require.NoError(t, err)
+	keys, err := auth.Parse(strings.NewReader(line))
+	require.NoError(t, err)
+	ts := httptest.NewServer(auth.New(srv, keys))
+	t.Cleanup(ts.Close)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		srv.Shutdown(ctx) // the cancelled grace is the error
+	})
+	ctx := context.Background()
+
+	anon, err := client.New(ts.URL, client.Options{HTTPClient: ts.Client()})
+	require.NoError(t, err)
+	_, err = anon.Submit(ctx, client.Request{TaskID: "t"})
+	require.ErrorIs(t, err, client.ErrUnauthorized)
+	require.Equal(t, http.StatusUnauthorized, apiError(t, err).StatusCode)
+
+	c, err := client.New(ts.URL, client.Options{HTTPClient: ts.Client(), Token: sub})
+	require.NoError(t, err)
+	acc, err := c.Submit(ctx, client.Request{TaskID: "t"})
+	require.NoError(t, err)
+	snap, err := c.Wait(ctx, acc.JobID, 5*time.Second)
+	require.NoError(t, err)
+	require.Equal(t, client.State("DONE"), snap.State)
+	_, err = c.List(ctx, client.ListQuery{})
+	require.ErrorIs(t, err, client.ErrForbidden, "listing takes role admin")
+	_, err = c.Snapshot(ctx, "nosuchjob")
+	require.ErrorIs(t, err, client.ErrNotFound, "a route's own meaning comes first")
+
+	_, err = client.New(ts.URL, client.Options{Token: "a b"})
+	require.ErrorContains(t, err, "white space")
 }

@@ -38,8 +38,9 @@
 // sent. It unwraps to the sentinel that the status means on that route:
 // ErrQueueFull (429 on POST /jobs), ErrNotFound (404 on a job's routes),
 // ErrNotDone (409 on a result), ErrTerminal (409 on a cancel),
-// ErrKeyConflict (SubmitKeyed's 422: the key was used for another request)
-// and ErrUnavailable (503 anywhere). A transport error is returned as the
+// ErrKeyConflict (SubmitKeyed's 422: the key was used for another request),
+// ErrUnavailable (503 anywhere), and ErrUnauthorized and ErrForbidden (401
+// and 403 anywhere, from a server with a token file: see Options.Token). A transport error is returned as the
 // *http.Client returned it (a *url.Error); the caller cannot tell whether
 // the server acted on the request.
 //

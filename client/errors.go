@@ -9,32 +9,45 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 	"github.com/jobledger/jobledger/wire"
 )
 
 // Sentinel errors, each the meaning of a status on some route. An *Error
-// unwraps to one of them; compare with errors.Is.
+// unwraps to one of them; compare with errors.Is. All but ErrUnavailable
+// are the ledger contract's own (package ledgertype), so a caller compares
+// a reply with the answer a store gives in process.
 var (
 	// ErrQueueFull: POST /jobs answered 429, async_max_queue jobs being
 	// PENDING or RUNNING. The *Error's RetryAfter says when to try again.
-	ErrQueueFull = errors.New("client: job queue full")
+	ErrQueueFull = ledgertype.ErrQueueFull
 	// ErrNotFound: a job's route answered 404, the id being unknown or the
 	// job evicted.
-	ErrNotFound = errors.New("client: no such job")
+	ErrNotFound = ledgertype.ErrNotFound
 	// ErrNotDone: GET /jobs/{id}/result answered 409; the *Error's State
 	// says where the job stands.
-	ErrNotDone = errors.New("client: job not done")
+	ErrNotDone = ledgertype.ErrNotDone
 	// ErrTerminal: POST /jobs/{id}/cancel answered 409, the job having
 	// ended already; the *Error's State names the state it ended in.
-	ErrTerminal = errors.New("client: job already terminal")
+	ErrTerminal = ledgertype.ErrTerminal
 	// ErrUnavailable: the server answered 503 (shutting down, async jobs
 	// disabled, no worker free, too many /infer bodies in flight); the
 	// *Error's RetryAfter says when to try again.
 	ErrUnavailable = errors.New("client: service unavailable")
 	// ErrKeyConflict: POST /jobs under an Idempotency-Key answered 422,
 	// the key having been used for a job with another body (SubmitKeyed).
-	ErrKeyConflict = errors.New("client: idempotency key used for another request")
+	ErrKeyConflict = ledgertype.ErrKeyConflict
+	// ErrUnauthorized: the server answered 401, the request carrying no
+	// token (Options.Token) or one the server's token file does not hold.
+	ErrUnauthorized = errors.New("client: a valid bearer token is required")
+	// ErrForbidden: the server answered 403, the token's role not letting
+	// it do what the request asked (listing jobs takes role admin).
+	ErrForbidden = errors.New("client: the token's role may not do this")
 )
+
+// anyRoute is what a status means on every route, where the route gives
+// it no meaning of its own.
+var anyRoute = map[int]error{http.StatusUnauthorized: ErrUnauthorized, http.StatusForbidden: ErrForbidden}
 
 // Error is a reply other than the route's success: an RFC 9457 problem
 // (application/problem+json) as the server writes every error, or any
@@ -67,6 +80,9 @@ type Error struct {
 
 // newError reads r as an Error that unwraps to sentinel.
 func newError(r *reply, sentinel error) *Error {
+	if sentinel == nil {
+		sentinel = anyRoute[r.status]
+	}
 	e := &Error{
 		Method: r.method, URL: r.url.String(), StatusCode: r.status, Body: r.body,
 		RetryAfter: retryAfter(r.header), sentinel: sentinel,

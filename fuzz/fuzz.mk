@@ -10,7 +10,7 @@
 
 FUZZTIME        ?= 30s
 FUZZTIME_SHORT  ?= 10s
-FUZZ_TARGETS    ?= FuzzSequential FuzzConcurrent FuzzHTTP FuzzParseConfig
+FUZZ_TARGETS    ?= FuzzSequential FuzzConcurrent FuzzHTTP FuzzParseConfig FuzzParseKeys FuzzAuthorization
 FUZZ_MUTANT_RUNS ?= 3
 FUZZ_MUTANT_TIME ?= 60s
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs each fuzz target of ./fuzz (and FuzzParseConfig, beside the config parser in cmd/jobserver/internal/config)
+# Runs each fuzz target of ./fuzz (and FuzzParseConfig, beside the config parser in cmd/jobserver/internal/config,
+# and FuzzParseKeys and FuzzAuthorization, beside the token file and the middleware in jobapi/auth)
 # for FUZZTIME, one after another, and prints a summary: the time each ran,
 # the inputs it executed, the new interesting inputs it found, and whether
 # it passed. A failing input is written by `go test` under the package's
@@ -21,7 +22,7 @@ FUZZ_FLAGS=${FUZZ_FLAGS:-}
 if [ $# -gt 0 ]; then
   TARGETS=("$@")
 else
-  TARGETS=(FuzzSequential FuzzConcurrent FuzzHTTP FuzzParseConfig)
+  TARGETS=(FuzzSequential FuzzConcurrent FuzzHTTP FuzzParseConfig FuzzParseKeys FuzzAuthorization)
 fi
 
 log=$(mktemp)
@@ -32,6 +33,7 @@ failed=0
 pkg() {
   case $1 in
   FuzzParseConfig) echo ./cmd/jobserver/internal/config ;;
+  FuzzParseKeys | FuzzAuthorization) echo ./jobapi/auth ;;
   *) echo ./fuzz ;;
   esac
 }

@@ -111,7 +111,7 @@ func fillFinished(b *testing.B, l ledger.Ledger[jobapi.Request, json.RawMessage]
 	for w := range workers {
 		wg.Go(func() {
 			for i := w; i < n; i += workers {
-				id, err := l.Submit(ctx, "bench", jobapi.Request{TaskID: "bench"})
+				id, _, err := l.Submit(ctx, ledger.Submission{TaskID: "bench"}, jobapi.Request{TaskID: "bench"})
 				if err == nil {
 					_, err = l.Fail(ctx, id, errors.New("done"))
 				}

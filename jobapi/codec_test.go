@@ -85,7 +85,7 @@ func TestCodecsThroughAStoreOfBytes(t *testing.T) {
 	require.NoError(t, err)
 	l := ledger.WithCodecs[jobapi.Request, json.RawMessage](raw, jobapi.RequestJSON{}, jobapi.ResultJSON{})
 	req := jobapi.Request{TaskID: "t", Image: []byte{1, 2}, Params: json.RawMessage(`{"k":"v"}`)}
-	id, err := l.Submit(ctx, req.TaskID, req)
+	id, _, err := l.Submit(ctx, ledger.Submission{TaskID: req.TaskID}, req)
 	require.NoError(t, err)
 	got, err := l.TakeRequest(ctx, id)
 	require.NoError(t, err)

@@ -25,6 +25,10 @@
 //	srv.Close()             // end the server's writes
 //	store.Close()           // and close the store
 //
+// The Server checks no credentials: put package auth's middleware in front
+// of it (auth.New(srv, keys)) for bearer tokens, as cmd/jobserver does
+// with a token file.
+//
 // # Execution
 //
 // The Server is the HTTP layer; an executor of its own (executor.go) runs

@@ -29,6 +29,8 @@ func (e *executor) execute(ctx context.Context, req Request) (o outcome, ok bool
 	go func() {
 		defer e.wg.Done()
 		defer e.workers.Release(1)
+		e.running.Add(1)
+		defer e.running.Add(-1)
 		done <- e.runModel(ctx, req)
 	}()
 	select {

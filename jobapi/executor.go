@@ -39,7 +39,7 @@ import (
 //   - timerWG counts the admission timers that fired and are recording
 //     their end (shared.go): Add happens only under mu while timersStopped
 //     is false, so stopAdmissions' Wait never races an Add.
-//   - endsOff and timers are atomic.
+//   - endsOff, timers and running are atomic.
 //
 // The invariants below are checked by checkInvariants
 // (invariants.go); each clause carries the name given here. "Drained" is
@@ -132,6 +132,8 @@ type executor struct {
 	//
 	// Invariant (TimersInv): timers >= 0, and drained implies timers == 0.
 	timers atomic.Int64
+	// running counts the models running now, each holding a worker.
+	running atomic.Int64
 }
 
 // newExecutor returns the executor of jobs kept in store, run by model on

@@ -17,7 +17,7 @@ import (
 // POST /jobs: a submit under a key creates a job only if no retained job
 // holds the key; a repeat with the same body answers as the first did, and
 // one with another body is refused with 422. The ledger checks the key in
-// the step that admits the job (ledger.Ledger.SubmitKeyed), so two
+// the step that admits the job (ledger.Ledger.Submit under the key), so two
 // concurrent submits with one new key create exactly one job.
 
 // maxKeyLen bounds an idempotency key, in characters (bytes: only printable
@@ -75,7 +75,7 @@ func idempotencyKey(h http.Header) (string, bool) {
 // when it is not. It returns done true when it answered (a replay, a
 // conflict, or a refusal of the body's media type or size, or a failed
 // store); else it returns the body's digest and leaves the body, read, for
-// parseRequest, and the caller admits through SubmitKeyed, which decides
+// parseRequest, and the caller admits under the key, which decides
 // again, atomically with the admission. It calls release, which gives back
 // the body's share of the byte budget, once it has answered or is about
 // to answer, so that a replay that waits (Prefer: wait) holds no share.

@@ -84,8 +84,10 @@ func (e *executor) checkInvariants() error {
 	if drained && e.shared == nil {
 		e.checkDrainInv(fail, left)
 	}
-	if err := e.store.CheckInvariants(); err != nil {
-		errs = append(errs, err)
+	if c, ok := ledger.As[ledger.Checker](e.store); ok {
+		if err := c.CheckInvariants(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
 }

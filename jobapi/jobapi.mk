@@ -37,3 +37,16 @@ cluster:
 
 cluster-stop:
 	scripts/cluster stop $(CLUSTER_DIR)
+
+# console-check drives the console (/console) in headless Chromium: the
+# browser test of jobapi/console, which scripts/chromium gives the path of
+# a Chromium (installing Debian's chromium package as root, as scripts/pg
+# installs PostgreSQL). It writes its screenshots to CONSOLE_SHOTS.
+GATES += console-check
+
+CONSOLE_SHOTS ?= $(CURDIR)/bin/console-shots
+
+.PHONY: console-check
+console-check:
+	JOBLEDGER_CONSOLE_SHOTS=$(CONSOLE_SHOTS) scripts/chromium run \
+		$(GO) test -race -count=1 -tags browser -run '^TestBrowser$$' -v ./jobapi/console/

@@ -69,23 +69,24 @@ func children(keys map[string]bool, prefix string) []string {
 // contractCodes is every status each operation answers, as the tests of
 // this package drive them. An operation's 405 stands for the path's answer
 // to the methods it lacks, so HEAD, which every GET path accepts, lists
-// GET's codes but 405.
+// GET's codes but 405. The 401 and 403 are package auth's, in front of
+// every route but /healthz (TestAuthAnswersEveryRoute).
 var contractCodes = map[string][]string{
-	"/jobs get":              {"200", "400", "405", "503"},
-	"/jobs head":             {"200", "400", "503"},
-	"/jobs post":             {"200", "202", "400", "405", "408", "413", "415", "422", "429", "503"},
-	"/jobs/{id} get":         {"200", "404", "405", "503"},
-	"/jobs/{id} head":        {"200", "404", "503"},
-	"/jobs/{id}/wait get":    {"200", "400", "404", "405", "503"},
-	"/jobs/{id}/wait head":   {"200", "400", "404", "503"},
-	"/jobs/{id}/result get":  {"200", "404", "405", "409", "503"},
-	"/jobs/{id}/result head": {"200", "404", "409", "503"},
-	"/jobs/{id}/cancel post": {"200", "404", "405", "409", "503"},
-	"/infer post":            {"200", "400", "405", "408", "413", "415", "422", "500", "503", "504"},
+	"/jobs get":              {"200", "400", "401", "403", "405", "503"},
+	"/jobs head":             {"200", "400", "401", "403", "503"},
+	"/jobs post":             {"200", "202", "400", "401", "403", "405", "408", "413", "415", "422", "429", "503"},
+	"/jobs/{id} get":         {"200", "401", "403", "404", "405", "503"},
+	"/jobs/{id} head":        {"200", "401", "403", "404", "503"},
+	"/jobs/{id}/wait get":    {"200", "400", "401", "403", "404", "405", "503"},
+	"/jobs/{id}/wait head":   {"200", "400", "401", "403", "404", "503"},
+	"/jobs/{id}/result get":  {"200", "401", "403", "404", "405", "409", "503"},
+	"/jobs/{id}/result head": {"200", "401", "403", "404", "409", "503"},
+	"/jobs/{id}/cancel post": {"200", "401", "403", "404", "405", "409", "503"},
+	"/infer post":            {"200", "400", "401", "403", "405", "408", "413", "415", "422", "500", "503", "504"},
 	"/healthz get":           {"200", "405", "503"},
 	"/healthz head":          {"200", "503"},
-	"/metrics get":           {"200", "405"},
-	"/metrics head":          {"200"},
+	"/metrics get":           {"200", "401", "403", "405"},
+	"/metrics head":          {"200", "401", "403"},
 }
 
 func TestOpenAPIMatchesRoutes(t *testing.T) {

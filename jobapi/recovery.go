@@ -1,17 +1,26 @@
 package jobapi
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/jobledger/jobledger/ledger"
+)
 
 // runRecovered starts a runner for every job the store recovered: the jobs that
 // were PENDING when an earlier process stopped, oldest first. Each runs as
 // an admitted job does, with its deadline still counted from its
 // admission, CreatedAt plus async_timeout; one already past it ends
 // TIMEOUT at once, through its runner. The store's own restart ended the
-// jobs that were RUNNING. A memory store recovers nothing.
+// jobs that were RUNNING. A store that is no ledger.Recoverer (the memory
+// store) recovers nothing.
 //
 // New calls it before the server is returned, so nothing is closed yet.
 func (e *executor) runRecovered() error {
-	pending, err := e.store.Recovered(e.writes)
+	r, ok := ledger.As[ledger.Recoverer](e.store)
+	if !ok {
+		return nil
+	}
+	pending, err := r.Recovered(e.writes)
 	if err != nil {
 		return fmt.Errorf("jobapi: reading the jobs the store recovered: %w", err)
 	}

@@ -30,7 +30,7 @@ func (r *recovering) Recovered(context.Context) ([]ledger.Snapshot, error) {
 func submitTo(t *testing.T, s store, taskID string) ledger.Snapshot {
 	t.Helper()
 	ctx := context.Background()
-	id, err := s.Submit(ctx, taskID, jobapi.Request{TaskID: taskID})
+	id, _, err := s.Submit(ctx, ledger.Submission{TaskID: taskID}, jobapi.Request{TaskID: taskID})
 	require.NoError(t, err)
 	snap, err := s.Snapshot(ctx, id)
 	require.NoError(t, err)

@@ -159,7 +159,7 @@ func TestResultReplyShareCountsEscapes(t *testing.T) {
 	t.Cleanup(func() { require.NoError(t, l.Close()) })
 	ctx := context.Background()
 	finished := func(res string) string {
-		id, err := l.Submit(ctx, "", jobapi.Request{})
+		id, _, err := l.Submit(ctx, ledger.Submission{}, jobapi.Request{})
 		require.NoError(t, err)
 		_, err = l.Start(ctx, id)
 		require.NoError(t, err)

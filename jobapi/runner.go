@@ -23,9 +23,8 @@ import (
 // first, since nothing would run it or keep its deadline.
 //
 // With an idempotency key (key not empty, digest its body's) it submits
-// through SubmitKeyed:
-// a replay answers the id of the job that holds the key and starts
-// nothing, since that job has its runner already; ledger.ErrKeyConflict
+// under the key: a replay answers the id of the job that holds the key and
+// starts nothing, since that job has its runner already; ledger.ErrKeyConflict
 // says the key holds another request.
 func (e *executor) admit(req Request, key, digest string) (string, error) {
 	if !e.enter() {
@@ -62,11 +61,7 @@ func (e *executor) admit(req Request, key, digest string) (string, error) {
 	if e.shared != nil {
 		before = e.endCount()
 	}
-	if key != "" {
-		id, replayed, err = e.store.SubmitKeyed(e.writes, key, digest, req.TaskID, req)
-	} else {
-		id, err = e.store.Submit(e.writes, req.TaskID, req)
-	}
+	id, replayed, err = e.store.Submit(e.writes, ledger.Submission{TaskID: req.TaskID, Key: key, Digest: digest}, req)
 	if !replayed {
 		e.noteWrite(err)
 	}

@@ -82,16 +82,8 @@ func (h *hub) ended(snap ledger.Snapshot) {
 	}
 }
 
-func (v *view) Submit(ctx context.Context, taskID string, req jobapi.Request) (string, error) {
-	id, err := v.store.Submit(ctx, taskID, req)
-	if err == nil {
-		v.h.admitted(id)
-	}
-	return id, err
-}
-
-func (v *view) SubmitKeyed(ctx context.Context, key, digest, taskID string, req jobapi.Request) (string, bool, error) {
-	id, replayed, err := v.store.SubmitKeyed(ctx, key, digest, taskID, req)
+func (v *view) Submit(ctx context.Context, s ledger.Submission, req jobapi.Request) (string, bool, error) {
+	id, replayed, err := v.store.Submit(ctx, s, req)
 	if err == nil && !replayed {
 		v.h.admitted(id)
 	}

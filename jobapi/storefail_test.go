@@ -18,8 +18,12 @@ import (
 	"github.com/jobledger/jobledger/model"
 )
 
-// store is the server's kind of store.
-type store = ledger.Ledger[jobapi.Request, json.RawMessage]
+// store is the server's kind of store, one that checks its invariants, so
+// that a wrapper that embeds it does too.
+type store interface {
+	ledger.Ledger[jobapi.Request, json.RawMessage]
+	ledger.Checker
+}
 
 // newMemory is a memory store on clock, closed when the test ends.
 func newMemory(t *testing.T, clock *fakeClock, maxQueue int) *ledger.Memory[jobapi.Request, json.RawMessage] {
@@ -69,11 +73,11 @@ func (f *failing) fail(method string) bool {
 	return n != 0
 }
 
-func (f *failing) Submit(ctx context.Context, taskID string, req jobapi.Request) (string, error) {
+func (f *failing) Submit(ctx context.Context, s ledger.Submission, req jobapi.Request) (string, bool, error) {
 	if f.fail("Submit") {
-		return "", errDisk
+		return "", false, errDisk
 	}
-	return f.store.Submit(ctx, taskID, req)
+	return f.store.Submit(ctx, s, req)
 }
 
 func (f *failing) TakeRequest(ctx context.Context, id string) (jobapi.Request, error) {
@@ -290,7 +294,7 @@ func TestClose(t *testing.T) {
 		h := newHarnessOn(t, mem, jobapi.Options{Model: model.Echo{}, Clock: clock}, nil)
 		requireShutdownReturns(t, h.srv)
 		require.NoError(t, h.srv.Close())
-		id, err := mem.Submit(context.Background(), "t", jobapi.Request{})
+		id, _, err := mem.Submit(context.Background(), ledger.Submission{TaskID: "t"}, jobapi.Request{})
 		require.NoError(t, err, "the caller's store is still open")
 		_, err = mem.Fail(context.Background(), id, errDisk)
 		require.NoError(t, err)

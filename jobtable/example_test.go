@@ -71,7 +71,7 @@ func ExampleTable_Finish() {
 	fmt.Println(t.Depth())
 	// Output:
 	// TIMEOUT <nil>
-	// TIMEOUT deadline passed jobtable: job already terminal
+	// TIMEOUT deadline passed ledger: job already terminal
 	// 0
 }
 
@@ -109,5 +109,5 @@ func ExampleConfig_retention() {
 	fmt.Println(err)
 	// Output:
 	// <nil>
-	// jobtable: job not found
+	// ledger: job not found
 }

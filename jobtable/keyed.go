@@ -31,13 +31,13 @@ func (t *Table[Req, Res]) LookupKey(key string) (id, digest string, err error) {
 	return h.job.id, h.digest, nil
 }
 
-// SubmitKeyed is Submit under the idempotency key key (not empty), for a
-// request whose digest (a fingerprint the caller computes, compared for
-// equality only) is digest. While a job submitted under key is retained,
-// it creates nothing and takes no slot: it returns that job's id and
-// replayed true when digest is the same, and ErrKeyConflict when it is
-// not. Otherwise it is Submit, and the new job holds the key until it is
-// evicted.
+// SubmitKeyed is Submit of req under the idempotency key s.Key (not
+// empty), for a request whose digest (a fingerprint the caller computes,
+// compared for equality only) is s.Digest. While a job submitted under the
+// key is retained, it creates nothing and takes no slot: it returns that
+// job's id and replayed true when the digest is the same, and
+// ErrKeyConflict when it is not. Otherwise it is Submit, and the new job
+// holds the key until it is evicted.
 //
 // Unlike Submit it admits under the table lock (the key must be checked
 // and taken in the step that admits), and reads the clock and the id
@@ -45,7 +45,8 @@ func (t *Table[Req, Res]) LookupKey(key string) (id, digest string, err error) {
 //
 // Spec actions (spec/IdempotencyKeys.tla): SubmitLock, SubmitCheck and
 // SubmitInsert, one critical section; in JobTable.tla, Submit's.
-func (t *Table[Req, Res]) SubmitKeyed(key, digest, taskID string, req Req) (id string, replayed bool, err error) {
+func (t *Table[Req, Res]) SubmitKeyed(s Submission, req Req) (id string, replayed bool, err error) {
+	key, digest, taskID := s.Key, s.Digest, s.TaskID
 	if key == "" {
 		panic("jobtable: SubmitKeyed with an empty key")
 	}

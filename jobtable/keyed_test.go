@@ -33,15 +33,15 @@ func TestKeyLeavesWithItsJob(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			tab, clock := newTable(t, tc.cfg)
-			id, replayed, err := tab.SubmitKeyed("k", "d1", "task", req{payload: "p"})
+			id, replayed, err := tab.SubmitKeyed(jobtable.Submission{TaskID: "task", Key: "k", Digest: "d1"}, req{payload: "p"})
 			require.NoError(t, err)
 			require.False(t, replayed)
 
-			again, replayed, err := tab.SubmitKeyed("k", "d1", "task", req{payload: "p"})
+			again, replayed, err := tab.SubmitKeyed(jobtable.Submission{TaskID: "task", Key: "k", Digest: "d1"}, req{payload: "p"})
 			require.NoError(t, err, "a replay takes no slot, though the queue is full")
 			require.True(t, replayed)
 			require.Equal(t, id, again)
-			_, _, err = tab.SubmitKeyed("k", "d2", "task", req{payload: "q"})
+			_, _, err = tab.SubmitKeyed(jobtable.Submission{TaskID: "task", Key: "k", Digest: "d2"}, req{payload: "q"})
 			require.ErrorIs(t, err, jobtable.ErrKeyConflict)
 			checkInvariants(t, tab)
 
@@ -59,7 +59,7 @@ func TestKeyLeavesWithItsJob(t *testing.T) {
 			require.ErrorIs(t, err, jobtable.ErrNotFound, "the key left with its job")
 			checkInvariants(t, tab)
 
-			fresh, replayed, err := tab.SubmitKeyed("k", "d2", "task", req{payload: "q"})
+			fresh, replayed, err := tab.SubmitKeyed(jobtable.Submission{TaskID: "task", Key: "k", Digest: "d2"}, req{payload: "q"})
 			require.NoError(t, err, "a freed key takes another request")
 			require.False(t, replayed)
 			require.NotEqual(t, id, fresh)

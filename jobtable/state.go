@@ -6,6 +6,17 @@ import "github.com/jobledger/jobledger/ledger/ledgertype"
 // are package ledgertype's.
 type State = ledgertype.State
 
+// Snapshot is a consistent view of one job: taken under its lock while the
+// job is live, and for a terminal job its final snapshot, which never
+// changes. Stats is a cheap view of the table for metrics. Submission is
+// what SubmitKeyed keeps beside a request. All three are the contract's
+// (package ledgertype).
+type (
+	Snapshot   = ledgertype.Snapshot
+	Stats      = ledgertype.Stats
+	Submission = ledgertype.Submission
+)
+
 // canTransition is the whole state machine as a pure function: it reports
 // whether a job in state from may move to state to. The table consults it
 // inside the job's critical section; tests and fuzzing drive it directly.

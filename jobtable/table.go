@@ -3,7 +3,6 @@ package jobtable
 import (
 	"fmt"
 	"sync/atomic"
-	"time"
 )
 
 // Table is the job ledger: identity, admission, the state machine,
@@ -71,29 +70,6 @@ type Table[Req, Res any] struct {
 
 	evictedTTL atomic.Uint64
 	evictedLRU atomic.Uint64
-}
-
-// Snapshot is a consistent view of one job: taken under its lock while the
-// job is live, and for a terminal job its final snapshot, which never
-// changes.
-type Snapshot struct {
-	ID     string
-	TaskID string // the request's own id, kept after TakeRequest
-	State  State
-	// Err is the error given to Fail or Timeout; nil in every other state.
-	Err error
-	// CreatedAt is set by Submit, StartedAt by Start, CompletedAt by the
-	// terminal transition; each is the zero time until then.
-	CreatedAt, StartedAt, CompletedAt time.Time
-}
-
-// Stats is a cheap view of the table for metrics.
-type Stats struct {
-	Depth      int    // admitted jobs not yet terminal
-	Jobs       int    // jobs held, terminal or not
-	Retained   int    // terminal jobs held for their results
-	EvictedTTL uint64 // terminal jobs evicted by JobTTL since New
-	EvictedLRU uint64 // terminal jobs evicted beyond MaxCompleted since New
 }
 
 // New returns an empty table configured by cfg. It fails, wrapping

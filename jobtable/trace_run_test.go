@@ -264,7 +264,7 @@ func traceRun(tb testing.TB, seed uint64, jobs int, keyed bool) []traceEvent {
 						digest = "other"
 					}
 					var replayed bool
-					id, replayed, err = tab.SubmitKeyed(key, digest, "task", 0)
+					id, replayed, err = tab.SubmitKeyed(Submission{TaskID: "task", Key: key, Digest: digest}, 0)
 					if replayed || errors.Is(err, ErrKeyConflict) {
 						yield(r)
 						continue

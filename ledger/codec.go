@@ -41,20 +41,12 @@ type coded[Req, Res any] struct {
 	res Codec[Res]
 }
 
-func (c *coded[Req, Res]) Submit(ctx context.Context, taskID string, req Req) (string, error) {
-	b, err := c.req.Encode(req)
-	if err != nil {
-		return "", fmt.Errorf("ledger: encoding the request: %w", err)
-	}
-	return c.Ledger.Submit(ctx, taskID, b)
-}
-
-func (c *coded[Req, Res]) SubmitKeyed(ctx context.Context, key, digest, taskID string, req Req) (string, bool, error) {
+func (c *coded[Req, Res]) Submit(ctx context.Context, s Submission, req Req) (string, bool, error) {
 	b, err := c.req.Encode(req)
 	if err != nil {
 		return "", false, fmt.Errorf("ledger: encoding the request: %w", err)
 	}
-	return c.Ledger.SubmitKeyed(ctx, key, digest, taskID, b)
+	return c.Ledger.Submit(ctx, s, b)
 }
 
 func (c *coded[Req, Res]) TakeRequest(ctx context.Context, id string) (Req, error) {

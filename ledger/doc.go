@@ -7,7 +7,7 @@
 //
 //	l, err := ledger.NewMemory[Request, Response](ledger.Config{MaxQueue: 16})
 //	defer l.Close()
-//	id, err := l.Submit(ctx, req.TaskID, req) // ErrQueueFull when 16 are in flight
+//	id, _, err := l.Submit(ctx, ledger.Submission{TaskID: req.TaskID}, req) // ErrQueueFull when 16 are in flight
 //
 //	// the runner
 //	req, err := l.TakeRequest(ctx, id) // once; ErrTerminal once the job ended
@@ -31,8 +31,8 @@
 //   - Admission: at most Config.MaxQueue jobs are PENDING or RUNNING at
 //     once; Submit's check of the bound and its taking of a slot are one
 //     atomic step, so concurrent Submits never admit more.
-//   - Idempotency keys: SubmitKeyed checks its key in the same atomic step
-//     as the admission and the insertion, so concurrent SubmitKeyed calls
+//   - Idempotency keys: Submit checks a Submission's key in the same atomic
+//     step as the admission and the insertion, so concurrent Submits
 //     with one new key create exactly one job; a replay (same key, same
 //     digest) creates nothing and takes no slot, even with the queue full;
 //     the same key with another digest is ErrKeyConflict; a key is held
@@ -64,7 +64,7 @@
 // A durable store adds: every call is acknowledged (returns) only after
 // what it changed is committed, and a waiter is woken, and a reader sees a
 // terminal state, only after the commit that made the job terminal.
-// Across a restart, PENDING jobs stay PENDING (Recovered lists them for the
+// Across a restart, PENDING jobs stay PENDING (Recoverer lists them for the
 // caller to run), RUNNING jobs end FAILED, and terminal jobs keep their
 // state and result until evicted.
 //

@@ -2,17 +2,18 @@ package ledger
 
 import (
 	"context"
-	"errors"
 
 	"github.com/jobledger/jobledger/jobtable"
 	"github.com/jobledger/jobledger/ledger/ledgertype"
 )
 
-// Ledger is the job ledger's contract (see the package doc). Every method
-// is safe for concurrent use, and every one but Stats, CheckInvariants and
-// Close takes a context first; only Wait blocks
-// for other callers, but a durable store's calls wait for their commit and
-// return the context's error if it ends first, with the outcome unknown.
+// Ledger is the job ledger's contract (see the package doc): what every
+// store implements. Every method is safe for concurrent use, and every one
+// but Stats and Close takes a context first; only Wait blocks for other
+// callers, but a durable store's calls wait for their commit and return the
+// context's error if it ends first, with the outcome unknown. What only
+// some stores offer is an optional interface that a caller finds with As:
+// Checker, Recoverer, Shared.
 //
 // Errors: the sentinels below, compared with errors.Is, each meaning what
 // its doc says and that nothing changed; ErrClosed after Close; the
@@ -21,22 +22,19 @@ import (
 // of the call is unknown, and the caller must not assume either way.
 type Ledger[Req, Res any] interface {
 	// Submit admits a job carrying req and returns its id, or
-	// ErrQueueFull. It evicts expired terminal jobs first (retention). A
-	// store that keeps text in a database may refuse, with ErrUnstorable,
-	// a task id (or SubmitKeyed's key or digest) it cannot hold.
-	Submit(ctx context.Context, taskID string, req Req) (string, error)
-	// SubmitKeyed is Submit under an idempotency key (not empty), for a
-	// request whose fingerprint is digest. While a job submitted under key
-	// is retained, it creates nothing and takes no slot: it returns that
-	// job's id with replayed true if digest is that job's, else
-	// ErrKeyConflict. Otherwise it is Submit, and the new job holds key
-	// until it is evicted. The check of the key is one atomic step with
-	// the admission and the insertion.
-	SubmitKeyed(ctx context.Context, key, digest, taskID string, req Req) (id string, replayed bool, err error)
+	// ErrQueueFull. It evicts expired terminal jobs first (retention).
+	// Under an idempotency key (s.Key not empty), while a job submitted
+	// under that key is retained, it creates nothing and takes no slot: it
+	// returns that job's id with replayed true if s.Digest is that job's,
+	// else ErrKeyConflict; otherwise the new job holds the key until it is
+	// evicted. The check of the key is one atomic step with the admission
+	// and the insertion. A store that keeps text in a database may refuse,
+	// with ErrUnstorable, a task id, key or digest it cannot hold.
+	Submit(ctx context.Context, s Submission, req Req) (id string, replayed bool, err error)
 	// LookupKey returns the id of the retained job that holds key and its
 	// digest, or ErrNotFound; it changes nothing. A caller that finds the
 	// key answers a replay (or a conflict) as a read; one that does not
-	// must still go through SubmitKeyed, which decides atomically.
+	// must still go through Submit, which decides atomically.
 	LookupKey(ctx context.Context, key string) (id, digest string, err error)
 	// TakeRequest hands out the job's request, once, while the job is not
 	// terminal: ErrRequestTaken afterwards, ErrTerminal once it ended.
@@ -67,17 +65,9 @@ type Ledger[Req, Res any] interface {
 	// was retained and matched q throughout the walk. ErrBadQuery or
 	// ErrBadCursor for a query it cannot answer, changing nothing.
 	List(ctx context.Context, q ListQuery) (Page, error)
-	// Recovered lists the jobs that were PENDING when the store was
-	// opened, left by an earlier process, oldest first: the caller runs
-	// them (their deadlines still count from CreatedAt). A store opened
-	// empty, and every memory store, has none.
-	Recovered(ctx context.Context) ([]Snapshot, error)
-	// Stats is a cheap view for metrics.
+	// Stats is a cheap view for metrics; its Depth is the contract's
+	// depth, the admitted jobs that are not terminal.
 	Stats() Stats
-	// CheckInvariants reports every invariant of the contract the store
-	// violates, joined, or nil. It is for tests, stress runs and fuzzing;
-	// it is exact only while no call is in flight.
-	CheckInvariants() error
 	// Close releases the store. Calls after Close return ErrClosed. A
 	// Wait blocked at Close returns either ErrClosed at once or when its
 	// context ends, as the store documents (the SQLite store does the
@@ -85,14 +75,14 @@ type Ledger[Req, Res any] interface {
 	Close() error
 }
 
-// The store-neutral types of the contract. State and its values are package
-// ledgertype's; the others are package jobtable's, so that the in-memory
-// store needs no conversion.
+// The store-neutral types of the contract, package ledgertype's; Config is
+// package jobtable's, whose defaults every store takes.
 type (
-	Snapshot = jobtable.Snapshot
-	State    = ledgertype.State
-	Stats    = jobtable.Stats
-	Config   = jobtable.Config
+	Snapshot   = ledgertype.Snapshot
+	State      = ledgertype.State
+	Stats      = ledgertype.Stats
+	Submission = ledgertype.Submission
+	Config     = jobtable.Config
 )
 
 // Defaults a store fills in for zero Config fields, as jobtable does.
@@ -110,29 +100,28 @@ const (
 	TimedOut = ledgertype.TimedOut
 )
 
-// The contract's sentinel errors; every store returns these values, so
-// errors.Is compares them across stores.
+// The contract's sentinel errors (package ledgertype's); every store
+// returns these values, so errors.Is compares them across stores.
 var (
-	ErrQueueFull    = jobtable.ErrQueueFull
-	ErrNotFound     = jobtable.ErrNotFound
-	ErrNotPending   = jobtable.ErrNotPending
-	ErrTerminal     = jobtable.ErrTerminal
-	ErrNotDone      = jobtable.ErrNotDone
-	ErrRequestTaken = jobtable.ErrRequestTaken
-	ErrKeyConflict  = jobtable.ErrKeyConflict
+	ErrQueueFull     = ledgertype.ErrQueueFull
+	ErrNotFound      = ledgertype.ErrNotFound
+	ErrNotPending    = ledgertype.ErrNotPending
+	ErrTerminal      = ledgertype.ErrTerminal
+	ErrNotDone       = ledgertype.ErrNotDone
+	ErrRequestTaken  = ledgertype.ErrRequestTaken
+	ErrKeyConflict   = ledgertype.ErrKeyConflict
+	ErrInvalidConfig = ledgertype.ErrInvalidConfig
 	// ErrNoCause is the error of a job ended by Fail or Timeout with a
 	// nil cause. A store that keeps only messages stores its text and
 	// reads it back as ErrNoCause (CauseText, CauseFromText).
-	ErrNoCause       = jobtable.ErrNoCause
-	ErrInvalidConfig = jobtable.ErrInvalidConfig
+	ErrNoCause = ledgertype.ErrNoCause
 	// ErrClosed is returned by every call after Close.
-	ErrClosed = errors.New("ledger: closed")
-	// ErrUnstorable is Submit's and SubmitKeyed's answer, from a store
-	// whose database cannot hold the text, to a task id, key or digest
-	// that is not valid UTF-8 or holds a NUL byte (the PostgreSQL store;
-	// the memory and SQLite stores hold any string). Nothing is admitted.
-	// Calls that name a job by such an id, or look up such a key, answer
-	// ErrNotFound on every store, and List with such a task id an empty
-	// page.
-	ErrUnstorable = errors.New("ledger: text the store cannot hold")
+	ErrClosed = ledgertype.ErrClosed
+	// ErrUnstorable is Submit's answer, from a store whose database cannot
+	// hold the text, to a task id, key or digest that is not valid UTF-8
+	// or holds a NUL byte (the PostgreSQL store; the memory and SQLite
+	// stores hold any string). Nothing is admitted. Calls that name a job
+	// by such an id, or look up such a key, answer ErrNotFound on every
+	// store, and List with such a task id an empty page.
+	ErrUnstorable = ledgertype.ErrUnstorable
 )

@@ -15,11 +15,11 @@ func TestMemoryClosed(t *testing.T) {
 	ctx := context.Background()
 	m, err := ledger.NewMemory[string, string](ledger.Config{MaxQueue: 1})
 	require.NoError(t, err)
-	id, err := m.Submit(ctx, "t", "req")
+	id, _, err := m.Submit(ctx, ledger.Submission{TaskID: "t"}, "req")
 	require.NoError(t, err)
 	require.NoError(t, m.Close())
 
-	_, err = m.Submit(ctx, "t", "req")
+	_, _, err = m.Submit(ctx, ledger.Submission{TaskID: "t"}, "req")
 	require.ErrorIs(t, err, ledger.ErrClosed)
 	_, err = m.TakeRequest(ctx, id)
 	require.ErrorIs(t, err, ledger.ErrClosed)
@@ -38,8 +38,6 @@ func TestMemoryClosed(t *testing.T) {
 	_, err = m.Wait(ctx, id)
 	require.ErrorIs(t, err, ledger.ErrClosed)
 	_, _, err = m.Result(ctx, id)
-	require.ErrorIs(t, err, ledger.ErrClosed)
-	_, err = m.Recovered(ctx)
 	require.ErrorIs(t, err, ledger.ErrClosed)
 	require.Equal(t, 1, m.Stats().Depth, "Close changes nothing")
 }
@@ -74,11 +72,11 @@ func TestWithCodecs(t *testing.T) {
 	require.NoError(t, err)
 	l := ledger.WithCodecs[string, string](raw, failing{}, failing{})
 
-	_, err = l.Submit(ctx, "t", "bad")
+	_, _, err = l.Submit(ctx, ledger.Submission{TaskID: "t"}, "bad")
 	require.ErrorIs(t, err, errCodec)
 	require.Zero(t, raw.Stats().Depth, "an encoding error admits nothing")
 
-	id, err := l.Submit(ctx, "t", "hello")
+	id, _, err := l.Submit(ctx, ledger.Submission{TaskID: "t"}, "hello")
 	require.NoError(t, err)
 	req, err := l.TakeRequest(ctx, id)
 	require.NoError(t, err)
@@ -97,7 +95,7 @@ func TestWithCodecs(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "world", res)
 
-	id2, err := l.Submit(ctx, "t", "corrupt")
+	id2, _, err := l.Submit(ctx, ledger.Submission{TaskID: "t"}, "corrupt")
 	require.NoError(t, err)
 	_, err = l.TakeRequest(ctx, id2)
 	require.ErrorIs(t, err, errCodec)

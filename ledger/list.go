@@ -3,10 +3,10 @@ package ledger
 import (
 	"encoding/base64"
 	"encoding/binary"
-	"errors"
 	"math"
 
 	"github.com/jobledger/jobledger/jobtable"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 )
 
 // Listing (Ledger.List): the retained jobs, newest first by admission, a
@@ -61,9 +61,9 @@ const (
 var (
 	// ErrBadQuery is List's answer to a negative limit, a state filter
 	// that is no State, or a TaskID without ByTaskID.
-	ErrBadQuery = jobtable.ErrBadQuery
+	ErrBadQuery = ledgertype.ErrBadQuery
 	// ErrBadCursor is List's answer to a cursor that no store made.
-	ErrBadCursor = errors.New("ledger: invalid cursor")
+	ErrBadCursor = ledgertype.ErrBadCursor
 )
 
 // Resolve validates q and returns the store-level query: the limit

@@ -18,7 +18,10 @@ type Memory[Req, Res any] struct {
 	closed atomic.Bool
 }
 
-var _ Ledger[string, string] = (*Memory[string, string])(nil)
+var (
+	_ Ledger[string, string] = (*Memory[string, string])(nil)
+	_ Checker                = (*Memory[string, string])(nil)
+)
 
 // NewMemory returns an empty in-memory store configured by cfg, or an error
 // wrapping ErrInvalidConfig.
@@ -34,18 +37,15 @@ func NewMemory[Req, Res any](cfg Config) (*Memory[Req, Res], error) {
 // (Depth, Len) or its spec-level tests.
 func (m *Memory[Req, Res]) Table() *jobtable.Table[Req, Res] { return m.t }
 
-func (m *Memory[Req, Res]) Submit(_ context.Context, taskID string, req Req) (string, error) {
-	if m.closed.Load() {
-		return "", ErrClosed
-	}
-	return m.t.Submit(taskID, req)
-}
-
-func (m *Memory[Req, Res]) SubmitKeyed(_ context.Context, key, digest, taskID string, req Req) (string, bool, error) {
+func (m *Memory[Req, Res]) Submit(_ context.Context, s Submission, req Req) (string, bool, error) {
 	if m.closed.Load() {
 		return "", false, ErrClosed
 	}
-	return m.t.SubmitKeyed(key, digest, taskID, req)
+	if s.Key == "" {
+		id, err := m.t.Submit(s.TaskID, req)
+		return id, false, err
+	}
+	return m.t.SubmitKeyed(s, req)
 }
 
 func (m *Memory[Req, Res]) LookupKey(_ context.Context, key string) (string, string, error) {
@@ -134,14 +134,6 @@ func (m *Memory[Req, Res]) Result(_ context.Context, id string) (Res, Snapshot, 
 		return zero, Snapshot{}, ErrClosed
 	}
 	return m.t.Result(id)
-}
-
-// Recovered returns nothing: a memory store never outlives its process.
-func (m *Memory[Req, Res]) Recovered(context.Context) ([]Snapshot, error) {
-	if m.closed.Load() {
-		return nil, ErrClosed
-	}
-	return nil, nil
 }
 
 func (m *Memory[Req, Res]) Stats() Stats { return m.t.Stats() }

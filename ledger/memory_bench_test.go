@@ -23,7 +23,7 @@ var errLifecycle = errors.New("lifecycle: wrong result")
 // lifecycle is one job's whole life through the contract: Submit,
 // TakeRequest, Start, Finish, Result.
 func lifecycle(ctx context.Context, l ledger.Ledger[string, string]) error {
-	id, err := l.Submit(ctx, "task", "p")
+	id, _, err := l.Submit(ctx, ledger.Submission{TaskID: "task"}, "p")
 	if err != nil {
 		return err
 	}

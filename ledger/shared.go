@@ -2,9 +2,10 @@ package ledger
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
+
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 )
 
 // Shared is what a store shared by several processes (replicas of a server
@@ -38,7 +39,7 @@ type Shared[Req any] interface {
 }
 
 // ErrNoWork is Claim's answer when no job is claimable.
-var ErrNoWork = errors.New("ledger: no claimable job")
+var ErrNoWork = ledgertype.ErrNoWork
 
 // AsShared returns l's Shared side, and whether it has one, looking
 // through WithCodecs: the requests Claim returns are then decoded.
@@ -53,24 +54,6 @@ func AsShared[Req, Res any](l Ledger[Req, Res]) (Shared[Req], bool) {
 	}
 	return nil, false
 }
-
-// As finds T, an optional interface of a store (one that is neither the
-// contract nor Shared, such as a health report), in l itself, or else in
-// the store of bytes that WithCodecs wrapped in l.
-func As[T any](l any) (T, bool) {
-	if t, ok := l.(T); ok {
-		return t, true
-	}
-	if c, ok := l.(interface{ bytes() Ledger[[]byte, []byte] }); ok {
-		t, ok := c.bytes().(T)
-		return t, ok
-	}
-	var zero T
-	return zero, false
-}
-
-// bytes is the store of bytes c converts for, for As.
-func (c *coded[Req, Res]) bytes() Ledger[[]byte, []byte] { return c.Ledger }
 
 // codedShared is a Shared of bytes seen as a Shared of Req.
 type codedShared[Req any] struct {

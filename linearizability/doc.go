@@ -21,7 +21,7 @@
 //     in the history; see admission_decide.go), with porcupine as its
 //     reference in tests and its fallback for what the sweep does not
 //     cover.
-//   - KeyModel, partitioned by idempotency key (ledger.Ledger.SubmitKeyed):
+//   - KeyModel, partitioned by idempotency key (ledger.Ledger.Submit under a key):
 //     a submit under a key returns the job that holds it (a replay, with
 //     its digest; ErrKeyConflict with another) while that job is retained,
 //     and a new job only once the key is free, which the end of its holder

@@ -8,7 +8,7 @@ import (
 	"github.com/anishathalye/porcupine"
 )
 
-// Idempotency keys (ledger.Ledger.SubmitKeyed): KeyModel is the
+// Idempotency keys (ledger.Ledger.Submit under a key): KeyModel is the
 // sequential specification of the submits under each key, partitioned by
 // key. It checks what the job models cannot see: that a submit under a
 // key returns the existing job while that job is retained, and creates a

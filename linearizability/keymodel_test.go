@@ -134,7 +134,7 @@ func TestKeyHistoriesRecorded(t *testing.T) {
 						key := "k" + strconv.Itoa((w+i)%3)
 						digest := "d" + strconv.Itoa(i%2)
 						call := rec.clock.Add(1)
-						id, again, err := l.SubmitKeyed(ctx, key, digest, "t", "p")
+						id, again, err := l.Submit(ctx, ledger.Submission{TaskID: "t", Key: key, Digest: digest}, "p")
 						out := lin.KeyOutput{ID: id, Replayed: again, Outcome: lin.OK}
 						switch {
 						case errors.Is(err, ledger.ErrKeyConflict):
@@ -160,7 +160,7 @@ func TestKeyHistoriesRecorded(t *testing.T) {
 			wg.Wait()
 			path, err := lin.CheckKeys(rec.ops, time.Minute, t.TempDir())
 			require.NoError(t, err, "visualization: %s", path)
-			require.NoError(t, l.CheckInvariants())
+			requireInvariants(t, l)
 		})
 	}
 }
@@ -189,7 +189,7 @@ func TestKeyRaceRecorded(t *testing.T) {
 					wg.Go(func() {
 						<-release
 						call := rec.clock.Add(1)
-						id, again, err := l.SubmitKeyed(ctx, key, "d", "t", "p")
+						id, again, err := l.Submit(ctx, ledger.Submission{TaskID: "t", Key: key, Digest: "d"}, "p")
 						if err != nil {
 							t.Error(err)
 							return

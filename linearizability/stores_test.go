@@ -27,3 +27,12 @@ func recordedStores(cfg ledger.Config) map[string]func(t *testing.T) ledger.Ledg
 		},
 	}
 }
+
+// requireInvariants fails t unless l, a store of recordedStores, finds its
+// own invariants kept.
+func requireInvariants(t *testing.T, l ledger.Ledger[string, string]) {
+	t.Helper()
+	c, ok := ledger.As[ledger.Checker](l)
+	require.True(t, ok, "the store checks its invariants")
+	require.NoError(t, c.CheckInvariants())
+}

@@ -83,7 +83,7 @@ func TestWalksRecorded(t *testing.T) {
 			var jobs []lin.WalkJob
 			submit := func(end bool) error {
 				call := clock.Add(1)
-				id, err := l.Submit(ctx, "t", "p")
+				id, _, err := l.Submit(ctx, ledger.Submission{TaskID: "t"}, "p")
 				if errors.Is(err, ledger.ErrQueueFull) {
 					return nil
 				}
@@ -145,7 +145,7 @@ func TestWalksRecorded(t *testing.T) {
 				require.ErrorIs(t, lin.CheckWalk(lin.Walk{Call: walk.Call, Return: walk.Return, Pages: repeated}, jobs),
 					lin.ErrWalkDuplicate, "walk %d with its first page again", w)
 			}
-			require.NoError(t, l.CheckInvariants())
+			requireInvariants(t, l)
 		})
 	}
 }
@@ -174,7 +174,7 @@ func TestWalkAcrossAdmissions(t *testing.T) {
 			var jobs []lin.WalkJob
 			submit := func() {
 				call := tick()
-				id, err := l.Submit(ctx, "t", "p")
+				id, _, err := l.Submit(ctx, ledger.Submission{TaskID: "t"}, "p")
 				require.NoError(t, err)
 				jobs = append(jobs, lin.WalkJob{ID: id, SubmitCall: call, SubmitReturn: tick()})
 			}
@@ -200,7 +200,7 @@ func TestWalkAcrossAdmissions(t *testing.T) {
 				jobs[k].HeldAfter = err == nil
 			}
 			require.NoError(t, lin.CheckWalk(walk, jobs))
-			require.NoError(t, l.CheckInvariants())
+			requireInvariants(t, l)
 		})
 	}
 }

@@ -45,7 +45,7 @@ func (l TableLedger) Submit(_ context.Context, taskID, req string) (string, erro
 }
 
 func (l TableLedger) SubmitKeyed(_ context.Context, key, digest, taskID, req string) (string, bool, error) {
-	return l.T.SubmitKeyed(key, digest, taskID, req)
+	return l.T.SubmitKeyed(jobtable.Submission{TaskID: taskID, Key: key, Digest: digest}, req)
 }
 
 func (l TableLedger) TakeRequest(_ context.Context, id string) (string, error) {

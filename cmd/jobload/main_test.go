@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -173,4 +174,25 @@ func TestImageFlag(t *testing.T) {
 	require.NoError(t, os.WriteFile(img, nil, 0o600))
 	_, err = run([]string{"-addr", strings.TrimPrefix(ts.URL, "http://"), "-image", img, "-n", "1"}, io.Discard, io.Discard)
 	require.ErrorContains(t, err, "empty")
+}
+
+// TestTokenFromEnvironment: with JOBLEDGER_TOKEN set, every request
+// carries it as a bearer token.
+func TestTokenFromEnvironment(t *testing.T) {
+	t.Setenv(tokenEnv, "tok")
+	var unauthorized atomic.Int64
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer tok" {
+			unauthorized.Add(1)
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		io.WriteString(w, `{"task_id":"","result":{}}`)
+	}))
+	defer ts.Close()
+	var out bytes.Buffer
+	code, err := run([]string{"-addr", strings.TrimPrefix(ts.URL, "http://"), "-mode", "sync", "-n", "3", "-c", "1"}, &out, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, 0, code, out.String())
+	require.Zero(t, unauthorized.Load())
 }

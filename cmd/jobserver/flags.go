@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -36,12 +37,29 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	lease := fs.Int64("lease", 0, "with a PostgreSQL store: how long a running job's lease lasts unrenewed, in `ms` (0: the store's default)")
 	addrFile := fs.String("addr-file", "", "write the listening address to `file` once listening")
 	repair := fs.Bool("repair", false, "with -store sqlite:PATH: recompute the file's stored depth from its jobs, accept the commits it holds as all there are, say what changed, and exit (refused while a server holds the file)")
+	tokensFile := fs.String("tokens-file", "", "the token `file`: every route but /healthz needs a bearer token it holds (docs/http.md)")
+	tlsCert := fs.String("tls-cert", "", "PEM `file` of the certificate chain; with -tls-key, serve HTTPS (TLS 1.2 at least)")
+	tlsKey := fs.String("tls-key", "", "PEM `file` of the private key of -tls-cert")
+	insecure := fs.Bool("insecure", false, "serve a non-loopback -listen address without -tokens-file")
+	newToken := fs.String("new-token", "", "print a new token for `tenant` and its line of the token file, and exit")
+	role := fs.String("role", "", "with -new-token: the token's `role`, submit (the default), admin or metrics")
 	grace := fs.Duration("grace", 10*time.Second, "after a signal, serve reads and let running jobs finish this long, refusing new work")
 	if err := fs.Parse(args); err != nil {
 		return options{}, err
 	}
 	if fs.NArg() > 0 {
 		return options{}, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["new-token"] {
+		if *role == "" {
+			*role = "submit"
+		}
+		return options{newToken: *newToken, role: *role}, nil
+	}
+	if set["role"] {
+		return options{}, errors.New("-role is given only with -new-token")
 	}
 
 	cfg := config.Default()
@@ -100,6 +118,12 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 			cfg.Replica = *replica
 		case "lease":
 			ms("lease", *lease, &cfg.Lease)
+		case "tokens-file":
+			cfg.TokensFile = *tokensFile
+		case "tls-cert":
+			cfg.TLSCert = *tlsCert
+		case "tls-key":
+			cfg.TLSKey = *tlsKey
 		}
 	})
 	if err != nil {
@@ -111,5 +135,5 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	if *grace < 0 {
 		return options{}, fmt.Errorf("-grace %v is negative", *grace)
 	}
-	return options{cfg: cfg, addrFile: *addrFile, grace: *grace, repair: *repair}, nil
+	return options{cfg: cfg, addrFile: *addrFile, grace: *grace, repair: *repair, insecure: *insecure}, nil
 }

@@ -22,6 +22,13 @@
 // once the store is open, or the process exits with the store's error.
 // With -repair and -store sqlite:PATH it repairs the file that a start
 // refused (sqlite.Repair), says what it changed and exits.
+//
+// With -tokens-file every route but /healthz needs a bearer token the file
+// holds (package jobapi/auth, secure.go), and a SIGHUP rereads the file
+// (and the certificate, with TLS).
+// Without one it refuses to listen beyond loopback unless given -insecure.
+// With -tls-cert and -tls-key it serves HTTPS. jobserver -new-token TENANT
+// prints a new token and its line of the file, and exits.
 package main
 
 import (
@@ -42,6 +49,8 @@ import (
 	"github.com/jobledger/jobledger/cmd/jobserver/internal/config"
 	"github.com/jobledger/jobledger/internal/redact"
 	"github.com/jobledger/jobledger/jobapi"
+	"github.com/jobledger/jobledger/jobapi/auth"
+	"github.com/jobledger/jobledger/jobapi/console"
 )
 
 func main() {
@@ -61,6 +70,10 @@ type options struct {
 	addrFile string
 	grace    time.Duration
 	repair   bool // -repair: repair the SQLite file and exit
+	insecure bool // -insecure: serve a non-loopback address without tokens
+	// newToken, when not empty, is the tenant of -new-token: print a
+	// token of role and its line, and exit.
+	newToken, role string
 }
 
 func run(args []string, log *slog.Logger) error {
@@ -68,15 +81,30 @@ func run(args []string, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	if opts.newToken != "" {
+		return printNewToken(os.Stdout, opts.newToken, opts.role)
+	}
 	if opts.repair {
 		return repairStore(opts.cfg.Store, os.Stdout)
 	}
+	cfg := opts.cfg
+	sec, err := loadSecurity(cfg, opts.insecure)
+	if err != nil {
+		return err
+	}
 	// Signals are caught before the store is opened, which can take long:
 	// one that comes during the start waits for it, then shuts down as
-	// one after the start would (a second one cuts the grace short).
+	// one after the start would (a second one cuts the grace short). A
+	// SIGHUP rereads the token file and the certificate, once the server
+	// serves.
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
+	hup := make(chan os.Signal, 1)
+	if sec.keys != nil || sec.cert != nil {
+		signal.Notify(hup, syscall.SIGHUP)
+		defer signal.Stop(hup)
+	}
 	// Bind, and say where, before New: on a durable store New starts the
 	// jobs it recovers, and a failure after it would close the store under
 	// them, ending acknowledged jobs FAILED (TestBusyPortKeepsRecoveredJobs).
@@ -85,6 +113,10 @@ func run(args []string, log *slog.Logger) error {
 		return err
 	}
 	addr := ln.Addr().String()
+	if err := refuseExposed(addr, boundExposed(ln.Addr()), sec.keys != nil, opts.insecure); err != nil {
+		ln.Close()
+		return err
+	}
 	if opts.addrFile != "" {
 		if err := writeAddr(opts.addrFile, addr); err != nil {
 			ln.Close()
@@ -102,11 +134,58 @@ func run(args []string, log *slog.Logger) error {
 	// The store closes last, after the jobs have ended and the HTTP server
 	// has stopped answering reads of them (below); on an early return, here.
 	defer closeStore() // an earlier error is the one to report
-	httpSrv := newHTTPServer(opts.cfg, srv)
+	// The console reads and cancels through the API's handler, behind the
+	// same token check as any client, so that a role sees no more there.
+	var h http.Handler
+	api := http.Handler(srv)
+	if sec.keys != nil {
+		api = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) })
+	}
+	con, err := console.New(console.Options{API: api, Overview: srv.Overview, Leases: srv.Leases,
+		Store: redact.Store(cfg.Store), Replica: cfg.Replica, ServerWide: serverWide(sec.keys != nil)})
+	if err != nil {
+		stopNow(srv)
+		return err
+	}
+	defer con.Close()
+	h = console.Mount(srv, con)
+	var mw *auth.Middleware
+	if sec.keys != nil {
+		mw = auth.New(h, sec.keys)
+		h = mw
+	}
+	if sec.keys != nil || sec.cert != nil {
+		stop, watched := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(watched)
+			watchHangup(hup, stop, func() {
+				if mw != nil {
+					reloadTokens(cfg.TokensFile, mw, log)
+				}
+				if sec.cert != nil {
+					reloadCertificate(sec.cert, log)
+				}
+			})
+		}()
+		defer func() { close(stop); <-watched }()
+	}
+	httpSrv := newHTTPServer(cfg, h)
+	// net/http's own complaints (a failed TLS handshake, a panic in a
+	// handler) go to the JSON log like every other line.
+	httpSrv.ErrorLog = slog.NewLogLogger(log.Handler(), slog.LevelWarn)
 	served := make(chan error, 1)
-	go func() { served <- httpSrv.Serve(ln) }()
-	log.Info("listening", "addr", addr, "model", opts.cfg.Model, "workers", opts.cfg.Workers,
-		"async_enabled", opts.cfg.AsyncEnabled, "async_max_queue", opts.cfg.AsyncMaxQueue, "store", redact.Store(opts.cfg.Store))
+	if sec.cert != nil {
+		serveHTTPS(httpSrv, sec.cert.tlsConfig())
+		go func() { served <- httpSrv.ServeTLS(ln, "", "") }()
+	} else {
+		go func() { served <- httpSrv.Serve(ln) }()
+	}
+	attrs := []any{"addr", addr, "tls", sec.cert != nil, "model", cfg.Model, "workers", cfg.Workers,
+		"async_enabled", cfg.AsyncEnabled, "async_max_queue", cfg.AsyncMaxQueue, "store", redact.Store(cfg.Store)}
+	if sec.keys != nil {
+		attrs = append(attrs, "tokens", sec.keys.Len())
+	}
+	log.Info("listening", attrs...)
 
 	select {
 	case err := <-served:
@@ -201,4 +280,16 @@ func writeAddr(path, addr string) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// serverWide says who sees the console's server-wide figures: everyone
+// without tokens, only an admin with them.
+func serverWide(tokens bool) func(*http.Request) bool {
+	return func(r *http.Request) bool {
+		if !tokens {
+			return true
+		}
+		id, ok := auth.FromContext(r.Context())
+		return ok && id.Role == auth.RoleAdmin
+	}
 }

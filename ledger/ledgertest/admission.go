@@ -20,7 +20,7 @@ func testAdmissionZero(t *testing.T, s Store) {
 		t.Run(strconv.Itoa(maxQueue), func(t *testing.T) {
 			f := open(t, s, ledger.Config{MaxQueue: maxQueue})
 			for range 3 {
-				_, err := f.l.Submit(f.ctx, "x", "req")
+				_, _, err := f.l.Submit(f.ctx, ledger.Submission{TaskID: "x"}, "req")
 				require.ErrorIs(t, err, ledger.ErrQueueFull)
 			}
 			require.Equal(t, ledger.Stats{}, f.l.Stats())
@@ -34,11 +34,11 @@ func testAdmissionSerial(t *testing.T, s Store) {
 	f := open(t, s, ledger.Config{MaxQueue: 2})
 	a := f.submit("a")
 	f.submit("b")
-	_, err := f.l.Submit(f.ctx, "c", "req")
+	_, _, err := f.l.Submit(f.ctx, ledger.Submission{TaskID: "c"}, "req")
 	require.ErrorIs(t, err, ledger.ErrQueueFull)
 
 	f.must(f.l.Start(f.ctx, a))
-	_, err = f.l.Submit(f.ctx, "c", "req")
+	_, _, err = f.l.Submit(f.ctx, ledger.Submission{TaskID: "c"}, "req")
 	require.ErrorIs(t, err, ledger.ErrQueueFull, "starting a job frees no slot")
 
 	f.must(f.l.Finish(f.ctx, a, "done"))
@@ -58,7 +58,7 @@ func testAdmissionFreedOnce(t *testing.T, s Store) {
 	}
 	require.Equal(t, 0, f.depth())
 	f.submit("b")
-	_, err := f.l.Submit(f.ctx, "c", "req")
+	_, _, err := f.l.Submit(f.ctx, ledger.Submission{TaskID: "c"}, "req")
 	require.ErrorIs(t, err, ledger.ErrQueueFull, "the end freed one slot, not one per call")
 	require.Equal(t, 1, f.depth())
 }
@@ -80,7 +80,7 @@ func testAdmissionConcurrent(t *testing.T, s Store) {
 		for i := range submitters {
 			wg.Go(func() {
 				<-start
-				id, err := f.l.Submit(f.ctx, strconv.Itoa(i), "req")
+				id, _, err := f.l.Submit(f.ctx, ledger.Submission{TaskID: strconv.Itoa(i)}, "req")
 				switch {
 				case err == nil:
 					admitted.Add(1)

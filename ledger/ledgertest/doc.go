@@ -2,11 +2,13 @@
 // every store runs it unchanged, through the ledger.Ledger interface alone,
 // and passes it. Its rules are jobtable's own tests made store-neutral: the
 // state machine, admission, take-once, retention, waiting, timestamps,
-// idempotency keys (replay, conflict, eviction with the job, one job per
-// key under a race), listing (newest first, filters, the limit's cap, bad
-// queries and cursors, a cursor stable under admissions and evictions
-// between pages and under concurrent ones), the design's stress, and, for a store that survives a
-// restart, the restart semantics of package ledger's doc.
+// idempotency keys (replay, conflict, no check without a key, eviction
+// with the job, one job per key under a race), listing (newest first,
+// filters, the limit's cap, bad queries and cursors, a cursor stable under
+// admissions and evictions between pages and under concurrent ones), the
+// design's stress, and, for a store that survives a restart (a
+// ledger.Recoverer), the restart semantics of package ledger's doc. A store
+// that is a ledger.Checker has its invariants checked after every rule.
 //
 // # Usage
 //

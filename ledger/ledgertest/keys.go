@@ -12,14 +12,14 @@ import (
 	"github.com/jobledger/jobledger/ledger/ledgertype"
 )
 
-// The rules of idempotency keys (SubmitKeyed).
+// The rules of idempotency keys (Submit with a Submission.Key).
 
-// submitKeyed is SubmitKeyed with the suite's payload, failing the test on
+// submitKeyed is Submit under a key, with the suite's payload, failing the test on
 // an error.
 func (f *fixture) submitKeyed(key, digest, taskID string) (string, bool) {
 	f.t.Helper()
-	id, replayed, err := f.l.SubmitKeyed(f.ctx, key, digest, taskID, payload(taskID))
-	require.NoError(f.t, err, "SubmitKeyed(%q, %q)", key, digest)
+	id, replayed, err := f.l.Submit(f.ctx, ledger.Submission{TaskID: taskID, Key: key, Digest: digest}, payload(taskID))
+	require.NoError(f.t, err, "Submit(key %q, digest %q)", key, digest)
 	require.NotEmpty(f.t, id)
 	return id, replayed
 }
@@ -70,7 +70,7 @@ func testKeyReplay(t *testing.T, s Store) {
 	other, replayed := f.submitKeyed("other", "d1", "other")
 	require.False(t, replayed, "another key is another job")
 	require.NotEqual(t, id, other)
-	_, _, err = f.l.SubmitKeyed(f.ctx, "third", "d1", "x", "x")
+	_, _, err = f.l.Submit(f.ctx, ledger.Submission{TaskID: "x", Key: "third", Digest: "d1"}, "x")
 	require.ErrorIs(t, err, ledger.ErrQueueFull, "a new key is admitted as Submit is")
 }
 
@@ -80,7 +80,7 @@ func testKeyConflict(t *testing.T, s Store) {
 	f := open(t, s, ledger.Config{MaxQueue: 4})
 	id, _ := f.submitKeyed("k", "d1", "first")
 	jobs := f.l.Stats().Jobs
-	got, replayed, err := f.l.SubmitKeyed(f.ctx, "k", "d2", "second", payload("second"))
+	got, replayed, err := f.l.Submit(f.ctx, ledger.Submission{TaskID: "second", Key: "k", Digest: "d2"}, payload("second"))
 	require.ErrorIs(t, err, ledger.ErrKeyConflict)
 	for _, other := range []error{ledger.ErrQueueFull, ledger.ErrNotFound, ledger.ErrClosed} {
 		require.NotErrorIs(t, err, other)
@@ -90,6 +90,23 @@ func testKeyConflict(t *testing.T, s Store) {
 	require.Equal(t, 1, f.depth())
 	require.Equal(t, jobs, f.l.Stats().Jobs)
 	require.Equal(t, "first", f.snapshot(id).TaskID)
+}
+
+// testNoKeyNoCheck: a Submission without a key is a plain submit: its
+// digest is ignored, each creates a job, and no job holds the empty key.
+func testNoKeyNoCheck(t *testing.T, s Store) {
+	f := open(t, s, ledger.Config{MaxQueue: 4})
+	var ids []string
+	for _, digest := range []string{"d1", "d1", "d2"} {
+		id, replayed, err := f.l.Submit(f.ctx, ledger.Submission{TaskID: "t", Digest: digest}, payload("t"))
+		require.NoError(t, err)
+		require.False(t, replayed, "no key, no replay")
+		require.NotContains(t, ids, id)
+		ids = append(ids, id)
+	}
+	require.Equal(t, 3, f.depth())
+	_, _, err := f.l.LookupKey(f.ctx, "")
+	require.ErrorIs(t, err, ledger.ErrNotFound, "no job holds the empty key")
 }
 
 // testKeyEvictedWithItsJob: once retention evicts the job that held a key,
@@ -150,7 +167,7 @@ func testKeyRace(t *testing.T, s Store) {
 			wg.Go(func() {
 				<-start
 				var replayed bool
-				ids[i], replayed, errs[i] = f.l.SubmitKeyed(f.ctx, key, "d", "t", "p")
+				ids[i], replayed, errs[i] = f.l.Submit(f.ctx, ledger.Submission{TaskID: "t", Key: key, Digest: "d"}, "p")
 				fresh[i] = !replayed
 			})
 		}
@@ -169,7 +186,7 @@ func testKeyRace(t *testing.T, s Store) {
 		f.must(f.l.Fail(f.ctx, ids[0], errBoom))
 		return true
 	})
-	require.NoError(t, f.l.CheckInvariants())
+	require.NoError(t, f.checkInvariants())
 }
 
 // testKeySurvivesRestart: a durable store keeps a retained job's key
@@ -195,7 +212,7 @@ func testKeySurvivesRestart(t *testing.T, s Store) {
 	again, replayed := f.submitKeyed("k", "d1", "x")
 	require.True(t, replayed)
 	require.Equal(t, id, again)
-	_, _, err = f.l.SubmitKeyed(f.ctx, "k", "d2", "x", "x")
+	_, _, err = f.l.Submit(f.ctx, ledger.Submission{TaskID: "x", Key: "k", Digest: "d2"}, "x")
 	require.ErrorIs(t, err, ledger.ErrKeyConflict)
 
 	again, replayed = f.submitKeyed("ended", "d1", "x")

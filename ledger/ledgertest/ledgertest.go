@@ -25,9 +25,9 @@ type Store struct {
 
 	// Restart closes l, a store returned by Open or by Restart, and opens
 	// the same store again with the Config it was first opened with (the
-	// suite's clock included), as a new process would after a crash. If
-	// left nil, the store is taken not to survive a restart, and the
-	// restart rules are skipped.
+	// suite's clock included), as a new process would after a crash; such
+	// a store must be a ledger.Recoverer. If left nil, the store is taken
+	// not to survive a restart, and the restart rules are skipped.
 	Restart func(t *testing.T, l ledger.Ledger[string, string]) ledger.Ledger[string, string]
 
 	_ struct{} // forbid positional literals
@@ -85,6 +85,7 @@ var rules = []struct {
 	{"Retention/LiveJobNeverEvicted", testLiveNeverEvicted},
 	{"Keys/Replay", testKeyReplay},
 	{"Keys/Conflict", testKeyConflict},
+	{"Keys/NoKeyNoCheck", testNoKeyNoCheck},
 	{"Keys/EvictedWithItsJob", testKeyEvictedWithItsJob},
 	{"Keys/EvictedByTheBound", testKeyLRUEviction},
 	{"Keys/SurviveRestart", testKeySurvivesRestart},
@@ -152,7 +153,7 @@ func open(t *testing.T, s Store, cfg ledger.Config) *fixture {
 		if f.closed {
 			return
 		}
-		if err := f.l.CheckInvariants(); err != nil {
+		if err := f.checkInvariants(); err != nil {
 			t.Errorf("the store's invariants when the test ended:\n%v", err)
 		}
 		if err := f.l.Close(); err != nil {
@@ -165,16 +166,36 @@ func open(t *testing.T, s Store, cfg ledger.Config) *fixture {
 // restart closes the store and opens it again through Store.Restart.
 func (f *fixture) restart() {
 	f.t.Helper()
-	require.NoError(f.t, f.l.CheckInvariants(), "before the restart")
+	require.NoError(f.t, f.checkInvariants(), "before the restart")
 	f.l = f.store.Restart(f.t, f.l)
 	require.NotNil(f.t, f.l, "Store.Restart returned nil")
-	require.NoError(f.t, f.l.CheckInvariants(), "after the restart")
+	require.NoError(f.t, f.checkInvariants(), "after the restart")
+}
+
+// checkInvariants is the store's own check of its invariants, nil for a
+// store that is no ledger.Checker.
+func (f *fixture) checkInvariants() error {
+	if c, ok := ledger.As[ledger.Checker](f.l); ok {
+		return c.CheckInvariants()
+	}
+	return nil
+}
+
+// recovered is the store's Recovered, failing the test on an error or for
+// a store that is no ledger.Recoverer.
+func (f *fixture) recovered() []ledger.Snapshot {
+	f.t.Helper()
+	r, ok := ledger.As[ledger.Recoverer](f.l)
+	require.True(f.t, ok, "a store that survives a restart is a ledger.Recoverer")
+	rec, err := r.Recovered(f.ctx)
+	require.NoError(f.t, err, "Recovered")
+	return rec
 }
 
 // submit admits a job carrying "payload of TASKID".
 func (f *fixture) submit(taskID string) string {
 	f.t.Helper()
-	id, err := f.l.Submit(f.ctx, taskID, payload(taskID))
+	id, _, err := f.l.Submit(f.ctx, ledger.Submission{TaskID: taskID}, payload(taskID))
 	require.NoError(f.t, err)
 	require.NotEmpty(f.t, id)
 	return id

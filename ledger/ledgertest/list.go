@@ -298,7 +298,7 @@ func testListRace(t *testing.T, s Store) {
 	wg.Go(func() {
 		<-start
 		for i := range churn {
-			id, err := f.l.Submit(f.ctx, "churn", payload("churn"))
+			id, _, err := f.l.Submit(f.ctx, ledger.Submission{TaskID: "churn"}, payload("churn"))
 			if err != nil {
 				continue // the queue is full for a moment: a walker's view does not depend on it
 			}

@@ -118,31 +118,26 @@ func (r *reference) findLocked(id string) (*refJob, error) {
 	return j, nil
 }
 
-func (r *reference) Submit(_ context.Context, taskID string, req string) (string, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.closed {
-		return "", ledger.ErrClosed
-	}
-	return r.submitLocked(taskID, req, "", "")
-}
-
-// SubmitKeyed looks for the key among every job, the dumbest way.
-func (r *reference) SubmitKeyed(_ context.Context, key, digest, taskID string, req string) (string, bool, error) {
+// Submit looks for a key among every job, the dumbest way.
+func (r *reference) Submit(_ context.Context, s ledger.Submission, req string) (string, bool, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
 		return "", false, ledger.ErrClosed
 	}
+	if s.Key == "" {
+		id, err := r.submitLocked(s.TaskID, req, "", "")
+		return id, false, err
+	}
 	for id, j := range r.jobs {
-		if j.key == key {
-			if j.dig != digest {
+		if j.key == s.Key {
+			if j.dig != s.Digest {
 				return "", false, ledger.ErrKeyConflict
 			}
 			return id, true, nil
 		}
 	}
-	id, err := r.submitLocked(taskID, req, key, digest)
+	id, err := r.submitLocked(s.TaskID, req, s.Key, s.Digest)
 	return id, false, err
 }
 
@@ -153,7 +148,7 @@ func (r *reference) LookupKey(_ context.Context, key string) (string, string, er
 		return "", "", ledger.ErrClosed
 	}
 	for id, j := range r.jobs {
-		if j.key == key {
+		if key != "" && j.key == key {
 			return id, j.dig, nil
 		}
 	}

@@ -48,8 +48,7 @@ func testRestartPending(t *testing.T, s Store) {
 	for restart := range 2 {
 		f.clock.Advance(time.Minute)
 		f.restart()
-		rec, err := f.l.Recovered(f.ctx)
-		require.NoError(t, err)
+		rec := f.recovered()
 		require.Len(t, rec, len(pending), "restart %d: Recovered lists the PENDING jobs", restart)
 		for i, want := range pending {
 			requireSame(t, want, rec[i], "restart %d: Recovered[%d], oldest first", restart, i)
@@ -86,10 +85,8 @@ func testRestartRunning(t *testing.T, s Store) {
 	require.Contains(t, snap.Err.Error(), "restart", "the error names the restart")
 	require.NoError(t, possible(snap))
 	require.False(t, snap.CompletedAt.After(f.clock.Now()))
-	rec, err := f.l.Recovered(f.ctx)
-	require.NoError(t, err)
-	require.Empty(t, rec, "an interrupted job is not run again")
-	_, err = f.l.Finish(f.ctx, id, "late")
+	require.Empty(t, f.recovered(), "an interrupted job is not run again")
+	_, err := f.l.Finish(f.ctx, id, "late")
 	require.ErrorIs(t, err, ledger.ErrTerminal, "a runner of the old process finds it ended")
 	require.Equal(t, 0, f.depth())
 }
@@ -144,11 +141,11 @@ func testRestartAdmission(t *testing.T, s Store) {
 	f.toState(ledgertype.Running)
 	f.restart()
 	f.submit("c") // the RUNNING job ended at the restart, freeing one slot
-	_, err := f.l.Submit(f.ctx, "d", "req")
+	_, _, err := f.l.Submit(f.ctx, ledger.Submission{TaskID: "d"}, "req")
 	require.ErrorIs(t, err, ledger.ErrQueueFull, "two recovered jobs and c fill MaxQueue 3")
 	f.must(f.l.Finish(f.ctx, a, "r"))
 	f.submit("d")
-	_, err = f.l.Submit(f.ctx, "e", "req")
+	_, _, err = f.l.Submit(f.ctx, ledger.Submission{TaskID: "e"}, "req")
 	require.ErrorIs(t, err, ledger.ErrQueueFull)
 }
 

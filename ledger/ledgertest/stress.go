@@ -85,7 +85,7 @@ func testStress(t *testing.T, s Store) {
 				if sub == 0 && i%2 == 0 {
 					f.clock.Advance(10 * time.Millisecond) // let TTL eviction happen
 				}
-				id, err := f.l.Submit(f.ctx, fmt.Sprintf("task-%d-%d", sub, i), "p")
+				id, _, err := f.l.Submit(f.ctx, ledger.Submission{TaskID: fmt.Sprintf("task-%d-%d", sub, i)}, "p")
 				if errors.Is(err, ledger.ErrQueueFull) {
 					nRejected.Add(1)
 					select { // until a runner frees a slot; submitters then race for it
@@ -239,7 +239,7 @@ func testStress(t *testing.T, s Store) {
 		}
 		return true
 	})
-	require.NoError(t, f.l.CheckInvariants(), "quiescent, the store's invariants hold")
+	require.NoError(t, f.checkInvariants(), "quiescent, the store's invariants hold")
 	st := f.l.Stats()
 	t.Logf("%v: %d admitted, %d rejected, %d polls, %d waits; evicted %d by TTL, %d by LRU",
 		time.Since(start).Round(time.Millisecond), nAdmitted.Load(), nRejected.Load(), nPolls.Load(), nWaits.Load(), st.EvictedTTL, st.EvictedLRU)

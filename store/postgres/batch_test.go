@@ -67,7 +67,7 @@ type admissions struct{ admitted, full atomic.Int64 }
 // submit submits a job on s and counts its answer: admitted, or refused
 // for a full queue; any other error fails t.
 func (a *admissions) submit(t *testing.T, s *postgres.Store) {
-	_, err := s.Submit(ctx, "t", []byte("r"))
+	_, _, err := s.Submit(ctx, ledger.Submission{TaskID: "t"}, []byte("r"))
 	switch {
 	case err == nil:
 		a.admitted.Add(1)
@@ -114,7 +114,7 @@ func TestBatchEndsAndAdmits(t *testing.T) {
 	other := openStore(t, dsn, ledger.Config{MaxQueue: maxQueue})
 	var ids []string
 	for range maxQueue {
-		id, err := s.Submit(ctx, "t", []byte("r"))
+		id, _, err := s.Submit(ctx, ledger.Submission{TaskID: "t"}, []byte("r"))
 		require.NoError(t, err)
 		ids = append(ids, id)
 	}
@@ -147,7 +147,7 @@ func TestBatchEndsAndAdmits(t *testing.T) {
 	var admitted atomic.Int64
 	for range 2 {
 		wg.Go(func() {
-			if _, err := s.Submit(ctx, "t", []byte("r")); err == nil {
+			if _, _, err := s.Submit(ctx, ledger.Submission{TaskID: "t"}, []byte("r")); err == nil {
 				admitted.Add(1)
 			}
 		})

@@ -45,7 +45,7 @@ func BenchmarkLedgerRow(b *testing.B) {
 			}
 			defer s.Close()
 			pair := func() error {
-				id, err := s.Submit(ctx, "t", []byte("req"))
+				id, _, err := s.Submit(ctx, ledger.Submission{TaskID: "t"}, []byte("req"))
 				if err == nil {
 					_, err = s.Finish(ctx, id, []byte("res"))
 				}

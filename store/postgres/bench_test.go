@@ -23,7 +23,7 @@ func BenchmarkCycle(b *testing.B) {
 			}
 			defer s.Close()
 			cycle := func() {
-				id, err := s.Submit(ctx, "t", []byte("req"))
+				id, _, err := s.Submit(ctx, ledger.Submission{TaskID: "t"}, []byte("req"))
 				if err == nil {
 					_, err = s.TakeRequest(ctx, id)
 				}

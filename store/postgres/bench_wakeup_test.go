@@ -75,7 +75,7 @@ const maxYields = 1 << 22
 // wakeOnce submits a job on ender, waits for it on waiter, ends it on
 // ender and records when the waiter returned.
 func wakeOnce(ender, waiter *postgres.Store, w *wakeups) error {
-	id, err := ender.Submit(ctx, "t", []byte("req"))
+	id, _, err := ender.Submit(ctx, ledger.Submission{TaskID: "t"}, []byte("req"))
 	if err != nil {
 		return err
 	}

@@ -25,7 +25,7 @@ func TestClaimOldestFirst(t *testing.T) {
 	b := openReplica(t, dsn, "b", clock, time.Hour)
 	var ids []string
 	for i := range 3 {
-		id, err := a.Submit(ctx, "t", fmt.Appendf(nil, "req%d", i))
+		id, _, err := a.Submit(ctx, ledger.Submission{TaskID: "t"}, fmt.Appendf(nil, "req%d", i))
 		require.NoError(t, err)
 		ids = append(ids, id)
 		clock.Advance(time.Second)
@@ -72,7 +72,7 @@ func TestClaimDisjointAcrossStores(t *testing.T) {
 	want := map[string]string{}
 	for i := range jobs {
 		req := fmt.Sprintf("req%d", i)
-		id, err := s.Submit(ctx, "t", []byte(req))
+		id, _, err := s.Submit(ctx, ledger.Submission{TaskID: "t"}, []byte(req))
 		require.NoError(t, err)
 		want[id] = req
 	}
@@ -121,7 +121,7 @@ func TestReapedJobNotClaimable(t *testing.T) {
 	clock := newFakeClock()
 	a := openReplica(t, dsn, "a", clock, lease)
 	b := openReplica(t, dsn, "b", clock, lease)
-	id, err := a.Submit(ctx, "t", []byte("req"))
+	id, _, err := a.Submit(ctx, ledger.Submission{TaskID: "t"}, []byte("req"))
 	require.NoError(t, err)
 	_, err = a.TakeRequest(ctx, id)
 	require.NoError(t, err)

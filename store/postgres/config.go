@@ -7,7 +7,6 @@ import (
 	"math"
 	"time"
 
-	"github.com/jobledger/jobledger/jobtable"
 	"github.com/jobledger/jobledger/ledger"
 )
 
@@ -93,10 +92,10 @@ func configWithDefaults(c ledger.Config) (ledger.Config, error) {
 		return c, fmt.Errorf("%w: MaxQueue %d exceeds %d", ledger.ErrInvalidConfig, c.MaxQueue, math.MaxInt32)
 	}
 	if c.JobTTL == 0 {
-		c.JobTTL = jobtable.DefaultJobTTL
+		c.JobTTL = ledger.DefaultJobTTL
 	}
 	if c.MaxCompleted == 0 {
-		c.MaxCompleted = jobtable.DefaultMaxCompleted
+		c.MaxCompleted = ledger.DefaultMaxCompleted
 	}
 	if c.NewID == nil {
 		c.NewID = rand.Text

@@ -48,18 +48,18 @@ type replicas struct {
 	next atomic.Uint64
 }
 
-var _ ledger.Ledger[string, string] = (*replicas)(nil)
+var (
+	_ ledger.Ledger[string, string] = (*replicas)(nil)
+	_ ledger.Checker                = (*replicas)(nil)
+	_ ledger.Recoverer              = (*replicas)(nil)
+)
 
 func (r *replicas) pick() ledger.Ledger[string, string] {
 	return r.ls[(r.next.Add(1)-1)%uint64(len(r.ls))]
 }
 
-func (r *replicas) Submit(ctx context.Context, taskID, req string) (string, error) {
-	return r.pick().Submit(ctx, taskID, req)
-}
-
-func (r *replicas) SubmitKeyed(ctx context.Context, key, digest, taskID, req string) (string, bool, error) {
-	return r.pick().SubmitKeyed(ctx, key, digest, taskID, req)
+func (r *replicas) Submit(ctx context.Context, s ledger.Submission, req string) (string, bool, error) {
+	return r.pick().Submit(ctx, s, req)
 }
 
 func (r *replicas) LookupKey(ctx context.Context, key string) (string, string, error) {
@@ -111,7 +111,8 @@ func (r *replicas) List(ctx context.Context, q ledger.ListQuery) (ledger.Page, e
 // taken, so the one opened last, after the others released theirs, lists
 // every PENDING job.
 func (r *replicas) Recovered(ctx context.Context) ([]ledger.Snapshot, error) {
-	return r.ls[len(r.ls)-1].Recovered(ctx)
+	rec, _ := ledger.As[ledger.Recoverer](r.ls[len(r.ls)-1])
+	return rec.Recovered(ctx)
 }
 
 // Stats reads the shared counts from one Store and adds up the evictions,
@@ -130,7 +131,8 @@ func (r *replicas) Stats() ledger.Stats {
 func (r *replicas) CheckInvariants() error {
 	var errs []error
 	for _, l := range r.ls {
-		errs = append(errs, l.CheckInvariants())
+		c, _ := ledger.As[ledger.Checker](l)
+		errs = append(errs, c.CheckInvariants())
 	}
 	return errors.Join(errs...)
 }

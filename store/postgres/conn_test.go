@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobledger/jobledger/ledger"
 	"github.com/jobledger/jobledger/store/postgres"
 )
 
@@ -64,7 +65,7 @@ func TestBoundsFailTransiently(t *testing.T) {
 	require.NoError(t, err)
 	_, err = tx.Exec(ctx, `SELECT 1 FROM ledger WHERE id = 1 FOR UPDATE`)
 	require.NoError(t, err)
-	_, err = s.Submit(ctx, "task", []byte("req"))
+	_, _, err = s.Submit(ctx, ledger.Submission{TaskID: "task"}, []byte("req"))
 	requireCode(t, err, "55P03")
 	require.NoError(t, tx.Rollback(ctx))
 

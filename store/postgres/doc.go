@@ -28,7 +28,7 @@
 //
 // # Writes: one batch, one transaction, one round trip
 //
-// Submit, SubmitKeyed, the ends and Claim are queued for the Store's
+// Submit, the ends and Claim are queued for the Store's
 // writer goroutine, which sends every write queued, up to a bound, as one
 // pipelined batch: one round trip and one implicit transaction (writer.go).
 // The batch locks the ledger row first, so batches of all replicas are one
@@ -209,7 +209,7 @@
 // other string to the database (text.go). An id or idempotency key that
 // no job can have is answered ErrNotFound without a query, a List task
 // filter that no job can have is an empty page, and a Submit whose task
-// id, or a SubmitKeyed whose key or digest, cannot be stored is refused
+// id, key or digest cannot be stored is refused
 // with ledger.ErrUnstorable, admitting nothing. The error message of an
 // end (Fail, Timeout) is stored with each NUL byte and each run of
 // invalid UTF-8 replaced by U+FFFD, so an end never fails for its cause's

@@ -35,7 +35,7 @@ func TestFailedEndNotifiesNobody(t *testing.T) {
 	a := openStore(t, dsn, ledger.Config{MaxQueue: 8})
 	b := openStore(t, dsn, ledger.Config{MaxQueue: 8})
 	execSQL(t, dsn, poisonCommits)
-	id, err := a.Submit(ctx, "t", []byte("req"))
+	id, _, err := a.Submit(ctx, ledger.Submission{TaskID: "t"}, []byte("req"))
 	require.NoError(t, err)
 	_, err = a.Start(ctx, id)
 	require.NoError(t, err)

@@ -29,7 +29,7 @@ func TestRunnerGoneLosesTheLease(t *testing.T) {
 	a := openReplica(t, dsn, "a", clock, lease)
 	execSQL(t, dsn, poisonCommits)
 	submit := func() string {
-		id, err := a.Submit(ctx, "t", []byte("req"))
+		id, _, err := a.Submit(ctx, ledger.Submission{TaskID: "t"}, []byte("req"))
 		require.NoError(t, err)
 		return id
 	}

@@ -46,7 +46,7 @@ func TestIsolationOfTheDatabaseIgnored(t *testing.T) {
 			for w := range workers {
 				wg.Go(func() {
 					for r := range rounds {
-						id, err := s.Submit(ctx, strconv.Itoa(w*rounds+r), nil)
+						id, _, err := s.Submit(ctx, ledger.Submission{TaskID: strconv.Itoa(w*rounds + r)}, nil)
 						if err != nil {
 							t.Errorf("Submit: %v", err)
 							return
@@ -89,7 +89,7 @@ func TestOpenBesideAnEndOnRepeatableRead(t *testing.T) {
 	a, err := postgres.Open(ctx, dsn, ledger.Config{MaxQueue: 4}, postgres.Options{Replica: "a"})
 	require.NoError(t, err)
 	defer a.Close()
-	id, err := a.Submit(ctx, "t", []byte("req"))
+	id, _, err := a.Submit(ctx, ledger.Submission{TaskID: "t"}, []byte("req"))
 	require.NoError(t, err)
 	// Another replica's end, in flight: it holds the ledger row.
 	conn, err := pgx.Connect(ctx, dsn)

@@ -134,7 +134,7 @@ func TestLargeClaimKeepsItsLease(t *testing.T) {
 	a := openReplica(t, slow, "a", clock, lease)
 	b := openReplica(t, dsn, "b", clock, lease)
 	t.Cleanup(proxy.release) // before the stores close: a stalled read holds a's pool
-	id, err := b.Submit(ctx, "t", req)
+	id, _, err := b.Submit(ctx, ledger.Submission{TaskID: "t"}, req)
 	require.NoError(t, err)
 
 	type claim struct {

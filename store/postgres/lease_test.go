@@ -78,7 +78,7 @@ func TestLeaseFollowsTheJob(t *testing.T) {
 	const leaseA, leaseB = time.Hour, 2 * time.Hour // the keepers never tick in the test
 	a := openReplica(t, dsn, "a", clock, leaseA)
 	b := openReplica(t, dsn, "b", clock, leaseB)
-	id, err := a.Submit(ctx, "t", []byte("req"))
+	id, _, err := a.Submit(ctx, ledger.Submission{TaskID: "t"}, []byte("req"))
 	require.NoError(t, err)
 	require.Equal(t, lease{}, readLease(t, dsn, id), "a PENDING job not taken holds no lease")
 

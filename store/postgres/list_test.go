@@ -71,7 +71,7 @@ func TestCheckInvariantsListOrder(t *testing.T) {
 			s, err := postgres.Open(ctx, dsn, ledger.Config{MaxQueue: 8}, postgres.Options{})
 			require.NoError(t, err)
 			defer s.Close()
-			_, err = s.Submit(ctx, "t", []byte(`{}`))
+			_, _, err = s.Submit(ctx, ledger.Submission{TaskID: "t"}, []byte(`{}`))
 			require.NoError(t, err)
 			require.NoError(t, s.CheckInvariants())
 			conn, err := pgx.Connect(ctx, dsn)

@@ -42,7 +42,7 @@ func TestWaitWhileListenerRefused(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, upSince.IsZero())
 
-	id, err := a.Submit(ctx, "task", []byte("req"))
+	id, _, err := a.Submit(ctx, ledger.Submission{TaskID: "task"}, []byte("req"))
 	require.NoError(t, err)
 	wctx, cancel := context.WithTimeout(ctx, time.Minute)
 	got := make(chan waitResult, 1)

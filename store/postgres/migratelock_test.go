@@ -23,7 +23,7 @@ func TestOpenMigratesBesideAnEnd(t *testing.T) {
 	dsn := newDatabase(t)
 	a, err := postgres.Open(ctx, dsn, ledger.Config{MaxQueue: 4}, postgres.Options{Replica: "a"})
 	require.NoError(t, err)
-	id, err := a.Submit(ctx, "t", nil)
+	id, _, err := a.Submit(ctx, ledger.Submission{TaskID: "t"}, nil)
 	require.NoError(t, err)
 	require.NoError(t, a.Close())
 	// The database as the previous schema left it: the last migration

@@ -25,7 +25,7 @@ import (
 func TestOpenWhileAnotherReplicaEnds(t *testing.T) {
 	dsn := newDatabase(t)
 	a := openReplica(t, dsn, "a", newFakeClock(), time.Hour)
-	id, err := a.Submit(ctx, "t", []byte("req"))
+	id, _, err := a.Submit(ctx, ledger.Submission{TaskID: "t"}, []byte("req"))
 	require.NoError(t, err)
 
 	holder, err := pgx.Connect(ctx, dsn)

@@ -76,7 +76,7 @@ type reply struct {
 	unknown bool
 
 	id       string // Submit: the job admitted or replayed
-	replayed bool   // SubmitKeyed answered with the job holding its key
+	replayed bool   // a keyed Submit answered with the job holding its key
 	dup      bool   // Submit: Config.NewID repeated an id
 
 	snap  ledger.Snapshot // an end's final snapshot, or the job Claim started

@@ -26,7 +26,7 @@ func TestReaperEndsOnlyLapsedLeases(t *testing.T) {
 	a := openReplica(t, dsn, "a", clock, lease)
 	b := openReplica(t, dsn, "b", clock, lease)
 	submit := func() string {
-		id, err := a.Submit(ctx, "t", []byte("req"))
+		id, _, err := a.Submit(ctx, ledger.Submission{TaskID: "t"}, []byte("req"))
 		require.NoError(t, err)
 		return id
 	}
@@ -88,7 +88,7 @@ func TestRenewalSavesTheLease(t *testing.T) {
 	clock := newFakeClock()
 	a := openReplica(t, dsn, "a", clock, lease)
 	b := openReplica(t, dsn, "b", clock, lease)
-	id, err := a.Submit(ctx, "t", []byte("req"))
+	id, _, err := a.Submit(ctx, ledger.Submission{TaskID: "t"}, []byte("req"))
 	require.NoError(t, err)
 	_, err = a.Start(ctx, id)
 	require.NoError(t, err)

@@ -46,7 +46,7 @@ func TestAdmissionAcrossStores(t *testing.T) {
 			wg.Go(func() {
 				<-start
 				for range 2 {
-					_, err := stores[i%2].Submit(ctx, "t", []byte("r"))
+					_, _, err := stores[i%2].Submit(ctx, ledger.Submission{TaskID: "t"}, []byte("r"))
 					switch {
 					case err == nil:
 						admitted.Add(1)
@@ -100,7 +100,7 @@ func TestWaitWokenByOtherStore(t *testing.T) {
 		func(id string) (ledger.Snapshot, error) { return b.Fail(ctx, id, errors.New("boom")) },
 		func(id string) (ledger.Snapshot, error) { return b.Timeout(ctx, id, errors.New("late")) },
 	} {
-		id, err := a.Submit(ctx, "task", []byte("req"))
+		id, _, err := a.Submit(ctx, ledger.Submission{TaskID: "task"}, []byte("req"))
 		require.NoError(t, err)
 		got := waitAsync(a, id)
 		requireBlocked(t, a, got)
@@ -136,7 +136,7 @@ func TestWaitAfterListenerReconnect(t *testing.T) {
 	})
 	b := openStore(t, dsn, ledger.Config{MaxQueue: 8})
 	for round := range 3 {
-		id, err := a.Submit(ctx, "task", []byte("req"))
+		id, _, err := a.Submit(ctx, ledger.Submission{TaskID: "task"}, []byte("req"))
 		require.NoError(t, err)
 		got := waitAsync(a, id)
 		requireBlocked(t, a, got)
@@ -167,7 +167,7 @@ func TestWaitDeadlineReReads(t *testing.T) {
 	dsn := newDatabase(t)
 	a := openStore(t, dsn, ledger.Config{MaxQueue: 8})
 	b := openStore(t, dsn, ledger.Config{MaxQueue: 8})
-	id, err := a.Submit(ctx, "task", []byte("req"))
+	id, _, err := a.Submit(ctx, ledger.Submission{TaskID: "task"}, []byte("req"))
 	require.NoError(t, err)
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -194,7 +194,7 @@ func TestTakeRequestAcrossStores(t *testing.T) {
 		openStore(t, dsn, ledger.Config{MaxQueue: 8}),
 	}
 	for range 10 {
-		id, err := stores[0].Submit(ctx, "t", []byte("req"))
+		id, _, err := stores[0].Submit(ctx, ledger.Submission{TaskID: "t"}, []byte("req"))
 		require.NoError(t, err)
 		var got, taken atomic.Int64
 		var wg sync.WaitGroup

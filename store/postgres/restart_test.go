@@ -22,7 +22,7 @@ func TestRestartEndsOnlyItsOwnJobs(t *testing.T) {
 	a := openReplica(t, dsn, "a", clock, lease)
 	b := openReplica(t, dsn, "b", clock, lease)
 	submit := func() string {
-		id, err := a.Submit(ctx, "t", []byte("req"))
+		id, _, err := a.Submit(ctx, ledger.Submission{TaskID: "t"}, []byte("req"))
 		require.NoError(t, err)
 		return id
 	}

@@ -31,7 +31,7 @@ func TestDatabaseRestartLosesNoEnd(t *testing.T) {
 			t.Cleanup(func() { require.NoError(t, s.Close()) })
 			var ids []string
 			for range jobs {
-				id, err := s.Submit(ctx, "t", []byte("req"))
+				id, _, err := s.Submit(ctx, ledger.Submission{TaskID: "t"}, []byte("req"))
 				require.NoError(t, err)
 				ids = append(ids, id)
 			}

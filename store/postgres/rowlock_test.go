@@ -44,9 +44,9 @@ func lockJob(t *testing.T, dsn, sql string, args ...any) (commit func()) {
 func TestClaimPassesOverLockedJob(t *testing.T) {
 	dsn := newDatabase(t)
 	s := openStore(t, dsn, ledger.Config{MaxQueue: 4})
-	first, err := s.Submit(ctx, "t", []byte("a"))
+	first, _, err := s.Submit(ctx, ledger.Submission{TaskID: "t"}, []byte("a"))
 	require.NoError(t, err)
-	second, err := s.Submit(ctx, "t", []byte("b"))
+	second, _, err := s.Submit(ctx, ledger.Submission{TaskID: "t"}, []byte("b"))
 	require.NoError(t, err)
 	lockJob(t, dsn, `SELECT 1 FROM jobs WHERE id = $1 FOR UPDATE`, first)
 
@@ -70,7 +70,7 @@ func TestReaperSparesRenewalInFlight(t *testing.T) {
 	clock := newFakeClock()
 	a := openReplica(t, dsn, "a", clock, lease)
 	b := openReplica(t, dsn, "b", clock, lease)
-	id, err := a.Submit(ctx, "t", []byte("req"))
+	id, _, err := a.Submit(ctx, ledger.Submission{TaskID: "t"}, []byte("req"))
 	require.NoError(t, err)
 	_, err = a.Start(ctx, id)
 	require.NoError(t, err)

@@ -40,7 +40,7 @@ func TestWaitAfterListenerGoesSilent(t *testing.T) {
 	t.Cleanup(func() { require.NoError(t, b.Close()) })
 
 	for round := range 2 {
-		id, err := a.Submit(ctx, "task", []byte("req"))
+		id, _, err := a.Submit(ctx, ledger.Submission{TaskID: "task"}, []byte("req"))
 		require.NoError(t, err)
 		got := waitAsync(a, id)
 		requireBlocked(t, a, got)

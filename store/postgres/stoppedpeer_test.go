@@ -120,7 +120,7 @@ func TestStoppedPeerHoldsNoLock(t *testing.T) {
 	// a loaded machine without a timed assertion.
 	cctx, cancel := context.WithTimeout(ctx, 3*peerLease)
 	defer cancel()
-	id, err := s.Submit(cctx, "task", []byte("req"))
+	id, _, err := s.Submit(cctx, ledger.Submission{TaskID: "task"}, []byte("req"))
 	require.NoError(t, err, "a Submit behind the stopped peer")
 	snap, err := s.Finish(cctx, id, []byte("res"))
 	require.NoError(t, err, "a Finish behind the stopped peer")

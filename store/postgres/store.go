@@ -79,7 +79,11 @@ type Store struct {
 	beforeReconnect func()
 }
 
-var _ ledger.Ledger[[]byte, []byte] = (*Store)(nil)
+var (
+	_ ledger.Ledger[[]byte, []byte] = (*Store)(nil)
+	_ ledger.Checker                = (*Store)(nil)
+	_ ledger.Recoverer              = (*Store)(nil)
+)
 
 // Open connects to the database named by dsn (a postgres:// or
 // postgresql:// URL, or a libpq key=value string), migrates its schema
@@ -117,6 +121,10 @@ func open(ctx context.Context, dsn string, cfg ledger.Config, opts Options, befo
 	// be good for any argument, kept: planning a batch's statements anew
 	// each time cost more than running them.
 	pcfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
+	// A generic plan is made once, from the statistics of the day: made on
+	// a small jobs table it scanned the whole table, for ever after. Every
+	// statement of the store has an index to go by, so none may scan.
+	pcfg.ConnConfig.RuntimeParams["enable_seqscan"] = "off"
 	boundConnections(&pcfg.ConnConfig.Config, opts.Lease) // no peer holds the others up (conn.go)
 	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {

@@ -19,11 +19,11 @@ func TestUnstorableText(t *testing.T) {
 	require.NoError(t, err)
 	defer s.Close()
 	for _, bad := range []string{"\xff", "a\x00", "caf\xc3"} {
-		_, err := s.Submit(ctx, bad, nil)
+		_, _, err := s.Submit(ctx, ledger.Submission{TaskID: bad}, nil)
 		require.ErrorIs(t, err, ledger.ErrUnstorable, "Submit(task %q)", bad)
-		_, _, err = s.SubmitKeyed(ctx, bad, "d", "t", nil)
+		_, _, err = s.Submit(ctx, ledger.Submission{TaskID: "t", Key: bad, Digest: "d"}, nil)
 		require.ErrorIs(t, err, ledger.ErrUnstorable, "SubmitKeyed(key %q)", bad)
-		_, _, err = s.SubmitKeyed(ctx, "k", bad, "t", nil)
+		_, _, err = s.Submit(ctx, ledger.Submission{TaskID: "t", Key: "k", Digest: bad}, nil)
 		require.ErrorIs(t, err, ledger.ErrUnstorable, "SubmitKeyed(digest %q)", bad)
 	}
 	require.Equal(t, 0, s.Stats().Depth, "nothing admitted")
@@ -33,7 +33,7 @@ func TestUnstorableText(t *testing.T) {
 		{"bad \xff\xfe byte", "bad \uFFFD byte"},
 		{"ok é", "ok é"},
 	} {
-		id, err := s.Submit(ctx, "t", nil)
+		id, _, err := s.Submit(ctx, ledger.Submission{TaskID: "t"}, nil)
 		require.NoError(t, err)
 		snap, err := s.Fail(ctx, id, errors.New(c.cause))
 		require.NoError(t, err, "Fail(%q)", c.cause)
@@ -41,7 +41,7 @@ func TestUnstorableText(t *testing.T) {
 		snap, err = s.Snapshot(ctx, id)
 		require.NoError(t, err)
 		require.EqualError(t, snap.Err, c.stored, "as read back")
-		id, err = s.Submit(ctx, "t", nil)
+		id, _, err = s.Submit(ctx, ledger.Submission{TaskID: "t"}, nil)
 		require.NoError(t, err)
 		snap, err = s.Timeout(ctx, id, errors.New(c.cause))
 		require.NoError(t, err, "Timeout(%q)", c.cause)

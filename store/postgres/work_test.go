@@ -30,7 +30,7 @@ func TestWorkSignals(t *testing.T) {
 	b := openReplica(t, dsn, "b", nil, time.Hour)
 	requireWork(t, b, "the one from Open")
 	for range 3 {
-		_, err := a.Submit(ctx, "t", []byte("req"))
+		_, _, err := a.Submit(ctx, ledger.Submission{TaskID: "t"}, []byte("req"))
 		require.NoError(t, err)
 	}
 	requireWork(t, b, "admissions on a")
@@ -49,7 +49,7 @@ func TestRestartSignalsWork(t *testing.T) {
 	a := openReplica(t, dsn, "a", nil, time.Hour)
 	b := openReplica(t, dsn, "b", nil, time.Hour)
 	requireWork(t, b, "the one from Open")
-	id, err := a.Submit(ctx, "t", []byte("req"))
+	id, _, err := a.Submit(ctx, ledger.Submission{TaskID: "t"}, []byte("req"))
 	require.NoError(t, err)
 	requireWork(t, b, "the admission on a") // its one notification
 	_, err = a.TakeRequest(ctx, id)
@@ -94,7 +94,7 @@ func TestWorkAfterListenerReconnect(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the listener did not notice its connection end")
 	}
-	_, err = b.Submit(ctx, "t", []byte("req"))
+	_, _, err = b.Submit(ctx, ledger.Submission{TaskID: "t"}, []byte("req"))
 	require.NoError(t, err)
 	release <- struct{}{}
 	requireWork(t, a, "after the reconnect")
@@ -125,13 +125,13 @@ func TestOnEnd(t *testing.T) {
 			return ledger.Snapshot{}
 		}
 	}
-	id, err := a.Submit(ctx, "t", []byte("req"))
+	id, _, err := a.Submit(ctx, ledger.Submission{TaskID: "t"}, []byte("req"))
 	require.NoError(t, err)
 	want, err := b.Finish(ctx, id, []byte("res"))
 	require.NoError(t, err)
 	require.Equal(t, want, next(), "b's Finish")
 
-	id, err = b.Submit(ctx, "t", []byte("req"))
+	id, _, err = b.Submit(ctx, ledger.Submission{TaskID: "t"}, []byte("req"))
 	require.NoError(t, err)
 	_, err = b.Start(ctx, id)
 	require.NoError(t, err)
@@ -143,7 +143,7 @@ func TestOnEnd(t *testing.T) {
 	require.Equal(t, id, got.ID)
 	require.EqualError(t, got.Err, postgres.WorkerLost, "the reaped job")
 
-	id, err = b.Submit(ctx, "t", []byte("req"))
+	id, _, err = b.Submit(ctx, ledger.Submission{TaskID: "t"}, []byte("req"))
 	require.NoError(t, err)
 	want, err = b.Fail(ctx, id, errors.New(strings.Repeat("x", 9000)))
 	require.NoError(t, err)
@@ -163,7 +163,7 @@ func TestNow(t *testing.T) {
 	b := openReplica(t, dsn, "b", nil, 0)
 	before, err := b.Now(ctx)
 	require.NoError(t, err)
-	id, err := b.Submit(ctx, "t", []byte("req"))
+	id, _, err := b.Submit(ctx, ledger.Submission{TaskID: "t"}, []byte("req"))
 	require.NoError(t, err)
 	after, err := b.Now(ctx)
 	require.NoError(t, err)
@@ -205,9 +205,9 @@ func TestOnEndAfterListenerReconnect(t *testing.T) {
 		}
 	}
 	b := openReplica(t, dsn, "b", nil, 0)
-	first, err := b.Submit(ctx, "t", []byte("req"))
+	first, _, err := b.Submit(ctx, ledger.Submission{TaskID: "t"}, []byte("req"))
 	require.NoError(t, err)
-	second, err := b.Submit(ctx, "t", []byte("req"))
+	second, _, err := b.Submit(ctx, ledger.Submission{TaskID: "t"}, []byte("req"))
 	require.NoError(t, err)
 
 	require.NoError(t, b.DropListener(ctx))

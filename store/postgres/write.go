@@ -20,25 +20,18 @@ import (
 // lock; one and an end on the same job are ordered by the job row's lock.
 
 // Submit admits a job carrying req and returns its id, or ErrQueueFull,
-// once the job is committed. A task id that is not valid UTF-8 or holds a
-// NUL byte is refused with ledger.ErrUnstorable (PostgreSQL text cannot
-// hold it), as is such a key or digest of SubmitKeyed. The batch that
-// admits it notifies workChannel, so that every replica's claimers learn
-// of the job (Work).
-func (s *Store) Submit(ctx context.Context, taskID string, req []byte) (string, error) {
-	id, _, err := s.submit(ctx, "", "", taskID, req)
-	return id, err
-}
-
-// SubmitKeyed is Submit under an idempotency key (see ledger.Ledger): a
-// retained job holding key is answered (a replay, or ErrKeyConflict for
-// another digest) with no slot taken; otherwise the job is admitted
-// holding the key, in the one batch, under the ledger row's lock.
-func (s *Store) SubmitKeyed(ctx context.Context, key, digest, taskID string, req []byte) (string, bool, error) {
-	if key == "" {
-		panic("postgres: SubmitKeyed with an empty key")
+// once the job is committed; under an idempotency key (see ledger.Ledger)
+// a retained job holding the key is answered (a replay, or ErrKeyConflict
+// for another digest) with no slot taken, in the one batch, under the
+// ledger row's lock. A task id, key or digest that is not valid UTF-8 or
+// holds a NUL byte is refused with ledger.ErrUnstorable (PostgreSQL text
+// cannot hold it). The batch that admits it notifies workChannel, so that
+// every replica's claimers learn of the job (Work).
+func (s *Store) Submit(ctx context.Context, sub ledger.Submission, req []byte) (string, bool, error) {
+	if sub.Key == "" {
+		sub.Digest = ""
 	}
-	return s.submit(ctx, key, digest, taskID, req)
+	return s.submit(ctx, sub.Key, sub.Digest, sub.TaskID, req)
 }
 
 // LookupKey returns the id and digest of the retained job that holds key,

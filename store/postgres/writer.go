@@ -14,7 +14,7 @@ import (
 )
 
 // The writer goroutine applies the writes that change the depth or the
-// completion sequence (Submit, SubmitKeyed, the ends) and the claims. It
+// completion sequence (Submit, the ends) and the claims. It
 // takes every write queued, up to maxBatchOps, and sends them as one
 // pipelined batch: one round trip and one implicit transaction, so one
 // lock of the ledger row, held only while the server runs the batch and

@@ -17,7 +17,7 @@ func TestMaxQueueZeroOrNegativeAdmitsNothing(t *testing.T) {
 		t.Run(strconv.Itoa(maxQueue), func(t *testing.T) {
 			s, _ := newStore(t, ledger.Config{MaxQueue: maxQueue})
 			for range 3 {
-				_, err := s.Submit(ctx, "x", nil)
+				_, _, err := s.Submit(ctx, ledger.Submission{TaskID: "x"}, nil)
 				require.ErrorIs(t, err, ledger.ErrQueueFull)
 			}
 			require.Equal(t, ledger.Stats{}, s.Stats())
@@ -39,12 +39,12 @@ func TestAdmissionBoundSerial(t *testing.T) {
 	s, _ := newStore(t, ledger.Config{MaxQueue: 2})
 	a := mustSubmit(t, s, "a")
 	mustSubmit(t, s, "b")
-	_, err := s.Submit(ctx, "c", nil)
+	_, _, err := s.Submit(ctx, ledger.Submission{TaskID: "c"}, nil)
 	require.ErrorIs(t, err, ledger.ErrQueueFull)
 
 	// Starting does not free a slot; only a terminal transition does.
 	require.NoError(t, errOf(s.Start(ctx, a)))
-	_, err = s.Submit(ctx, "c", nil)
+	_, _, err = s.Submit(ctx, ledger.Submission{TaskID: "c"}, nil)
 	require.ErrorIs(t, err, ledger.ErrQueueFull)
 
 	require.NoError(t, errOf(s.Finish(ctx, a, nil)))
@@ -74,7 +74,7 @@ func TestAdmissionBoundConcurrent(t *testing.T) {
 				for i := range submitters {
 					wg.Go(func() {
 						<-start
-						id, err := s.Submit(ctx, strconv.Itoa(i), nil)
+						id, _, err := s.Submit(ctx, ledger.Submission{TaskID: strconv.Itoa(i)}, nil)
 						switch {
 						case err == nil:
 							ids <- id

@@ -41,7 +41,7 @@ func openBench(b *testing.B, cfg ledger.Config, batchLimit int) *sqlite.Store {
 func lifecycleOp(s *sqlite.Store) func() error {
 	req, res := []byte("request"), []byte("result")
 	return func() error {
-		id, err := s.Submit(ctx, "bench", req)
+		id, _, err := s.Submit(ctx, ledger.Submission{TaskID: "bench"}, req)
 		if err != nil {
 			return err
 		}

@@ -42,7 +42,7 @@ func TestGroupCommit(t *testing.T) {
 	var wg sync.WaitGroup
 	for range writers {
 		wg.Go(func() {
-			if _, err := s.Submit(ctx, "g", nil); err != nil {
+			if _, _, err := s.Submit(ctx, ledger.Submission{TaskID: "g"}, nil); err != nil {
 				t.Errorf("Submit: %v", err)
 			}
 		})
@@ -66,7 +66,7 @@ func TestBatchLimitOne(t *testing.T) {
 	var wg sync.WaitGroup
 	for range writers {
 		wg.Go(func() {
-			if _, err := s.Submit(ctx, "g", nil); err != nil {
+			if _, _, err := s.Submit(ctx, ledger.Submission{TaskID: "g"}, nil); err != nil {
 				t.Errorf("Submit: %v", err)
 			}
 		})
@@ -151,7 +151,7 @@ func TestFailedCommitChangesNothing(t *testing.T) {
 		func() error { return errOf(s.Finish(ctx, id, []byte("lost"))) },
 		func() error { return errOf(s.Fail(ctx, other, errBoom)) },
 		func() error {
-			_, err := s.Submit(ctx, "third", nil)
+			_, _, err := s.Submit(ctx, ledger.Submission{TaskID: "third"}, nil)
 			return err
 		},
 	)
@@ -197,7 +197,7 @@ func TestLRUEvictionInOneBatch(t *testing.T) {
 	y := toState(t, s, ledgertype.Running)
 	mustSubmit(t, s, "trigger") // evicts a: b is left
 	release := stallWriter(t, s, e)
-	submit := func() error { _, err := s.Submit(ctx, "s", nil); return err }
+	submit := func() error { _, _, err := s.Submit(ctx, ledger.Submission{TaskID: "s"}, nil); return err }
 	results := queueInOrder(t, s,
 		func() error { return errOf(s.Finish(ctx, x, nil)) }, // b, x retained
 		submit, // evicts b

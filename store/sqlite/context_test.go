@@ -22,7 +22,7 @@ func TestEndedContextChangesNothing(t *testing.T) {
 	cancel()
 	commits := s.WriteStats().Commits
 
-	_, err := s.Submit(ended, "t", nil)
+	_, _, err := s.Submit(ended, ledger.Submission{TaskID: "t"}, nil)
 	require.ErrorIs(t, err, context.Canceled)
 	for _, c := range []func() error{
 		func() error { return errOf(s.Start(ended, id)) },
@@ -72,7 +72,7 @@ func TestClosed(t *testing.T) {
 	require.NoError(t, s.Close())
 	require.NoError(t, s.Close())
 
-	_, err := s.Submit(ctx, "t", nil)
+	_, _, err := s.Submit(ctx, ledger.Submission{TaskID: "t"}, nil)
 	require.ErrorIs(t, err, ledger.ErrClosed)
 	_, err = s.TakeRequest(ctx, id)
 	require.ErrorIs(t, err, ledger.ErrClosed)
@@ -106,7 +106,7 @@ func TestCloseRefusesQueuedWrites(t *testing.T) {
 	sqlite.AwaitWriter(t, s, 1, 0)
 	queued := make(chan error, 1)
 	go func() {
-		_, err := s.Submit(ctx, "queued", nil)
+		_, _, err := s.Submit(ctx, ledger.Submission{TaskID: "queued"}, nil)
 		queued <- err
 	}()
 	sqlite.AwaitWriter(t, s, 1, 1)
@@ -118,7 +118,7 @@ func TestCloseRefusesQueuedWrites(t *testing.T) {
 		}
 		runtime.Gosched()
 	}
-	_, err := s.Submit(ctx, "after", nil)
+	_, _, err := s.Submit(ctx, ledger.Submission{TaskID: "after"}, nil)
 	require.ErrorIs(t, err, ledger.ErrClosed)
 	unlock()
 	require.NoError(t, <-inBatch, "the batch in progress commits")

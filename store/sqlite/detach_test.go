@@ -36,7 +36,7 @@ func TestWritesRefusedOnceFileGone(t *testing.T) {
 			running := toState(t, s, ledgertype.Running)
 			damage(t, path)
 
-			_, err = s.Submit(ctx, "after", []byte("req"))
+			_, _, err = s.Submit(ctx, ledger.Submission{TaskID: "after"}, []byte("req"))
 			require.ErrorIs(t, err, sqlite.ErrDetached)
 			require.ErrorContains(t, err, path)
 			_, err = s.Finish(ctx, running, []byte("res"))

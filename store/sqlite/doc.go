@@ -11,8 +11,8 @@
 //	defer s.Close()
 //	l := ledger.WithCodecs[Request, Response](s, reqCodec, resCodec)
 //
-//	pending, err := l.Recovered(ctx) // PENDING when the last process stopped: run them
-//	id, err := l.Submit(ctx, req.TaskID, req) // returns once the job is on disk
+//	pending, err := s.Recovered(ctx) // PENDING when the last process stopped: run them
+//	id, _, err := l.Submit(ctx, ledger.Submission{TaskID: req.TaskID}, req) // returns once the job is on disk
 //
 //	// the runner, as with any ledger.Ledger
 //	req, err := l.TakeRequest(ctx, id)

@@ -20,7 +20,7 @@ func TestWriteConnectionDurability(t *testing.T) {
 	s, err := Open(ctx, filepath.Join(t.TempDir(), "jobs.db"), ledger.Config{MaxQueue: 1}, Options{})
 	require.NoError(t, err)
 	defer func() { require.NoError(t, s.Close()) }()
-	_, err = s.Submit(ctx, "task", []byte("payload")) // the writer has run a batch
+	_, _, err = s.Submit(ctx, ledger.Submission{TaskID: "task"}, []byte("payload")) // the writer has run a batch
 	require.NoError(t, err)
 
 	var sync, mode, fk, lockMode string

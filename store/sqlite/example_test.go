@@ -26,8 +26,8 @@ func Example() {
 		return
 	}
 	l := ledger.WithCodecs[string, string](s, ledger.String{}, ledger.String{})
-	running, _ := l.Submit(ctx, "resize-1", "cat.png")
-	waiting, _ := l.Submit(ctx, "resize-2", "dog.png")
+	running, _, _ := l.Submit(ctx, ledger.Submission{TaskID: "resize-1"}, "cat.png")
+	waiting, _, _ := l.Submit(ctx, ledger.Submission{TaskID: "resize-2"}, "dog.png")
 	l.TakeRequest(ctx, running)
 	l.Start(ctx, running)
 	s.Close() // or the process dies: every acknowledged call is on disk
@@ -41,7 +41,7 @@ func Example() {
 	l = ledger.WithCodecs[string, string](s, ledger.String{}, ledger.String{})
 	snap, _ := l.Snapshot(ctx, running)
 	fmt.Println(snap.TaskID, snap.State, snap.Err)
-	pending, _ := l.Recovered(ctx)
+	pending, _ := s.Recovered(ctx)
 	for _, p := range pending {
 		req, _ := l.TakeRequest(ctx, p.ID)
 		fmt.Println(p.TaskID, p.State, req, p.ID == waiting)

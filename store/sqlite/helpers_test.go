@@ -82,7 +82,7 @@ var ctx = context.Background()
 
 func mustSubmit(t testing.TB, s *sqlite.Store, taskID string) string {
 	t.Helper()
-	id, err := s.Submit(ctx, taskID, []byte("payload of "+taskID))
+	id, _, err := s.Submit(ctx, ledger.Submission{TaskID: taskID}, []byte("payload of "+taskID))
 	require.NoError(t, err)
 	return id
 }

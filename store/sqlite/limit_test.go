@@ -23,13 +23,19 @@ func TestWriteTooLarge(t *testing.T) {
 	id := toState(t, s, ledgertype.Running)
 	big := strings.Repeat("x", limit+1) // over the limit alone
 	for name, write := range map[string]func() error{
-		"Submit request":     func() error { _, err := s.Submit(ctx, "t", []byte(big)); return err },
-		"Submit task id":     func() error { _, err := s.Submit(ctx, big, nil); return err },
-		"SubmitKeyed key":    func() error { _, _, err := s.SubmitKeyed(ctx, big, "d", "t", nil); return err },
-		"SubmitKeyed digest": func() error { _, _, err := s.SubmitKeyed(ctx, "k", big, "t", nil); return err },
-		"Finish result":      func() error { return errOf(s.Finish(ctx, id, []byte(big))) },
-		"Fail cause":         func() error { return errOf(s.Fail(ctx, id, errors.New(big))) },
-		"Timeout cause":      func() error { return errOf(s.Timeout(ctx, id, errors.New(big))) },
+		"Submit request": func() error { _, _, err := s.Submit(ctx, ledger.Submission{TaskID: "t"}, []byte(big)); return err },
+		"Submit task id": func() error { _, _, err := s.Submit(ctx, ledger.Submission{TaskID: big}, nil); return err },
+		"Submit key": func() error {
+			_, _, err := s.Submit(ctx, ledger.Submission{TaskID: "t", Key: big, Digest: "d"}, nil)
+			return err
+		},
+		"Submit digest": func() error {
+			_, _, err := s.Submit(ctx, ledger.Submission{TaskID: "t", Key: "k", Digest: big}, nil)
+			return err
+		},
+		"Finish result": func() error { return errOf(s.Finish(ctx, id, []byte(big))) },
+		"Fail cause":    func() error { return errOf(s.Fail(ctx, id, errors.New(big))) },
+		"Timeout cause": func() error { return errOf(s.Timeout(ctx, id, errors.New(big))) },
 	} {
 		require.ErrorIs(t, write(), sqlite.ErrTooLarge, name)
 	}
@@ -47,7 +53,7 @@ func TestWriteTooLarge(t *testing.T) {
 
 	// The limit counts the id (j2), the task id and the request together.
 	req := []byte(strings.Repeat("r", limit-len("j2")-len("t")))
-	fits, err := s.Submit(ctx, "t", req)
+	fits, _, err := s.Submit(ctx, ledger.Submission{TaskID: "t"}, req)
 	require.NoError(t, err)
 	got, err := s.TakeRequest(ctx, fits)
 	require.NoError(t, err)

@@ -32,7 +32,7 @@ func BenchmarkFileChecks(b *testing.B) {
 		return s.lock.writeMark(n)
 	}
 	commit := func() error {
-		_, err := s.Submit(ctx, "bench", nil)
+		_, _, err := s.Submit(ctx, ledger.Submission{TaskID: "bench"}, nil)
 		return err
 	}
 	benchcmp.Alternate(b, 16, checks, commit)

@@ -187,7 +187,7 @@ func TestOpenDamagedFile(t *testing.T) {
 	e := newEnv(t, ledger.Config{MaxQueue: 64, JobTTL: -1, MaxCompleted: -1})
 	s := e.open()
 	for range 40 {
-		id, err := s.Submit(ctx, "t", make([]byte, 500))
+		id, _, err := s.Submit(ctx, ledger.Submission{TaskID: "t"}, make([]byte, 500))
 		require.NoError(t, err)
 		require.NoError(t, errOf(s.Finish(ctx, id, make([]byte, 500))))
 	}

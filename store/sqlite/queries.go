@@ -20,8 +20,8 @@ const (
 	qEvictBelow               // TTL eviction: the terminal jobs before a seq
 	qEvictOldest              // LRU eviction: the n least recently completed
 	qSetDepth                 // meta's depth
-	qInsertKeyed              // SubmitKeyed: a job that holds an idempotency key
-	qKeyLookup                // SubmitKeyed: the job that holds a key, and its digest
+	qInsertKeyed              // keyed Submit: a job that holds an idempotency key
+	qKeyLookup                // keyed Submit: the job that holds a key, and its digest
 	qSetNextN                 // meta's next_n: the next admission ordinal
 	qSetCommits               // meta's commits: the transactions committed
 	nQueries

@@ -41,8 +41,8 @@ type op struct {
 	kind    opKind
 	id      string
 	taskID  string  // Submit
-	key     string  // SubmitKeyed's idempotency key; "" for Submit
-	digest  string  // SubmitKeyed's request digest
+	key     string  // the idempotency key; "" for none
+	digest  string  // the request's digest, under key
 	payload []byte  // Submit's request, Finish's result: the store's copy once queued
 	cause   *string // Fail's and Timeout's error message; nil for a nil error
 	reply   chan reply
@@ -61,7 +61,7 @@ func (o *op) size() int {
 type reply struct {
 	snap ledger.Snapshot
 	err  error
-	// replayed: a SubmitKeyed answered with the job that holds its key,
+	// replayed: a keyed Submit answered with the job that holds its key,
 	// creating nothing.
 	replayed bool
 	// panicked is a panic to re-raise in the caller's goroutine: one of

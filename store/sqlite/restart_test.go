@@ -63,7 +63,7 @@ func TestRestartFailsRunningJobs(t *testing.T) {
 	s := e.open()
 	running := toState(t, s, ledgertype.Running)
 	pending := toState(t, s, ledgertype.Pending)
-	_, err := s.Submit(ctx, "full", nil)
+	_, _, err := s.Submit(ctx, ledger.Submission{TaskID: "full"}, nil)
 	require.ErrorIs(t, err, ledger.ErrQueueFull)
 
 	e.clock.Advance(time.Hour)
@@ -135,7 +135,7 @@ func TestReopenRestoresDepth(t *testing.T) {
 
 	s = e.reopen(s)
 	require.Equal(t, 3, s.Stats().Depth)
-	_, err := s.Submit(ctx, "e", nil)
+	_, _, err := s.Submit(ctx, ledger.Submission{TaskID: "e"}, nil)
 	require.ErrorIs(t, err, ledger.ErrQueueFull, "the queue was full before the restart")
 
 	s = e.reopen(s)
@@ -153,11 +153,11 @@ func TestReopenWithSmallerQueue(t *testing.T) {
 	e.cfg.MaxQueue = 1
 	s = e.reopen(s)
 	require.Equal(t, 3, s.Stats().Depth)
-	_, err := s.Submit(ctx, "d", nil)
+	_, _, err := s.Submit(ctx, ledger.Submission{TaskID: "d"}, nil)
 	require.ErrorIs(t, err, ledger.ErrQueueFull)
 	require.NoError(t, errOf(s.Fail(ctx, a, errBoom)))
 	require.NoError(t, errOf(s.Fail(ctx, b, errBoom)))
-	_, err = s.Submit(ctx, "d", nil)
+	_, _, err = s.Submit(ctx, ledger.Submission{TaskID: "d"}, nil)
 	require.ErrorIs(t, err, ledger.ErrQueueFull, "depth 1 is MaxQueue")
 }
 

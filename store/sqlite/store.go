@@ -82,7 +82,11 @@ type Store struct {
 	closeErr   error         // what the first Close's release returned
 }
 
-var _ ledger.Ledger[[]byte, []byte] = (*Store)(nil)
+var (
+	_ ledger.Ledger[[]byte, []byte] = (*Store)(nil)
+	_ ledger.Checker                = (*Store)(nil)
+	_ ledger.Recoverer              = (*Store)(nil)
+)
 
 // do queues the write o and waits for its reply or for ctx. A caller whose
 // ctx ends first gets ctx.Err() at once; its write may still commit, or may
@@ -129,35 +133,21 @@ func (s *Store) doReply(ctx context.Context, o *op) reply {
 
 // Submit admits a job carrying req and returns its id, or ErrQueueFull, once
 // the job is committed. It evicts expired terminal jobs first. The store
-// keeps its own copy of req. Every write (Submit, SubmitKeyed, Finish,
-// Fail, Timeout) that carries more than Options.MaxValueBytes is refused
-// with ErrTooLarge and changes nothing.
-func (s *Store) Submit(ctx context.Context, taskID string, req []byte) (string, error) {
-	if s.closed.Load() {
-		return "", ledger.ErrClosed
-	}
-	id := s.cfg.NewID()
-	snap, err := s.do(ctx, &op{kind: opSubmit, id: id, taskID: taskID, payload: req})
-	if err != nil {
-		return "", err
-	}
-	return snap.ID, nil
-}
-
-// SubmitKeyed is Submit under the idempotency key key (not empty), for a
-// request whose fingerprint is digest (see ledger.Ledger). The key is
-// checked in the writer's transaction that admits and inserts the job, and
-// the file's unique index on it holds at most one job per key. A replay
+// keeps its own copy of req. Every write (Submit, Finish, Fail, Timeout)
+// that carries more than Options.MaxValueBytes is refused with ErrTooLarge
+// and changes nothing. An idempotency key (see ledger.Ledger) is checked
+// in the writer's transaction that admits and inserts the job, and the
+// file's unique index on it holds at most one job per key. A replay
 // commits nothing; it does use up one id of Config.NewID.
-func (s *Store) SubmitKeyed(ctx context.Context, key, digest, taskID string, req []byte) (string, bool, error) {
-	if key == "" {
-		panic("sqlite: SubmitKeyed with an empty key")
-	}
+func (s *Store) Submit(ctx context.Context, sub ledger.Submission, req []byte) (string, bool, error) {
 	if s.closed.Load() {
 		return "", false, ledger.ErrClosed
 	}
+	if sub.Key == "" {
+		sub.Digest = ""
+	}
 	id := s.cfg.NewID()
-	r := s.doReply(ctx, &op{kind: opSubmit, id: id, taskID: taskID, payload: req, key: key, digest: digest})
+	r := s.doReply(ctx, &op{kind: opSubmit, id: id, taskID: sub.TaskID, payload: req, key: sub.Key, digest: sub.Digest})
 	if r.err != nil {
 		return "", false, r.err
 	}

@@ -81,7 +81,7 @@ func lifecycle(l ledger.Ledger[string, string], task string, cancel bool) error 
 	var id string
 	for {
 		var err error
-		id, err = l.Submit(ctx, task, "req of "+task)
+		id, _, err = l.Submit(ctx, ledger.Submission{TaskID: task}, "req of "+task)
 		if err == nil {
 			break
 		}

@@ -163,7 +163,7 @@ func traceCall(ctx context.Context, s *sqlite.Store, r *rand.Rand, clock *traceC
 	switch n := r.IntN(20); {
 	case n < 5:
 		var id string
-		if id, err = s.Submit(ctx, "task", []byte("req")); err == nil {
+		if id, _, err = s.Submit(ctx, ledger.Submission{TaskID: "task"}, []byte("req")); err == nil {
 			admitted(id)
 		}
 	case n < 8:
@@ -175,7 +175,7 @@ func traceCall(ctx context.Context, s *sqlite.Store, r *rand.Rand, clock *traceC
 		}
 		var id string
 		var replay bool
-		id, replay, err = s.SubmitKeyed(ctx, fmt.Sprintf("key%d", r.IntN(4)), digest, "task", []byte("req"))
+		id, replay, err = s.Submit(ctx, ledger.Submission{TaskID: "task", Key: fmt.Sprintf("key%d", r.IntN(4)), Digest: digest}, []byte("req"))
 		if err == nil && !replay {
 			admitted(id)
 		}

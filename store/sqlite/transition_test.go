@@ -180,7 +180,7 @@ func TestResult(t *testing.T) {
 func TestPayloadsAreCopied(t *testing.T) {
 	s, _ := newStore(t, ledger.Config{MaxQueue: 1})
 	buf := []byte("request")
-	id, err := s.Submit(ctx, "t", buf)
+	id, _, err := s.Submit(ctx, ledger.Submission{TaskID: "t"}, buf)
 	require.NoError(t, err)
 	copy(buf, "XXXXXXX")
 	req, err := s.TakeRequest(ctx, id)
@@ -201,7 +201,7 @@ func TestPayloadsAreCopied(t *testing.T) {
 func TestEmptyPayloads(t *testing.T) {
 	s, _ := newStore(t, ledger.Config{MaxQueue: 2})
 	for _, req := range [][]byte{nil, {}} {
-		id, err := s.Submit(ctx, "t", req)
+		id, _, err := s.Submit(ctx, ledger.Submission{TaskID: "t"}, req)
 		require.NoError(t, err)
 		got, err := s.TakeRequest(ctx, id)
 		require.NoError(t, err)

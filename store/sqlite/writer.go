@@ -105,7 +105,7 @@ func (s *Store) commitBatch(committed view, first []*op) (view, []*op) {
 		b.ops = append(b.ops, ops...)
 	}
 	if !b.wrote {
-		// Only refusals and replays (SubmitKeyed answered from a
+		// Only refusals and replays (a keyed Submit answered from a
 		// committed row): nothing to make durable, and no fsync to pay.
 		// A replay names a job of the file: the file must still be the
 		// path's.

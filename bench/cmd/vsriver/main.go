@@ -34,6 +34,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -76,6 +77,7 @@ func mainErr() int {
 	flag.DurationVar(&set.duration, "duration", 10*time.Second, "latency workload: how long jobs are inserted")
 	flag.DurationVar(&set.timeout, "timeout", 10*time.Minute, "bound of one run of one side, its setup included; a run past it fails")
 	flag.StringVar(&workloads, "workloads", strings.Join(workloadNames(), ","), "comma-separated workloads to run")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run, both sides, to `file`")
 	flag.Parse()
 	set.conns = int32(conns)
 	chosen, err := choose(workloads)
@@ -85,6 +87,21 @@ func mainErr() int {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "vsriver:", err)
 		return 2
+	}
+
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "vsriver:", err)
+			return 2
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			f.Close()
+		}()
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

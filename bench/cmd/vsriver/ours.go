@@ -34,7 +34,7 @@ func (ours) open(ctx context.Context, r *run, name string) (*postgres.Store, err
 // submit inserts one job.
 func submit(s *postgres.Store) func(context.Context) error {
 	return func(ctx context.Context) error {
-		_, err := s.Submit(ctx, "", payload)
+		_, _, err := s.Submit(ctx, ledger.Submission{}, payload)
 		return err
 	}
 }
@@ -195,7 +195,7 @@ func (o ours) latency(ctx context.Context, r *run) error {
 	if err == nil {
 		err = paced(gctx, n, time.Second/time.Duration(r.set.rate), func(ctx context.Context, i int) error {
 			t0 := time.Now()
-			id, err := s.Submit(ctx, "", payload)
+			id, _, err := s.Submit(ctx, ledger.Submission{}, payload)
 			if err != nil {
 				return err
 			}

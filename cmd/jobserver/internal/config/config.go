@@ -57,6 +57,16 @@ type Config struct {
 	// lost" when their leases lapse. Zero means the store's default. The
 	// other stores ignore it.
 	Lease time.Duration
+	// TokensFile names the token file (JSON "tokens_file", package
+	// jobapi/auth): with it every route but /healthz needs a bearer
+	// token. Empty means no tokens, and then the server listens only on
+	// a loopback address unless started with -insecure.
+	TokensFile string
+	// TLSCert and TLSKey name the PEM files of the certificate chain and
+	// its private key (JSON "tls_cert", "tls_key"): both given, the server
+	// serves HTTPS, TLS 1.2 at least; both empty, plain HTTP.
+	TLSCert string
+	TLSKey  string
 }
 
 // Default is the configuration of a start with no config file and no
@@ -93,6 +103,9 @@ type fileConfig struct {
 	Store             *string `json:"store"`
 	Replica           *string `json:"replica"`
 	Lease             *int64  `json:"lease"`
+	TokensFile        *string `json:"tokens_file"`
+	TLSCert           *string `json:"tls_cert"`
+	TLSKey            *string `json:"tls_key"`
 }
 
 // Parse reads a JSON config object: the keys of docs/http.md, each
@@ -140,6 +153,9 @@ func (f fileConfig) apply(cfg *Config) error {
 	set(&cfg.Model, f.Model)
 	set(&cfg.Store, f.Store)
 	set(&cfg.Replica, f.Replica)
+	set(&cfg.TokensFile, f.TokensFile)
+	set(&cfg.TLSCert, f.TLSCert)
+	set(&cfg.TLSKey, f.TLSKey)
 	if f.Workers != nil {
 		cfg.Workers = *f.Workers
 	}
@@ -221,6 +237,12 @@ func (c Config) Validate() error {
 	}
 	if _, _, err := ParseStore(c.Store); err != nil {
 		return bad("store", "%v", err)
+	}
+	switch {
+	case c.TLSCert != "" && c.TLSKey == "":
+		return bad("tls_key", "missing: tls_cert %q needs its key", c.TLSCert)
+	case c.TLSKey != "" && c.TLSCert == "":
+		return bad("tls_cert", "missing: tls_key %q needs its certificate", c.TLSKey)
 	}
 	return nil
 }

@@ -26,7 +26,7 @@ func TestParseConfigKeys(t *testing.T) {
 		"async_job_ttl": 60000, "async_max_completed": 7, "listen": "127.0.0.1:0",
 		"workers": 3, "max_body_bytes": 1024, "max_reply_bytes_in_flight": 4096, "max_pixels": 4096, "max_wait": 0, "model": "echo",
 		"read_timeout": 2000, "write_timeout": 0, "idle_timeout": 4000, "store": "memory",
-		"replica": "r1", "lease": 2500}`))
+		"replica": "r1", "lease": 2500, "tokens_file": "tokens.txt", "tls_cert": "c.pem", "tls_key": "k.pem"}`))
 	require.NoError(t, err)
 	want := Config{
 		Config: jobapi.Config{
@@ -37,6 +37,7 @@ func TestParseConfigKeys(t *testing.T) {
 		Listen:      "127.0.0.1:0",
 		ReadTimeout: 2 * time.Second, WriteTimeout: 0, IdleTimeout: 4 * time.Second,
 		Store: "memory", Replica: "r1", Lease: 2500 * time.Millisecond,
+		TokensFile: "tokens.txt", TLSCert: "c.pem", TLSKey: "k.pem",
 	}
 	require.Equal(t, want, cfg)
 }
@@ -70,6 +71,9 @@ func TestParseConfigRefuses(t *testing.T) {
 		{"store not a string", `{"store": 1}`, "store"},
 		{"negative lease", `{"lease": -1}`, "lease"},
 		{"replica not a string", `{"replica": 1}`, "replica"},
+		{"certificate without key", `{"tls_cert": "c.pem"}`, `tls_key: missing: tls_cert "c.pem" needs its key`},
+		{"key without certificate", `{"tls_key": "k.pem"}`, `tls_cert: missing: tls_key "k.pem" needs its certificate`},
+		{"tokens_file not a string", `{"tokens_file": true}`, "tokens_file"},
 		{"trailing", `{} {}`, "after the JSON object"},
 		{"not JSON", `{"workers":`, "invalid config"},
 	} {

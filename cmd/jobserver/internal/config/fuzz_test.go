@@ -100,6 +100,8 @@ func configInRange(c Config) error {
 		return errors.New("lease negative")
 	case !storeForm(c.Store):
 		return errors.New("store not memory, sqlite:PATH or a postgres URL")
+	case (c.TLSCert == "") != (c.TLSKey == ""):
+		return errors.New("tls_cert without tls_key, or the reverse")
 	}
 	return nil
 }
@@ -169,4 +171,12 @@ var configSeeds = []string{
 	`{"workers": 2, "model": "echo"}`,
 	`{"async_timeout": -1}`,
 	`{"max_wait": 1e30}`,
+	`{"tokens_file":"tokens.txt"}`,
+	`{"tokens_file":""}`,
+	`{"tokens_file":5}`,
+	`{"tls_cert":"cert.pem","tls_key":"key.pem"}`,
+	`{"tls_cert":"cert.pem"}`,
+	`{"tls_key":"key.pem"}`,
+	`{"tls_cert":"","tls_key":""}`,
+	`{"tls_cert":"c","tls_key":"k","tokens_file":"t","listen":"0.0.0.0:8443"}`,
 }

@@ -1,0 +1,46 @@
+package postgres_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobledger/jobledger/ledger"
+	"github.com/jobledger/jobledger/store/postgres"
+)
+
+// TestBatchPlansScanNoTable: the generic plans a store's sessions make for
+// its batch statements on an empty jobs table, as a new store's are, read
+// jobs by an index. A plan that scans the table is kept while the table
+// grows, and makes every batch cost the size of the table.
+func TestBatchPlansScanNoTable(t *testing.T) {
+	s, err := postgres.Open(ctx, newDatabase(t), ledger.Config{MaxQueue: 8}, postgres.Options{})
+	require.NoError(t, err)
+	defer s.Close()
+	for name, q := range postgres.BatchQueries {
+		t.Run(name, func(t *testing.T) {
+			var plan string
+			err := s.WithConn(ctx, func(c *pgx.Conn) error {
+				sd, err := c.Prepare(ctx, "plan_check", q)
+				if err != nil {
+					return err
+				}
+				defer c.Deallocate(context.Background(), "plan_check")
+				nulls := strings.TrimSuffix(strings.Repeat("NULL,", len(sd.ParamOIDs)), ",")
+				rows, err := c.Query(ctx, fmt.Sprintf("EXPLAIN (COSTS OFF) EXECUTE plan_check(%s)", nulls))
+				if err != nil {
+					return err
+				}
+				lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+				plan = strings.Join(lines, "\n")
+				return err
+			})
+			require.NoError(t, err)
+			require.NotContains(t, plan, "Seq Scan on jobs", plan)
+		})
+	}
+}
