@@ -19,7 +19,7 @@ func TestLeasesReport(t *testing.T) {
 	b := openReplica(t, dsn, "b", clock, time.Hour)
 	var ids []string
 	for range 4 {
-		id, err := a.Submit(ctx, "t", []byte("req"))
+		id, _, err := a.Submit(ctx, ledger.Submission{TaskID: "t"}, []byte("req"))
 		require.NoError(t, err)
 		ids = append(ids, id)
 	}
