@@ -159,7 +159,7 @@ func traceRun(t *testing.T, seed uint64) (head, body []byte) {
 				subs := wr.IntN(3)
 				wg.Go(func() {
 					for range subs {
-						if _, err := r.s.Submit(ctx, "task", []byte("req")); err != nil && !errors.Is(err, ledger.ErrQueueFull) {
+						if _, _, err := r.s.Submit(ctx, ledger.Submission{TaskID: "task"}, []byte("req")); err != nil && !errors.Is(err, ledger.ErrQueueFull) {
 							t.Errorf("seed %d: submit on %s: %v", seed, r.name, err)
 						}
 					}
