@@ -4,6 +4,7 @@ package postgres
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -120,7 +121,7 @@ func TraceEnd() ([]byte, error) {
 	ev := tracer.events
 	tracer.events = nil
 	tracer.mu.Unlock()
-	slices.SortStableFunc(ev, func(a, b traceEvent) int { return int(a.key - b.key) })
+	slices.SortStableFunc(ev, func(a, b traceEvent) int { return cmp.Compare(a.key, b.key) })
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	for _, e := range ev {

@@ -187,8 +187,10 @@ func traceRun(t *testing.T, seed uint64) (head, body []byte) {
 		}
 		switch {
 		case round == crashAt:
-			if victim.held == "" {
-				_ = traceWork(victim) // a job RUNNING at the crash, if one is PENDING
+			if victim.held == "" { // a job RUNNING at the crash, if one is PENDING
+				if err := traceWork(victim); err != nil {
+					t.Errorf("seed %d: worker of %s: %v", seed, victim.name, err)
+				}
 			}
 			closeStore(victim)
 			since = 0
