@@ -20,6 +20,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -290,6 +291,25 @@ func TestTokensOverTLS(t *testing.T) {
 	require.Equal(t, http.StatusAccepted, do("POST", "/jobs", sub).StatusCode)
 	require.Equal(t, http.StatusForbidden, do("GET", "/jobs", sub).StatusCode)
 	require.Equal(t, http.StatusOK, do("GET", "/jobs", adm).StatusCode)
+
+	// The console reads through the same check: it answers no one without
+	// a token, and a submit token's page of jobs lists none of them.
+	require.Equal(t, http.StatusUnauthorized, do("GET", "/console", "").StatusCode)
+	id := path.Base(do("POST", "/jobs", sub).Header.Get("Location"))
+	require.NotEmpty(t, id)
+	consoleJobs := func(token string) string {
+		req, err := http.NewRequest("GET", base+"/console/jobs", nil)
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := c.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return string(body)
+	}
+	require.NotContains(t, consoleJobs(sub), id, "a submit token lists no job through the console")
+	require.Contains(t, consoleJobs(adm), id)
 
 	old := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MaxVersion: tls.VersionTLS11}}
 	defer old.CloseIdleConnections()
