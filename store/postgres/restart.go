@@ -13,7 +13,7 @@ import (
 
 // recoverDatabase is Open's one transaction, under the advisory lock
 // migrationLock: it migrates the schema, checks the stored depth, applies
-// the restart semantics (see the package doc, "Restart") and runs one
+// the restart (the package doc) and runs one
 // retention pass, then commits. It fills s.recovered and s.maxDepth, and
 // returns the last completion seq before its own ends: every later end
 // commits after the listener LISTENs, and is notified to it. The

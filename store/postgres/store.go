@@ -87,7 +87,7 @@ var (
 
 // Open connects to the database named by dsn (a postgres:// or
 // postgresql:// URL, or a libpq key=value string), migrates its schema
-// under an advisory lock, applies the restart (see the package doc) and
+// under an advisory lock, applies the restart (the package doc) and
 // starts listening for the ends of jobs, before it returns: a Store
 // returned serves at once and misses no wakeup.
 func Open(ctx context.Context, dsn string, cfg ledger.Config, opts Options) (*Store, error) {
