@@ -125,6 +125,9 @@ func open(ctx context.Context, dsn string, cfg ledger.Config, opts Options, befo
 	// a small jobs table it scanned the whole table, for ever after. Every
 	// statement of the store has an index to go by, so none may scan.
 	pcfg.ConnConfig.RuntimeParams["enable_seqscan"] = "off"
+	// The statements are small: compiling one costs more than it saves,
+	// and a scan's cost, inflated above, would always ask for it.
+	pcfg.ConnConfig.RuntimeParams["jit"] = "off"
 	boundConnections(&pcfg.ConnConfig.Config, opts.Lease) // no peer holds the others up (conn.go)
 	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
