@@ -294,6 +294,10 @@ gate() {
         verdict="does not build"
         return 2
       fi
+      if grep -q '^panic: test timed out after' "$log"; then
+        verdict="timed out: no verdict"
+        return 2
+      fi
       traces_verdict "$dir" $code spec/trace-durable.mjs
       ;;
     trace-postgres)
