@@ -27,7 +27,9 @@
 //
 // The Server checks no credentials: put package auth's middleware in front
 // of it (auth.New(srv, keys)) for bearer tokens, as cmd/jobserver does
-// with a token file.
+// with a token file. Behind it, a job belongs to the tenant of the token
+// that submitted it, and a token sees only its tenant's jobs (an admin
+// token every job; tenant.go).
 //
 // # Execution
 //

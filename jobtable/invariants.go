@@ -133,24 +133,28 @@ func (t *Table[Req, Res]) checkInvariants() error {
 		fail("DepthInv", "depth %d, non-terminal jobs %d", depth, live)
 	}
 
-	// TenantDepthInv: each tenant's count is its number of live jobs, and
-	// the table keeps records only of tenants that have some.
-	perTenant := map[string]int{}
+	// TenantDepthInv: each tenant's counts are its live jobs and its jobs
+	// in the table, every job points to its tenant's record, and the table
+	// keeps records only of the tenants of its jobs.
+	liveOf, heldOf := map[string]int{}, map[string]int{}
 	for j := range t.jobs.all() {
+		name := j.tenantName()
+		heldOf[name]++
 		if !j.loadState().Terminal() {
-			perTenant[j.tenantName()]++
-			if t.tenants[j.tenantName()] != j.tn {
-				fail("TenantDepthInv", "job %s: live, counted in a record the table has dropped", j.id)
-			}
+			liveOf[name]++
+		}
+		if t.tenants[name] != j.tn {
+			fail("TenantDepthInv", "job %s: counted in a record the table does not hold", j.id)
 		}
 	}
 	for name, rec := range t.tenants {
-		if rec.live != perTenant[name] || rec.live <= 0 {
-			fail("TenantDepthInv", "tenant %q: count %d, live jobs %d", name, rec.live, perTenant[name])
+		if rec.live != liveOf[name] || rec.held != heldOf[name] || rec.held <= 0 {
+			fail("TenantDepthInv", "tenant %q: counts %d live, %d held; the table has %d live, %d held",
+				name, rec.live, rec.held, liveOf[name], heldOf[name])
 		}
 	}
-	if len(perTenant) != len(t.tenants) {
-		fail("TenantDepthInv", "%d tenants with live jobs, %d records", len(perTenant), len(t.tenants))
+	if len(heldOf) != len(t.tenants) {
+		fail("TenantDepthInv", "jobs of %d tenants, %d records", len(heldOf), len(t.tenants))
 	}
 
 	// ListOrderInv: the admission order that List walks holds exactly the

@@ -24,6 +24,7 @@ func (t *Table[Req, Res]) evictFrontLocked() {
 	if j.keyed {
 		t.forgetKeyLocked(j) // the key goes with its job
 	}
+	t.releaseLocked(j)
 }
 
 // evictLocked evicts terminal jobs whose JobTTL has passed at now, then the

@@ -46,6 +46,8 @@ import (
 //     once, in the order they completed (TTL eviction looks only at its
 //     front).
 //   - a non-terminal job is never evicted.
+//   - each tenant's record counts its live jobs and its jobs in jobs
+//     (TenantDepthInv; tenant.go).
 type Table[Req, Res any] struct {
 	cfg Config
 
@@ -68,9 +70,10 @@ type Table[Req, Res any] struct {
 	// exactly the jobs of jobs, each where its pos says.
 	order admissionOrder[*job[Req, Res]]
 
-	// tenants holds a record for each tenant with live jobs, written
+	// tenants holds a record for each tenant with jobs in jobs, written
 	// under mu (tenant.go). Invariant (TenantDepthInv): each record's
-	// count is the number of its non-terminal jobs in jobs.
+	// counts are the number of its non-terminal jobs and of its jobs in
+	// jobs, and every job points to its tenant's record.
 	tenants map[string]*tenant
 
 	evictedTTL atomic.Uint64

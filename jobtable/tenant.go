@@ -9,11 +9,13 @@ package jobtable
 // transition, under the same lock, uncounts it. So no check is ever apart
 // from its count (TenantBoundInv).
 
-// tenant is the table's record of a tenant with live jobs. Each job points
-// to the record it was counted in; name is immutable and read freely.
+// tenant is the table's record of a tenant with jobs in the table, shared
+// by its jobs: a job costs a pointer, not a copy of its tenant's name. name
+// is immutable and read freely.
 type tenant struct {
 	name string
 	live int // the tenant's admitted jobs that are not terminal; under Table.mu
+	held int // the tenant's jobs in the table, terminal or not; under Table.mu
 }
 
 // tenantName is the name of the tenant of j, read without a lock.
@@ -42,16 +44,22 @@ func (t *Table[Req, Res]) countLocked(j *job[Req, Res], name string) {
 		t.tenants[name] = rec
 	}
 	rec.live++
+	rec.held++
 	j.tn = rec
 }
 
 // uncountLocked takes the job j, just terminal, out of its tenant's live
-// jobs, and forgets a tenant left with none: the table keeps records only
-// of tenants with live jobs, at most MaxQueue of them.
+// jobs.
 // t.mu must be held.
-func (t *Table[Req, Res]) uncountLocked(j *job[Req, Res]) {
-	j.tn.live--
-	if j.tn.live == 0 {
+func (t *Table[Req, Res]) uncountLocked(j *job[Req, Res]) { j.tn.live-- }
+
+// releaseLocked takes the job j, evicted, out of its tenant's jobs, and
+// forgets a tenant left with none: the table keeps records only of the
+// tenants of the jobs it holds.
+// t.mu must be held.
+func (t *Table[Req, Res]) releaseLocked(j *job[Req, Res]) {
+	j.tn.held--
+	if j.tn.held == 0 {
 		delete(t.tenants, j.tn.name)
 	}
 }

@@ -31,6 +31,13 @@
 //   - Admission: at most Config.MaxQueue jobs are PENDING or RUNNING at
 //     once; Submit's check of the bound and its taking of a slot are one
 //     atomic step, so concurrent Submits never admit more.
+//   - Tenants: a job belongs to Submission.Tenant. A Submission's
+//     TenantMaxQueue, if positive, bounds its tenant's live jobs beside
+//     MaxQueue: Submit checks and counts both in one atomic step
+//     (ErrTenantQueueFull first, then ErrQueueFull). A context made by
+//     WithTenant sees only that tenant's jobs: every call naming another
+//     tenant's job answers ErrNotFound as for an id no job has, and List
+//     leaves such jobs out. Keys are each tenant's own.
 //   - Idempotency keys: Submit checks a Submission's key in the same atomic
 //     step as the admission and the insertion, so concurrent Submits
 //     with one new key create exactly one job; a replay (same key, same
