@@ -5,11 +5,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobledger/jobledger/internal/pgtest"
 	"github.com/jobledger/jobledger/jobapi"
 	"github.com/jobledger/jobledger/jobapi/auth"
 )
@@ -66,13 +68,21 @@ func (f *tenantFront) submit(who, taskID string) (int, string) {
 	return status, body
 }
 
-// TestTenantJobHiddenLikeUnknown: for another tenant's job every route
-// that names a job answers exactly as for an id no job has (status,
-// content type and body), and the listing leaves it out; its own tenant
-// and an admin see it, and the refused cancel changed nothing.
+// TestTenantJobHiddenLikeUnknown: on each store, for another tenant's job
+// every route that names a job answers exactly as for an id no job has
+// (status, content type and body), and the listing leaves it out; its own
+// tenant and an admin see it, and the refused cancel changed nothing.
 func TestTenantJobHiddenLikeUnknown(t *testing.T) {
+	t.Run("memory", func(t *testing.T) { testTenantJobHidden(t, "memory") })
+	t.Run("sqlite", func(t *testing.T) {
+		testTenantJobHidden(t, "sqlite:"+filepath.Join(t.TempDir(), "jobs.db"))
+	})
+	t.Run("postgres", func(t *testing.T) { testTenantJobHidden(t, pgtest.NewDatabase(t)) })
+}
+
+func testTenantJobHidden(t *testing.T, store string) {
 	gate := newGate()
-	h := newHarness(t, gate, nil)
+	h := newHarnessStore(t, store, "", jobapi.Options{Model: gate}, nil)
 	f := newTenantFront(t, h, "a submit", "b submit", "ops admin")
 	status, body := f.submit("a/submit", "mine")
 	require.Equal(t, http.StatusAccepted, status, body)
