@@ -6,9 +6,11 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobledger/jobledger/client"
 	"github.com/jobledger/jobledger/jobapi"
 )
 
@@ -25,12 +27,12 @@ func TestPostJobThenWaitAndResult(t *testing.T) {
 	require.Equal(t, "jobs/"+id, r.Header.Get("Location")) // relative: TestLocationWrongUnderPrefix
 
 	done := h.waitDone(id)
-	require.Equal(t, "DONE", done.Body["state"])
-	require.Equal(t, "t-1", done.Body["task_id"])
-	for _, k := range []string{"created_at", "started_at", "completed_at"} {
-		require.Contains(t, done.Body, k)
+	require.Equal(t, client.Done, done.State)
+	require.Equal(t, "t-1", done.TaskID)
+	for _, at := range []time.Time{done.CreatedAt, done.StartedAt, done.CompletedAt} {
+		require.False(t, at.IsZero(), "%+v", done)
 	}
-	require.NotContains(t, done.Body, "error")
+	require.Empty(t, done.Error)
 
 	for range 2 { // repeatable
 		res := h.get("/jobs/" + id + "/result")
@@ -200,7 +202,7 @@ func TestWaitTimeoutParameter(t *testing.T) {
 	require.NotContains(t, r.Body, "completed_at")
 
 	g.release <- struct{}{}
-	require.Equal(t, "DONE", h.waitDone(id).Body["state"])
+	require.Equal(t, client.Done, h.waitDone(id).State)
 }
 
 func TestWaitDefaultIsMaxWait(t *testing.T) {

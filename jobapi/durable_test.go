@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobledger/jobledger/client"
 	"github.com/jobledger/jobledger/internal/pgtest"
 	"github.com/jobledger/jobledger/jobapi"
 )
@@ -39,11 +40,11 @@ func testDurableAcrossShutdown(t *testing.T, store string) {
 		LedgerJobTTL: cfg.AsyncJobTTL, Durable: durable})
 	require.NoError(t, err)
 	ts1 := httptest.NewServer(srv1)
-	h1 := &harness{t: t, srv: srv1, ts: ts1, clock: clock}
+	h1 := &harness{t: t, srv: srv1, ts: ts1, api: newClient(t, ts1), clock: clock}
 	done := h1.submit("done", nil)
 	require.Equal(t, "done", <-g1.started)
 	g1.release <- struct{}{}
-	require.Equal(t, "DONE", h1.waitBounded(done).Body["state"])
+	require.Equal(t, client.Done, h1.waitBounded(done).State)
 	running := h1.submit("running", nil)
 	require.Equal(t, "running", <-g1.started)
 	pending := h1.submit("pending", nil)
@@ -66,7 +67,7 @@ func testDurableAcrossShutdown(t *testing.T, store string) {
 	h2 := newHarnessStore(t, store, "", jobapi.Options{Model: g2, Clock: clock}, nil)
 	require.Equal(t, "pending", <-g2.started)
 	g2.release <- struct{}{}
-	require.Equal(t, "DONE", h2.waitBounded(pending).Body["state"])
+	require.Equal(t, client.Done, h2.waitBounded(pending).State)
 	require.Equal(t, "FAILED", h2.get("/jobs/" + running).Body["state"])
 	res := h2.get("/jobs/" + done + "/result")
 	require.Equal(t, 200, res.Status, "%s", res.Raw)

@@ -8,27 +8,24 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobledger/jobledger/client"
 	"github.com/jobledger/jobledger/jobapi"
 	"github.com/jobledger/jobledger/ledger"
 	"github.com/jobledger/jobledger/model"
 )
 
-// expiresAt parses the snapshot's expires_at, failing the test when absent.
-func expiresAt(t *testing.T, r reply) time.Time {
+// expiresAt is the snapshot's expires_at, failing the test when absent.
+func expiresAt(t *testing.T, s client.Snapshot) time.Time {
 	t.Helper()
-	v, ok := r.Body["expires_at"].(string)
-	require.True(t, ok, "expires_at in %s", r.Raw)
-	at, err := time.Parse(time.RFC3339Nano, v)
-	require.NoError(t, err)
-	return at
+	require.False(t, s.ExpiresAt.IsZero(), "expires_at in %+v", s)
+	return s.ExpiresAt
 }
 
-// completedAt parses the snapshot's completed_at.
-func completedAt(t *testing.T, r reply) time.Time {
+// completedAt is the snapshot's completed_at, failing the test when absent.
+func completedAt(t *testing.T, s client.Snapshot) time.Time {
 	t.Helper()
-	at, err := time.Parse(time.RFC3339Nano, r.Body["completed_at"].(string))
-	require.NoError(t, err)
-	return at
+	require.False(t, s.CompletedAt.IsZero(), "completed_at in %+v", s)
+	return s.CompletedAt
 }
 
 // TestExpiresAtInTerminalSnapshots: every terminal snapshot (GET, wait,
@@ -41,26 +38,26 @@ func TestExpiresAtInTerminalSnapshots(t *testing.T) {
 
 	done := h.submit("done", nil)
 	<-g.started
-	running := h.get("/jobs/" + done)
-	require.Equal(t, "RUNNING", running.Body["state"])
-	require.NotContains(t, running.Body, "expires_at", "not terminal")
+	running := h.snapshot(done)
+	require.Equal(t, client.Running, running.State)
+	require.Zero(t, running.ExpiresAt, "not terminal")
 	pending := h.submit("pending", nil)
-	require.NotContains(t, h.get("/jobs/"+pending).Body, "expires_at", "not terminal")
+	require.Zero(t, h.snapshot(pending).ExpiresAt, "not terminal")
 
 	h.clock.Advance(3 * time.Second)
 	g.release <- struct{}{}
 	waited := h.waitDone(done)
-	require.Equal(t, "DONE", waited.Body["state"])
+	require.Equal(t, client.Done, waited.State)
 	require.Equal(t, completedAt(t, waited).Add(ttl), expiresAt(t, waited), "wait")
-	got := h.get("/jobs/" + done)
+	got := h.snapshot(done)
 	require.Equal(t, completedAt(t, got).Add(ttl), expiresAt(t, got), "GET")
 	require.Equal(t, h.clock.Now().Add(ttl), expiresAt(t, got), "completed_at is the clock's time")
-	require.NotContains(t, h.get("/jobs/"+done+"/result").Body, "expires_at")
+	require.NotContains(t, h.get("/jobs/"+done+"/result").Body, "expires_at", "the result body carries no times")
 
 	<-g.started // pending runs now
 	h.clock.Advance(time.Second)
-	canceled := h.postJSON("/jobs/"+pending+"/cancel", nil)
-	require.Equal(t, http.StatusOK, canceled.Status, "%s", canceled.Raw)
+	canceled, err := h.api.Cancel(t.Context(), pending)
+	require.NoError(t, err)
 	require.Equal(t, h.clock.Now().Add(ttl), expiresAt(t, canceled), "cancel")
 	<-g.ended
 }
@@ -77,11 +74,14 @@ func TestExpiresAtIsWhenTTLEvicts(t *testing.T) {
 
 	h.clock.Advance(at.Sub(h.clock.Now()) - time.Millisecond)
 	h.waitDone(h.submit("2", nil))
-	require.Equal(t, http.StatusOK, h.get("/jobs/"+id).Status, "kept before expires_at")
+	_, err := h.api.Snapshot(t.Context(), id)
+	require.NoError(t, err, "kept before expires_at")
 
 	h.clock.Advance(time.Millisecond) // now == expires_at
 	h.waitDone(h.submit("3", nil))
-	requireProblem(t, h.get("/jobs/"+id), http.StatusNotFound, "no such job")
+	_, err = h.api.Snapshot(t.Context(), id)
+	requireAPIError(t, err, http.StatusNotFound, "no such job")
+	require.ErrorIs(t, err, client.ErrNotFound)
 }
 
 // TestExpiresAtOfAGivenLedger: the server cannot read the ledger's TTL;
@@ -105,7 +105,7 @@ func TestExpiresAtOfAGivenLedger(t *testing.T) {
 			h := newHarnessOn(t, mem, jobapi.Options{Model: model.Echo{}, Clock: clock, LedgerJobTTL: c.ttl}, nil)
 			r := h.waitDone(h.submit("t", nil))
 			if !c.want {
-				require.NotContains(t, r.Body, "expires_at")
+				require.Zero(t, r.ExpiresAt)
 				return
 			}
 			require.Equal(t, completedAt(t, r).Add(c.ttl), expiresAt(t, r))

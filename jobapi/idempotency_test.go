@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobledger/jobledger/client"
 	"github.com/jobledger/jobledger/jobapi"
 )
 
@@ -58,7 +59,7 @@ func TestIdempotencyKeyReplay(t *testing.T) {
 	require.Equal(t, http.StatusTooManyRequests, h.postKeyed(`{}`, "key-2").Status, "a new key takes a slot")
 
 	g.release <- struct{}{}
-	require.Equal(t, "DONE", h.waitDone(id).Body["state"])
+	require.Equal(t, client.Done, h.waitDone(id).State)
 	again = h.postKeyed(`{"task_id":"t","params":{"a":1}}`, "key-1")
 	require.Equal(t, http.StatusAccepted, again.Status)
 	require.Equal(t, first.Body, again.Body, "answered as the first was, though the job is DONE")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobledger/jobledger/client"
 	"github.com/jobledger/jobledger/jobapi"
 )
 
@@ -24,18 +25,18 @@ func endEveryWay(t *testing.T, h *harness, g *gateModel) {
 	<-g.started
 	require.Equal(t, 1, h.clock.Pending(), "the only deadline armed")
 	h.clock.Advance(time.Second)
-	require.Equal(t, "TIMEOUT", h.waitDone(late).Body["state"])
+	require.Equal(t, client.TimedOut, h.waitDone(late).State)
 	require.ErrorIs(t, <-g.ended, jobapi.ErrDeadline)
 
 	done := h.submit("done", nil)
 	<-g.started
 	g.release <- struct{}{}
-	require.Equal(t, "DONE", h.waitDone(done).Body["state"])
+	require.Equal(t, client.Done, h.waitDone(done).State)
 
 	failed := h.submit("failed", map[string]any{"fail": "boom"})
 	<-g.started
 	g.release <- struct{}{}
-	require.Equal(t, "FAILED", h.waitDone(failed).Body["state"])
+	require.Equal(t, client.Failed, h.waitDone(failed).State)
 
 	running := h.submit("running", nil)
 	<-g.started
@@ -131,12 +132,12 @@ func TestFiredDeadlineCountedAfterRelease(t *testing.T) {
 	require.NoError(t, err)
 	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)
-	h := &harness{t: t, srv: srv, ts: ts, clock: clock.fakeClock}
+	h := &harness{t: t, srv: srv, ts: ts, api: newClient(t, ts), clock: clock.fakeClock}
 
 	id := h.submit("job", nil)
 	<-g.started
 	g.release <- struct{}{}
-	require.Equal(t, "DONE", h.waitDone(id).Body["state"])
+	require.Equal(t, client.Done, h.waitDone(id).State)
 	got := make(chan reply, 1)
 	go func() { got <- h.postJSON("/infer", map[string]any{}) }()
 	<-g.started

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobledger/jobledger/client"
 	"github.com/jobledger/jobledger/jobapi"
 )
 
@@ -63,7 +64,7 @@ func TestAdmissionUnderConcurrency(t *testing.T) {
 	}
 	syncs.Wait()
 	for _, id := range admitted {
-		require.Equal(t, "DONE", h.waitDone(id).Body["state"])
+		require.Equal(t, client.Done, h.waitDone(id).State)
 	}
 	m := string(h.get("/metrics").Raw)
 	require.Contains(t, m, "jobledger_queue_depth 0")
@@ -85,14 +86,14 @@ func TestTimeoutRunningAndPending(t *testing.T) {
 	h.clock.Advance(time.Second)
 
 	r := h.waitDone(running)
-	require.Equal(t, "TIMEOUT", r.Body["state"])
-	require.Equal(t, "deadline exceeded", r.Body["error"])
-	require.Contains(t, r.Body, "started_at")
+	require.Equal(t, client.TimedOut, r.State)
+	require.Equal(t, "deadline exceeded", r.Error)
+	require.NotZero(t, r.StartedAt)
 
 	p := h.waitDone(pending)
-	require.Equal(t, "TIMEOUT", p.Body["state"])
-	require.NotContains(t, p.Body, "started_at")
-	require.Contains(t, p.Body, "completed_at")
+	require.Equal(t, client.TimedOut, p.State)
+	require.Zero(t, p.StartedAt)
+	require.NotZero(t, p.CompletedAt)
 
 	g.release <- struct{}{}
 	require.ErrorIs(t, <-g.ended, jobapi.ErrDeadline) // the model's context ended
@@ -107,7 +108,7 @@ func TestTimeoutOfModelIgnoringContext(t *testing.T) {
 	id := h.submit("stuck", nil)
 	<-g.started
 	h.clock.Advance(time.Second)
-	require.Equal(t, "TIMEOUT", h.waitDone(id).Body["state"])
+	require.Equal(t, client.TimedOut, h.waitDone(id).State)
 	g.release <- struct{}{}
 }
 
@@ -117,15 +118,15 @@ func TestFailedOutcomes(t *testing.T) {
 		r := h.postJSON("/jobs", map[string]any{"image": base64.StdEncoding.EncodeToString([]byte("not an image"))})
 		require.Equal(t, http.StatusAccepted, r.Status)
 		done := h.waitDone(r.Body["job_id"].(string))
-		require.Equal(t, "FAILED", done.Body["state"])
-		require.Equal(t, "decode image: image: unknown format", done.Body["error"])
+		require.Equal(t, client.Failed, done.State)
+		require.Equal(t, "decode image: image: unknown format", done.Error)
 	})
 	t.Run("model error", func(t *testing.T) {
 		h := newHarness(t, nil, echoConfig)
 		id := h.submit("e", map[string]any{"fail": "out of cheese"})
 		done := h.waitDone(id)
-		require.Equal(t, "FAILED", done.Body["state"])
-		require.Equal(t, "out of cheese", done.Body["error"])
+		require.Equal(t, client.Failed, done.State)
+		require.Equal(t, "out of cheese", done.Error)
 		requireProblem(t, h.get("/jobs/"+id+"/result"), http.StatusConflict, "job is not DONE")
 	})
 	t.Run("panic", func(t *testing.T) {
@@ -135,13 +136,13 @@ func TestFailedOutcomes(t *testing.T) {
 		<-g.started
 		g.release <- struct{}{}
 		done := h.waitDone(id)
-		require.Equal(t, "FAILED", done.Body["state"])
-		require.Equal(t, "model panicked: boom", done.Body["error"])
+		require.Equal(t, client.Failed, done.State)
+		require.Equal(t, "model panicked: boom", done.Error)
 		// The server goes on serving.
 		next := h.submit("after", nil)
 		<-g.started
 		g.release <- struct{}{}
-		require.Equal(t, "DONE", h.waitDone(next).Body["state"])
+		require.Equal(t, client.Done, h.waitDone(next).State)
 	})
 }
 
@@ -172,7 +173,7 @@ func TestCancel(t *testing.T) {
 	next := h.submit("next", nil)
 	<-g.started
 	g.release <- struct{}{}
-	require.Equal(t, "DONE", h.waitDone(next).Body["state"])
+	require.Equal(t, client.Done, h.waitDone(next).State)
 }
 
 func TestEvictionSeenThroughTheAPI(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobledger/jobledger/client"
 	"github.com/jobledger/jobledger/jobapi"
 	"github.com/jobledger/jobledger/model"
 )
@@ -59,8 +60,8 @@ func TestEmptyGIFFramePanicked(t *testing.T) {
 	accepted := h.postJSON("/jobs", map[string]any{"image": img})
 	require.Equal(t, http.StatusAccepted, accepted.Status, "%s", accepted.Raw)
 	done := h.waitDone(accepted.Body["job_id"].(string))
-	require.Equal(t, "FAILED", done.Body["state"])
-	require.Equal(t, "decode image: empty image", done.Body["error"])
+	require.Equal(t, client.Failed, done.State)
+	require.Equal(t, "decode image: empty image", done.Error)
 }
 
 // TestImageOverMaxPixelsDecoded pins the other half of the bug of the
@@ -127,7 +128,7 @@ func TestOneRowImageHeldWorkerPastDeadline(t *testing.T) {
 	t.Logf("the model returned %v after its deadline", late)
 	require.Less(t, late, 5*time.Second)
 	done := h.waitDone(accepted.Body["job_id"].(string))
-	require.Equal(t, "TIMEOUT", done.Body["state"])
+	require.Equal(t, client.TimedOut, done.State)
 
 	// The one worker is free: a small image is fingerprinted.
 	small := base64.StdEncoding.EncodeToString(encode(t, "png", gradient(16, 16, false)))

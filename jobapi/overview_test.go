@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/jobledger/jobledger/client"
 )
 
 // TestOverview: the figures follow a job through its life: the depth and
@@ -28,7 +30,7 @@ func TestOverview(t *testing.T) {
 	require.Empty(t, o.StoreError)
 
 	g.release <- struct{}{}
-	require.Equal(t, "DONE", h.waitBounded(id).Body["state"])
+	require.Equal(t, client.Done, h.waitBounded(id).State)
 	o = h.srv.Overview()
 	require.Equal(t, uint64(1), o.Done)
 	require.Zero(t, o.Depth)
@@ -54,5 +56,5 @@ func TestOverviewLeasesOnPostgres(t *testing.T) {
 	require.Equal(t, 1, leases[0].Jobs)
 	require.False(t, leases[0].Lapsed)
 	g.release <- struct{}{}
-	require.Equal(t, "DONE", a.waitBounded(id).Body["state"])
+	require.Equal(t, client.Done, a.waitBounded(id).State)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobledger/jobledger/client"
 	"github.com/jobledger/jobledger/internal/fakeclock"
 	"github.com/jobledger/jobledger/jobapi"
 )
@@ -128,7 +129,7 @@ func TestPreferWaitRunsOut(t *testing.T) {
 	require.Equal(t, "jobs/"+id, r.Header.Get("Location"))
 	require.Equal(t, "RUNNING", h.get("/jobs/" + id).Body["state"], "the job runs on")
 	g.release <- struct{}{}
-	require.Equal(t, "DONE", h.waitDone(id).Body["state"])
+	require.Equal(t, client.Done, h.waitDone(id).State)
 }
 
 // TestPreferWaitCappedByMaxWait: the wait is at most max_wait, in whole
@@ -230,7 +231,7 @@ func TestPreferWaitClientGone(t *testing.T) {
 	h.untilWaiting(0)
 	require.Equal(t, "RUNNING", h.get("/jobs/j1").Body["state"], "the job runs on")
 	g.release <- struct{}{}
-	require.Equal(t, "DONE", h.waitDone("j1").Body["state"])
+	require.Equal(t, client.Done, h.waitDone("j1").State)
 }
 
 // TestPreferWaitEndsAtShutdown: on a durable store a job that has not
@@ -271,7 +272,7 @@ func TestPreferWaitStoreFails(t *testing.T) {
 	require.Equal(t, "wait=5", r.Header.Get("Preference-Applied"))
 	<-g.started
 	g.release <- struct{}{}
-	require.Equal(t, "DONE", h.waitDone(r.Body["job_id"].(string)).Body["state"])
+	require.Equal(t, client.Done, h.waitDone(r.Body["job_id"].(string)).State)
 
 	st.failNext("Result", 1)
 	got := h.postPreferAsync(map[string]any{"task_id": "r"}, "wait=5")

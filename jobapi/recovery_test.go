@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobledger/jobledger/client"
 	"github.com/jobledger/jobledger/jobapi"
 	"github.com/jobledger/jobledger/ledger"
 )
@@ -62,9 +63,9 @@ func TestRecoveredJobsRun(t *testing.T) {
 	require.Equal(t, 1, rec.asked)
 
 	r := h.waitBounded(stale.ID)
-	require.Equal(t, "TIMEOUT", r.Body["state"], "past its deadline at the restart: %s", r.Raw)
-	require.Equal(t, "deadline exceeded", r.Body["error"])
-	require.NotContains(t, r.Body, "started_at", "it never ran")
+	require.Equal(t, client.TimedOut, r.State, "past its deadline at the restart: %+v", r)
+	require.Equal(t, "deadline exceeded", r.Error)
+	require.Zero(t, r.StartedAt, "it never ran")
 
 	started := map[string]bool{<-g.started: true, <-g.started: true}
 	require.Equal(t, map[string]bool{"slow": true, "quick": true}, started, "the others run")
@@ -85,7 +86,7 @@ func TestRecoveredJobsRun(t *testing.T) {
 	require.Equal(t, "RUNNING", h.get("/jobs/" + running).Body["state"])
 	clock.Advance(time.Second)
 	r = h.waitBounded(running)
-	require.Equal(t, "TIMEOUT", r.Body["state"], "%s", r.Raw)
+	require.Equal(t, client.TimedOut, r.State, "%+v", r)
 	require.ErrorIs(t, <-g.ended, jobapi.ErrDeadline)
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobledger/jobledger/client"
 	"github.com/jobledger/jobledger/jobapi"
 	"github.com/jobledger/jobledger/model"
 )
@@ -69,8 +70,8 @@ func TestRefusedEndIsRetried(t *testing.T) {
 	requireProblem(t, h.postJSON("/jobs", map[string]any{"task_id": "full"}), http.StatusTooManyRequests, "job queue is full")
 
 	advanceRetries(t, clock, st, 1, refusals)
-	r = h.waitBounded(id)
-	require.Equal(t, "DONE", r.Body["state"], "%s", r.Raw)
+	s := h.waitBounded(id)
+	require.Equal(t, client.Done, s.State, "%+v", s)
 	require.Equal(t, map[string]any{"task": "t"}, h.get("/jobs/" + id + "/result").Body["result"], "the model's result")
 	until(t, "the end logged", func() bool { return strings.Contains(logs.String(), `"msg":"job ended"`) })
 	require.Equal(t, 1, strings.Count(logs.String(), `"msg":"job ended"`), "ended once")
@@ -84,7 +85,7 @@ func TestRefusedEndIsRetried(t *testing.T) {
 	next := h.submit("next", nil)
 	require.Equal(t, "next", <-g.started, "admission came back by itself")
 	g.release <- struct{}{}
-	require.Equal(t, "DONE", h.waitBounded(next).Body["state"])
+	require.Equal(t, client.Done, h.waitBounded(next).State)
 }
 
 // TestRefusedStartIsRetried: a job whose start the store fails stays
@@ -99,9 +100,9 @@ func TestRefusedStartIsRetried(t *testing.T) {
 		st.failNext("Start", 2)
 		id := h.submit("t", nil)
 		advanceRetries(t, clock, st, 0, 2)
-		require.Equal(t, "DONE", h.waitBounded(id).Body["state"])
+		require.Equal(t, client.Done, h.waitBounded(id).State)
 		require.Equal(t, "2", h.metric("jobledger_store_write_failures_total"))
-		require.Equal(t, "DONE", h.waitBounded(h.submit("next", nil)).Body["state"])
+		require.Equal(t, client.Done, h.waitBounded(h.submit("next", nil)).State)
 	})
 	t.Run("past its deadline", func(t *testing.T) {
 		clock := newFakeClock()
@@ -121,9 +122,9 @@ func TestRefusedStartIsRetried(t *testing.T) {
 		st.failNext("Timeout", 0)
 		clock.Advance(jobapi.RetryBackoff(2))
 		r := h.waitBounded(id)
-		require.Equal(t, "TIMEOUT", r.Body["state"], "%s", r.Raw)
+		require.Equal(t, client.TimedOut, r.State, "%+v", r)
 		until(t, "the commit reported", func() bool { return h.get("/healthz").Body["status"] == "ok" })
 		st.failNext("Start", 0)
-		require.Equal(t, "DONE", h.waitBounded(h.submit("next", nil)).Body["state"])
+		require.Equal(t, client.Done, h.waitBounded(h.submit("next", nil)).State)
 	})
 }

@@ -153,7 +153,7 @@ func TestCancelAnswersFromItsOwnSnapshot(t *testing.T) {
 	srv, err := jobapi.New(memoryStore(t, cfg, clock), cfg, jobapi.Options{Model: g, Clock: clock, Logger: slog.New(hook), LedgerJobTTL: cfg.AsyncJobTTL})
 	require.NoError(t, err)
 	ts := httptest.NewServer(srv)
-	h := &harness{t: t, srv: srv, ts: ts, clock: clock}
+	h := &harness{t: t, srv: srv, ts: ts, api: newClient(t, ts), clock: clock}
 	t.Cleanup(func() {
 		checkDrained(t, srv, clock)
 		ts.Close()

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobledger/jobledger/client"
 	"github.com/jobledger/jobledger/jobapi"
 )
 
@@ -48,5 +49,5 @@ func TestSharedShutdownClaimsNothing(t *testing.T) {
 	b := newHarnessOn(t, hb.view(), jobapi.Options{Model: gB}, nil)
 	require.Equal(t, "pending", received(t, gB.started, "B runs the job A left"))
 	gB.release <- struct{}{}
-	require.Equal(t, "DONE", b.waitBounded(pending).Body["state"])
+	require.Equal(t, client.Done, b.waitBounded(pending).State)
 }

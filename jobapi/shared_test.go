@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobledger/jobledger/client"
 	"github.com/jobledger/jobledger/internal/pgtest"
 	"github.com/jobledger/jobledger/jobapi"
 	"github.com/jobledger/jobledger/ledger"
@@ -63,16 +64,16 @@ func testWorkMovesToIdleReplica(t *testing.T, replica replicaFunc) {
 
 	require.Equal(t, "RUNNING", b.get("/jobs/" + first).Body["state"])
 	gA.release <- struct{}{}
-	require.Equal(t, "DONE", b.waitBounded(first).Body["state"], "B waits on A's job")
+	require.Equal(t, client.Done, b.waitBounded(first).State, "B waits on A's job")
 	res := b.get("/jobs/" + first + "/result")
 	require.Equal(t, http.StatusOK, res.Status, "%s", res.Raw)
 
 	r := a.do(http.MethodPost, "/jobs/"+second+"/cancel", "", nil)
-	require.Equal(t, http.StatusOK, r.Status, "%s", r.Raw)
+	require.Equal(t, http.StatusOK, r.Status, "%+v", r)
 	require.ErrorIs(t, received(t, gB.ended, "B's model call cancelled"), jobapi.ErrJobEnded, "the cancel on A stops B's model call")
-	r = b.waitBounded(second)
-	require.Equal(t, "FAILED", r.Body["state"])
-	require.Equal(t, "canceled", r.Body["error"])
+	s := b.waitBounded(second)
+	require.Equal(t, client.Failed, s.State)
+	require.Equal(t, "canceled", s.Error)
 }
 
 // TestSharedAdmissionDeadline: a job that no replica could start before
@@ -97,10 +98,10 @@ func TestSharedAdmissionDeadline(t *testing.T) {
 	b.clock.Advance(timeout)
 	a.clock.Advance(timeout)
 	r := b.waitBounded(waiting)
-	require.Equal(t, "TIMEOUT", r.Body["state"], "%s", r.Raw)
-	require.Nil(t, r.Body["started_at"], "it never started")
-	require.Equal(t, "TIMEOUT", a.waitBounded(busyB).Body["state"])
-	require.Equal(t, "TIMEOUT", b.waitBounded(busyA).Body["state"])
+	require.Equal(t, client.TimedOut, r.State, "%+v", r)
+	require.Zero(t, r.StartedAt, "it never started")
+	require.Equal(t, client.TimedOut, a.waitBounded(busyB).State)
+	require.Equal(t, client.TimedOut, b.waitBounded(busyA).State)
 	gA.release <- struct{}{}
 	gB.release <- struct{}{}
 	<-gA.ended
@@ -123,13 +124,13 @@ func TestSharedAdmissionTimerFiringAtOnce(t *testing.T) {
 	// end the late job; its timer fires inside the POST.
 	a.clock.fireNextTimer()
 	late := a.submit("late", nil)
-	r := a.get("/jobs/" + late)
-	require.Equal(t, "TIMEOUT", r.Body["state"], "%s", r.Raw)
-	require.Nil(t, r.Body["started_at"], "it never started")
+	r := a.snapshot(late)
+	require.Equal(t, client.TimedOut, r.State, "%+v", r)
+	require.Zero(t, r.StartedAt, "it never started")
 	require.NoError(t, a.srv.CheckInvariants())
 
 	g.release <- struct{}{}
-	require.Equal(t, "DONE", a.waitBounded(busy).Body["state"])
+	require.Equal(t, client.Done, a.waitBounded(busy).State)
 	require.Empty(t, g.started, "nobody ran the late job")
 }
 
@@ -145,7 +146,7 @@ func TestSharedClaimPastDeadline(t *testing.T) {
 	g := newGate()
 	h := newHarnessOn(t, hb.view(), jobapi.Options{Model: g}, nil)
 	r := h.waitBounded(late.ID)
-	require.Equal(t, "TIMEOUT", r.Body["state"], "%s", r.Raw)
+	require.Equal(t, client.TimedOut, r.State, "%+v", r)
 	require.Empty(t, g.started, "its model never ran")
 }
 
@@ -177,7 +178,7 @@ func testShutdownLeavesPending(t *testing.T, replica replicaFunc) {
 	b := replica(t, "b", gB, nil)
 	require.Equal(t, "pending", received(t, gB.started, "B runs the job A left"))
 	gB.release <- struct{}{}
-	require.Equal(t, "DONE", b.waitBounded(pending).Body["state"])
+	require.Equal(t, client.Done, b.waitBounded(pending).State)
 }
 
 // received returns the next value of ch. Each value these tests wait for
@@ -219,8 +220,8 @@ func TestSharedClaimUndecodable(t *testing.T) {
 	h := newHarnessOn(t, undecodable{hb.view()}, jobapi.Options{Model: g}, nil)
 	id := h.submit("broken", nil)
 	r := h.waitBounded(id)
-	require.Equal(t, "FAILED", r.Body["state"], "%s", r.Raw)
-	require.Equal(t, "job store failure", r.Body["error"])
+	require.Equal(t, client.Failed, r.State, "%+v", r)
+	require.Equal(t, "job store failure", r.Error)
 	require.Empty(t, g.started, "its model never ran")
 }
 
@@ -252,8 +253,8 @@ func TestSharedEndHeardBeforeFlight(t *testing.T) {
 	h := newHarnessOn(t, cancelledAtClaim{view: hb.view(), other: hb.view()}, jobapi.Options{Model: &m}, nil)
 	id := h.submit("cancelled", nil)
 	r := h.waitBounded(id)
-	require.Equal(t, "FAILED", r.Body["state"], "%s", r.Raw)
-	require.Equal(t, "canceled", r.Body["error"])
+	require.Equal(t, client.Failed, r.State, "%+v", r)
+	require.Equal(t, "canceled", r.Error)
 	require.NoError(t, h.srv.Shutdown(context.Background()), "drained: the claimer and every runner returned")
 	require.Zero(t, m.runs.Load(), "its model never ran")
 }

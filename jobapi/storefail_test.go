@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobledger/jobledger/client"
 	"github.com/jobledger/jobledger/jobapi"
 	"github.com/jobledger/jobledger/ledger"
 	"github.com/jobledger/jobledger/model"
@@ -154,16 +155,6 @@ func (b *logBuffer) String() string {
 	return b.buf.String()
 }
 
-// waitBounded is one wait of at most 5 s for job id: a server that never
-// ends the job fails the test at once rather than hanging it, as waitDone's
-// retries would.
-func (h *harness) waitBounded(id string) reply {
-	h.t.Helper()
-	r := h.get("/jobs/" + id + "/wait?timeout=5000")
-	require.Equal(h.t, http.StatusOK, r.Status, "%s", r.Raw)
-	return r
-}
-
 // requireStoreFailed checks the answer to a request whose store call
 // failed: 503 with Retry-After.
 func requireStoreFailed(t *testing.T, r reply) {
@@ -203,7 +194,7 @@ func TestStoreFailuresAnswer503(t *testing.T) {
 	}
 	require.Equal(t, "RUNNING", h.get("/jobs/" + id).Body["state"], "the failed cancel changed nothing")
 	g.release <- struct{}{}
-	require.Equal(t, "DONE", h.waitBounded(id).Body["state"])
+	require.Equal(t, client.Done, h.waitBounded(id).State)
 	require.Equal(t, http.StatusOK, h.get("/jobs/"+id+"/result").Status)
 }
 
@@ -225,10 +216,10 @@ func TestStoreFailureEndsTheJob(t *testing.T) {
 			h := newHarnessOn(t, lasting{st}, jobapi.Options{Model: model.Echo{}, Clock: clock}, nil)
 			st.failNext(method, 1)
 			r := h.waitBounded(h.submit("t", nil))
-			require.Equal(t, "FAILED", r.Body["state"])
-			require.Equal(t, "job store failure", r.Body["error"])
+			require.Equal(t, client.Failed, r.State)
+			require.Equal(t, "job store failure", r.Error)
 			require.Zero(t, st.Stats().Depth)
-			require.Equal(t, "DONE", h.waitBounded(h.submit("next", nil)).Body["state"], "the server goes on")
+			require.Equal(t, client.Done, h.waitBounded(h.submit("next", nil)).State, "the server goes on")
 		})
 	}
 }
@@ -279,7 +270,7 @@ func TestClose(t *testing.T) {
 	t.Run("store closed by its owner", func(t *testing.T) {
 		h := newHarness(t, model.Echo{}, nil)
 		id := h.submit("t", nil)
-		require.Equal(t, "DONE", h.waitBounded(id).Body["state"])
+		require.Equal(t, client.Done, h.waitBounded(id).State)
 		requireShutdownReturns(t, h.srv)
 		require.Equal(t, http.StatusOK, h.get("/jobs/"+id).Status, "reads are served after Shutdown")
 		require.NoError(t, h.srv.Close())
@@ -322,7 +313,7 @@ func TestResultNotJSONAnswered500(t *testing.T) {
 		Clock: clock, Logger: slog.New(slog.NewJSONHandler(logs, nil))}, nil)
 
 	id := h.submit("t", nil)
-	require.Equal(t, "DONE", h.waitBounded(id).Body["state"])
+	require.Equal(t, client.Done, h.waitBounded(id).State)
 	requireStoreFailed(t, h.get("/jobs/"+id+"/result"))
 	require.Contains(t, logs.String(), `"msg":"job store failed"`)
 

@@ -33,7 +33,7 @@ func TestWriteDeadlineOverflows(t *testing.T) {
 		checkDrained(t, srv, clock)
 		ts.Close()
 	})
-	h := &harness{t: t, srv: srv, ts: ts, clock: clock}
+	h := &harness{t: t, srv: srv, ts: ts, api: newClient(t, ts), clock: clock}
 
 	id := h.submit("plain", nil)
 	r := h.get("/jobs/" + id + "/wait?timeout=0")
