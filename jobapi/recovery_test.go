@@ -71,10 +71,10 @@ func TestRecoveredJobsRun(t *testing.T) {
 	require.Equal(t, map[string]bool{"slow": true, "quick": true}, started, "the others run")
 	g.release <- struct{}{}
 	until(t, "one recovered job done", func() bool {
-		return h.get("/jobs/" + quick.ID).Body["state"] == "DONE" || h.get("/jobs/" + slow.ID).Body["state"] == "DONE"
+		return h.snapshot(quick.ID).State == client.Done || h.snapshot(slow.ID).State == client.Done
 	})
 	done, running := quick.ID, slow.ID
-	if h.get("/jobs/" + slow.ID).Body["state"] == "DONE" {
+	if h.snapshot(slow.ID).State == client.Done {
 		done, running = slow.ID, quick.ID
 	}
 	res := h.get("/jobs/" + done + "/result")
@@ -83,7 +83,7 @@ func TestRecoveredJobsRun(t *testing.T) {
 	// The job still running has its deadline at its admission plus 30 s.
 	left := map[string]time.Duration{slow.ID: 15 * time.Second, quick.ID: 25 * time.Second}[running]
 	clock.Advance(left - time.Second)
-	require.Equal(t, "RUNNING", h.get("/jobs/" + running).Body["state"])
+	require.Equal(t, client.Running, h.snapshot(running).State)
 	clock.Advance(time.Second)
 	r = h.waitBounded(running)
 	require.Equal(t, client.TimedOut, r.State, "%+v", r)

@@ -39,10 +39,10 @@ func TestSharedShutdownClaimsNothing(t *testing.T) {
 	case id := <-gA.started:
 		endGrace()
 		<-shut
-		t.Fatalf("A claimed job %q after its shutdown began; it ended %v", id, a.get("/jobs/" + pending).Body["state"])
+		t.Fatalf("A claimed job %q after its shutdown began; it ended %v", id, a.snapshot(pending).State)
 	}
-	require.Equal(t, "DONE", a.get("/jobs/" + running).Body["state"])
-	require.Equal(t, "PENDING", a.get("/jobs/" + pending).Body["state"], "left for another replica")
+	require.Equal(t, client.Done, a.snapshot(running).State)
+	require.Equal(t, client.Pending, a.snapshot(pending).State, "left for another replica")
 	require.NoError(t, a.srv.CheckInvariants())
 
 	gB := newGate()

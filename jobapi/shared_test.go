@@ -3,7 +3,6 @@ package jobapi_test
 import (
 	"context"
 	"errors"
-	"net/http"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -62,14 +61,14 @@ func testWorkMovesToIdleReplica(t *testing.T, replica replicaFunc) {
 	second := a.submit("second", nil)
 	require.Equal(t, "second", received(t, gB.started, "B runs A's job"), "A's one worker is busy: B runs A's job")
 
-	require.Equal(t, "RUNNING", b.get("/jobs/" + first).Body["state"])
+	require.Equal(t, client.Running, b.snapshot(first).State)
 	gA.release <- struct{}{}
 	require.Equal(t, client.Done, b.waitBounded(first).State, "B waits on A's job")
-	res := b.get("/jobs/" + first + "/result")
-	require.Equal(t, http.StatusOK, res.Status, "%s", res.Raw)
+	_, err := b.api.Result(t.Context(), first)
+	require.NoError(t, err, "B reads A's result")
 
-	r := a.do(http.MethodPost, "/jobs/"+second+"/cancel", "", nil)
-	require.Equal(t, http.StatusOK, r.Status, "%+v", r)
+	_, err = a.api.Cancel(t.Context(), second)
+	require.NoError(t, err)
 	require.ErrorIs(t, received(t, gB.ended, "B's model call cancelled"), jobapi.ErrJobEnded, "the cancel on A stops B's model call")
 	s := b.waitBounded(second)
 	require.Equal(t, client.Failed, s.State)
@@ -93,7 +92,7 @@ func TestSharedAdmissionDeadline(t *testing.T) {
 	busyB := b.submit("busy-b", nil)
 	require.Equal(t, "busy-b", <-gB.started)
 	waiting := a.submit("waiting", nil)
-	require.Equal(t, "PENDING", b.get("/jobs/" + waiting).Body["state"])
+	require.Equal(t, client.Pending, b.snapshot(waiting).State)
 
 	b.clock.Advance(timeout)
 	a.clock.Advance(timeout)
@@ -171,8 +170,8 @@ func testShutdownLeavesPending(t *testing.T, replica replicaFunc) {
 	require.ErrorIs(t, <-gA.ended, jobapi.ErrShuttingDown)
 	require.NoError(t, a.srv.CheckInvariants(), "drained, no admission deadline armed")
 	require.Zero(t, a.clock.Pending(), "every timer of A stopped")
-	require.Equal(t, "FAILED", a.get("/jobs/" + running).Body["state"])
-	require.Equal(t, "PENDING", a.get("/jobs/" + pending).Body["state"], "left for another replica")
+	require.Equal(t, client.Failed, a.snapshot(running).State)
+	require.Equal(t, client.Pending, a.snapshot(pending).State, "left for another replica")
 
 	gB := newGate()
 	b := replica(t, "b", gB, nil)

@@ -192,7 +192,7 @@ func TestStoreFailuresAnswer503(t *testing.T) {
 		st.failNext(c.method, 1)
 		requireStoreFailed(t, h.do(c.verb, c.path, "", nil))
 	}
-	require.Equal(t, "RUNNING", h.get("/jobs/" + id).Body["state"], "the failed cancel changed nothing")
+	require.Equal(t, client.Running, h.snapshot(id).State, "the failed cancel changed nothing")
 	g.release <- struct{}{}
 	require.Equal(t, client.Done, h.waitBounded(id).State)
 	require.Equal(t, http.StatusOK, h.get("/jobs/"+id+"/result").Status)
@@ -257,7 +257,7 @@ func TestStoreRefusingEveryEnd(t *testing.T) {
 	require.ErrorContains(t, err, "DrainInv: drained with 1 jobs PENDING or RUNNING")
 	require.NotContains(t, err.Error(), "FlightsInv")
 	require.NotContains(t, err.Error(), "TimersInv")
-	require.Equal(t, "RUNNING", h.get("/jobs/" + id).Body["state"])
+	require.Equal(t, client.Running, h.snapshot(id).State)
 
 	st.failNext("Fail", 0) // as a restart would, end it, for the harness's own check
 	_, err = st.Fail(context.Background(), id, errDisk)
