@@ -2,6 +2,7 @@ package jobapi_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -45,31 +46,39 @@ func (h *harness) postKeyed(body string, keys ...string) reply {
 func TestIdempotencyKeyReplay(t *testing.T) {
 	g := newGate()
 	h := newHarness(t, g, func(c *jobapi.Config) { c.AsyncMaxQueue = 1 })
-	first := h.postKeyed(`{"task_id":"t","params":{"a":1}}`, "key-1")
-	require.Equal(t, http.StatusAccepted, first.Status, "%s", first.Raw)
-	id := first.Body["job_id"].(string)
+	req := client.Request{TaskID: "t", Params: json.RawMessage(`{"a":1}`)}
+	first, err := h.api.SubmitKeyed(t.Context(), "key-1", req)
+	require.NoError(t, err)
 	<-g.started
 
-	again := h.postKeyed(`{"task_id":"t","params":{"a":1}}`, "key-1")
-	require.Equal(t, http.StatusAccepted, again.Status, "the full queue does not refuse a replay: %s", again.Raw)
-	require.Equal(t, first.Body, again.Body)
-	require.Equal(t, first.Header.Get("Location"), again.Header.Get("Location"))
-	quoted := h.postKeyed(`{"task_id":"t","params":{"a":1}}`, `"key-1"`)
-	require.Equal(t, id, quoted.Body["job_id"], "the draft's quoted form is the same key")
-	require.Equal(t, http.StatusTooManyRequests, h.postKeyed(`{}`, "key-2").Status, "a new key takes a slot")
+	again, err := h.api.SubmitKeyed(t.Context(), "key-1", req)
+	require.NoError(t, err, "the full queue does not refuse a replay")
+	require.Equal(t, first, again, "the same id, state and Location")
+	quoted, err := h.api.SubmitKeyed(t.Context(), `"key-1"`, req)
+	require.NoError(t, err)
+	require.Equal(t, first.JobID, quoted.JobID, "the draft's quoted form is the same key")
+	_, err = h.api.SubmitKeyed(t.Context(), "key-2", client.Request{})
+	require.ErrorIs(t, err, client.ErrQueueFull, "a new key takes a slot")
 
 	g.release <- struct{}{}
-	require.Equal(t, client.Done, h.waitDone(id).State)
-	again = h.postKeyed(`{"task_id":"t","params":{"a":1}}`, "key-1")
-	require.Equal(t, http.StatusAccepted, again.Status)
-	require.Equal(t, first.Body, again.Body, "answered as the first was, though the job is DONE")
+	require.Equal(t, client.Done, h.waitDone(first.JobID).State)
+	again, err = h.api.SubmitKeyed(t.Context(), "key-1", req)
+	require.NoError(t, err)
+	require.Equal(t, first, again, "answered as the first was, though the job is DONE")
 	select {
 	case task := <-g.started:
 		t.Fatalf("a replay ran a job: %s", task)
 	default:
 	}
-	m := h.get("/metrics")
-	require.Contains(t, string(m.Raw), "jobledger_jobs_submitted_total 1\n")
+	require.Equal(t, 1.0, submitted(t, h))
+}
+
+// submitted is the jobledger_jobs_submitted_total of h's /metrics.
+func submitted(t *testing.T, h *harness) float64 {
+	t.Helper()
+	m, err := h.api.Metrics(t.Context())
+	require.NoError(t, err)
+	return m["jobledger_jobs_submitted_total"]
 }
 
 // TestIdempotencyKeyConflict: the key with another body is 422, and
@@ -77,13 +86,20 @@ func TestIdempotencyKeyReplay(t *testing.T) {
 // with other spacing is another body.
 func TestIdempotencyKeyConflict(t *testing.T) {
 	h := newHarness(t, nil, echoConfig)
-	first := h.postKeyed(`{"task_id":"t"}`, "k")
-	require.Equal(t, http.StatusAccepted, first.Status)
-	for _, body := range []string{`{"task_id":"u"}`, `{"task_id":"t","params":{}}`, `{}`, `{ "task_id":"t"}`, `{not json`} {
+	first, err := h.api.SubmitKeyed(t.Context(), "k", client.Request{TaskID: "t"})
+	require.NoError(t, err)
+	for _, req := range []client.Request{{TaskID: "u"}, {TaskID: "t", Params: json.RawMessage(`{}`)}, {}} {
+		_, err := h.api.SubmitKeyed(t.Context(), "k", req)
+		requireAPIError(t, err, http.StatusUnprocessableEntity, "Idempotency-Key was used for another request")
+		require.ErrorIs(t, err, client.ErrKeyConflict)
+	}
+	for _, body := range []string{`{ "task_id":"t"}`, `{not json`} { // bytes no client sends
 		requireProblem(t, h.postKeyed(body, "k"), http.StatusUnprocessableEntity, "Idempotency-Key was used for another request")
 	}
-	h.waitDone(first.Body["job_id"].(string))
-	require.Equal(t, first.Body, h.postKeyed(`{"task_id":"t"}`, "k").Body)
+	h.waitDone(first.JobID)
+	again, err := h.api.SubmitKeyed(t.Context(), "k", client.Request{TaskID: "t"})
+	require.NoError(t, err)
+	require.Equal(t, first, again)
 }
 
 // TestIdempotencyKeyInvalid: a key that is empty, longer than 255
@@ -107,8 +123,7 @@ func TestIdempotencyKeyInvalid(t *testing.T) {
 	}
 	require.Equal(t, http.StatusAccepted, h.postKeyed(`{}`, strings.Repeat("k", 255)).Status, "255 is allowed")
 	require.Equal(t, http.StatusAccepted, h.postKeyed(`{}`, ` ~!"#$%&'()*+,-./:;<=>?@[\]^_{|} `).Status, "every printable character")
-	m := h.get("/metrics")
-	require.Contains(t, string(m.Raw), "jobledger_jobs_submitted_total 2\n")
+	require.Equal(t, 2.0, submitted(t, h))
 }
 
 // TestIdempotencyKeyEvictedWithItsJob: once retention evicts the job, its
@@ -118,16 +133,17 @@ func TestIdempotencyKeyEvictedWithItsJob(t *testing.T) {
 		c.Model = "echo"
 		c.AsyncJobTTL = time.Minute
 	})
-	first := h.postKeyed(`{"task_id":"t"}`, "k")
-	id := first.Body["job_id"].(string)
-	h.waitDone(id)
+	first, err := h.api.SubmitKeyed(t.Context(), "k", client.Request{TaskID: "t"})
+	require.NoError(t, err)
+	h.waitDone(first.JobID)
 	h.clock.Advance(time.Minute)
 	h.waitDone(h.submit("evicts", nil))
-	requireProblem(t, h.get("/jobs/"+id), http.StatusNotFound, "no such job")
-	fresh := h.postKeyed(`{"task_id":"other"}`, "k")
-	require.Equal(t, http.StatusAccepted, fresh.Status, "%s", fresh.Raw)
-	require.NotEqual(t, id, fresh.Body["job_id"])
-	h.waitDone(fresh.Body["job_id"].(string))
+	_, err = h.api.Snapshot(t.Context(), first.JobID)
+	require.ErrorIs(t, err, client.ErrNotFound)
+	fresh, err := h.api.SubmitKeyed(t.Context(), "k", client.Request{TaskID: "other"})
+	require.NoError(t, err)
+	require.NotEqual(t, first.JobID, fresh.JobID)
+	h.waitDone(fresh.JobID)
 }
 
 // TestIdempotencyKeyConcurrent: concurrent submits with one new key create
@@ -135,25 +151,33 @@ func TestIdempotencyKeyEvictedWithItsJob(t *testing.T) {
 func TestIdempotencyKeyConcurrent(t *testing.T) {
 	h := newHarness(t, nil, echoConfig)
 	const n = 8
-	ids := make([]any, n)
+	ids := make([]string, n)
 	var wg sync.WaitGroup
 	for i := range n {
-		wg.Go(func() { ids[i] = h.postKeyed(`{"task_id":"t"}`, "k").Body["job_id"] })
+		wg.Go(func() {
+			acc, err := h.api.SubmitKeyed(context.Background(), "k", client.Request{TaskID: "t"})
+			if err != nil {
+				t.Errorf("submit %d: %v", i, err)
+			}
+			ids[i] = acc.JobID
+		})
 	}
 	wg.Wait()
+	require.NotEmpty(t, ids[0])
 	for i := range n {
 		require.Equal(t, ids[0], ids[i])
 	}
-	h.waitDone(ids[0].(string))
-	require.Contains(t, string(h.get("/metrics").Raw), "jobledger_jobs_submitted_total 1\n")
+	h.waitDone(ids[0])
+	require.Equal(t, 1.0, submitted(t, h))
 }
 
 // TestIdempotencyKeyWithPrefer: a replay honours Prefer: wait like a first
 // submit, answering the job's outcome.
 func TestIdempotencyKeyWithPrefer(t *testing.T) {
 	h := newHarness(t, nil, echoConfig)
-	first := h.postKeyed(`{"task_id":"t","params":{"fail":"boom"}}`, "k")
-	h.waitDone(first.Body["job_id"].(string))
+	first, err := h.api.SubmitKeyed(t.Context(), "k", client.Request{TaskID: "t", Params: json.RawMessage(`{"fail":"boom"}`)})
+	require.NoError(t, err)
+	h.waitDone(first.JobID)
 	req, err := http.NewRequest(http.MethodPost, h.ts.URL+"/jobs", strings.NewReader(`{"task_id":"t","params":{"fail":"boom"}}`))
 	require.NoError(t, err)
 	req.Header.Set("Content-Type", "application/json")
@@ -175,8 +199,8 @@ func TestIdempotencyKeyReplayWaitHoldsNoBudget(t *testing.T) {
 		c.AsyncMaxQueue = 1 // a budget of one body of max_body_bytes
 		c.MaxBodyBytes = 64
 	})
-	first := h.postKeyed(`{"task_id":"t"}`, "k")
-	require.Equal(t, http.StatusAccepted, first.Status)
+	_, err := h.api.SubmitKeyed(t.Context(), "k", client.Request{TaskID: "t"})
+	require.NoError(t, err)
 	<-g.started
 	got := make(chan int, 1)
 	go func() {
@@ -197,7 +221,8 @@ func TestIdempotencyKeyReplayWaitHoldsNoBudget(t *testing.T) {
 		got <- resp.StatusCode
 	}()
 	until(t, "the replay waits", func() bool { return jobapi.Waiting(h.srv) == 1 })
-	requireProblem(t, h.postKeyed(`{"task_id":"u"}`, "k2"), http.StatusTooManyRequests, "job queue is full")
+	_, err = h.api.SubmitKeyed(t.Context(), "k2", client.Request{TaskID: "u"})
+	requireAPIError(t, err, http.StatusTooManyRequests, "job queue is full")
 	g.release <- struct{}{}
 	require.Equal(t, http.StatusOK, <-got)
 }
@@ -235,6 +260,5 @@ func TestIdempotencyKeyBodyEdges(t *testing.T) {
 	again := call("k", strings.NewReader(body+"trailing"), int64(len(body)))
 	require.Equal(t, http.StatusAccepted, again.Status, "%s", again.Raw)
 	require.Equal(t, first.Body, again.Body)
-	m := h.get("/metrics")
-	require.Contains(t, string(m.Raw), "jobledger_jobs_submitted_total 1\n")
+	require.Equal(t, 1.0, submitted(t, h))
 }
