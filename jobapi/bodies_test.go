@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobledger/jobledger/client"
 	"github.com/jobledger/jobledger/jobapi"
 )
 
@@ -86,11 +87,10 @@ func TestSubmitUnboundedConcurrentBodies(t *testing.T) {
 	require.NoError(t, json.Unmarshal(slowRec.Body.Bytes(), &accepted))
 	require.Equal(t, "slow", <-g.started)
 	g.release <- struct{}{}
-	require.Equal(t, "DONE", h.get("/jobs/" + accepted.JobID + "/wait").Body["state"])
+	require.Equal(t, client.Done, h.waitBounded(accepted.JobID).State)
 
 	// The budget is free again: the next submission is read and admitted.
-	r := h.postJSON("/jobs", map[string]any{"task_id": "next"})
-	require.Equal(t, http.StatusAccepted, r.Status, "%s", r.Raw)
+	h.submit("next", nil)
 	require.Equal(t, "next", <-g.started)
 	g.release <- struct{}{}
 }

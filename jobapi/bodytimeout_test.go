@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/jobledger/jobledger/client"
 )
 
 // cutBody is a request body that gives part of a request and then fails
@@ -71,5 +73,7 @@ func TestBodyTimeoutIs408(t *testing.T) {
 			}
 		})
 	}
-	require.Empty(t, h.get("/jobs").Body["jobs"], "no job was admitted")
+	page, err := h.api.List(t.Context(), client.ListQuery{})
+	require.NoError(t, err)
+	require.Empty(t, page.Jobs, "no job was admitted")
 }

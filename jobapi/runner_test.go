@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobledger/jobledger/client"
 	"github.com/jobledger/jobledger/jobapi"
 )
 
@@ -163,14 +164,15 @@ func TestCancelAnswersFromItsOwnSnapshot(t *testing.T) {
 	<-g.started
 	target.Store(id)
 
-	r := h.do(http.MethodPost, "/jobs/"+id+"/cancel", "", nil)
+	s, err := h.api.Cancel(t.Context(), id)
 	require.Equal(t, http.StatusAccepted, <-submitted, "the eviction ran between the transition and the reply")
-	require.Equal(t, http.StatusOK, r.Status, "%s", r.Raw)
-	require.Equal(t, id, r.Body["job_id"])
-	require.Equal(t, "doomed", r.Body["task_id"])
-	require.Equal(t, "FAILED", r.Body["state"])
-	require.Equal(t, "canceled", r.Body["error"])
-	require.NotEmpty(t, r.Body["completed_at"])
+	require.NoError(t, err)
+	require.Equal(t, id, s.JobID)
+	require.Equal(t, "doomed", s.TaskID)
+	require.Equal(t, client.Failed, s.State)
+	require.Equal(t, "canceled", s.Error)
+	require.NotZero(t, s.CompletedAt)
 
-	requireProblem(t, h.get("/jobs/"+id), http.StatusNotFound, "no such job")
+	_, err = h.api.Snapshot(t.Context(), id)
+	requireAPIError(t, err, http.StatusNotFound, "no such job")
 }

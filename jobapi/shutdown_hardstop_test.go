@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobledger/jobledger/client"
 	"github.com/jobledger/jobledger/jobapi"
 	"github.com/jobledger/jobledger/ledger"
 )
@@ -53,7 +54,7 @@ func TestShutdownHardStopEndsHungWrites(t *testing.T) {
 	clock.Advance(jobapi.HardStop)
 	require.ErrorIs(t, received(t, shut, "Shutdown returned at the hard stop"), context.Canceled)
 	require.NoError(t, h.srv.CheckInvariants())
-	r := h.get("/jobs/" + id)
-	require.Equal(t, "FAILED", r.Body["state"], "%s", r.Raw)
-	require.Equal(t, "job store failure", r.Body["error"])
+	r := h.snapshot(id)
+	require.Equal(t, client.Failed, r.State, "%+v", r)
+	require.Equal(t, "job store failure", r.Error)
 }
