@@ -52,14 +52,13 @@ func TestEmptyGIFFramePanicked(t *testing.T) {
 	require.EqualError(t, err, "decode image: empty image")
 
 	h := newHarness(t, nil, nil) // the fingerprint model
-	img := base64.StdEncoding.EncodeToString(data)
-	r := h.postJSON("/infer", map[string]any{"image": img})
-	requireProblem(t, r, http.StatusUnprocessableEntity, "model failed")
-	require.Equal(t, "decode image: empty image", r.Body["error"])
+	_, err = h.api.Infer(t.Context(), client.Request{Image: data})
+	e := requireAPIError(t, err, http.StatusUnprocessableEntity, "model failed")
+	require.Equal(t, "decode image: empty image", e.ModelError)
 
-	accepted := h.postJSON("/jobs", map[string]any{"image": img})
-	require.Equal(t, http.StatusAccepted, accepted.Status, "%s", accepted.Raw)
-	done := h.waitDone(accepted.Body["job_id"].(string))
+	accepted, err := h.api.Submit(t.Context(), client.Request{Image: data})
+	require.NoError(t, err)
+	done := h.waitDone(accepted.JobID)
 	require.Equal(t, client.Failed, done.State)
 	require.Equal(t, "decode image: empty image", done.Error)
 }
@@ -118,26 +117,27 @@ func (m watchedModel) Run(ctx context.Context, req jobapi.Request) (any, error) 
 func TestOneRowImageHeldWorkerPastDeadline(t *testing.T) {
 	m := watchedModel{Model: model.Fingerprint{}, started: make(chan struct{}, 2), returned: make(chan time.Time, 2)}
 	h := newHarness(t, m, nil) // one worker
-	wide := base64.StdEncoding.EncodeToString(wideRowPNG(1 << 24))
-	accepted := h.postJSON("/jobs", map[string]any{"task_id": "wide", "image": wide})
-	require.Equal(t, http.StatusAccepted, accepted.Status, "%s", accepted.Raw)
+	accepted, err := h.api.Submit(t.Context(), client.Request{TaskID: "wide", Image: wideRowPNG(1 << 24)})
+	require.NoError(t, err)
 	<-m.started
 	deadline := time.Now()
 	h.clock.Advance(h.srv.Config().AsyncTimeout)
 	late := (<-m.returned).Sub(deadline)
 	t.Logf("the model returned %v after its deadline", late)
 	require.Less(t, late, 5*time.Second)
-	done := h.waitDone(accepted.Body["job_id"].(string))
+	done := h.waitDone(accepted.JobID)
 	require.Equal(t, client.TimedOut, done.State)
 
 	// The one worker is free: a small image is fingerprinted.
-	small := base64.StdEncoding.EncodeToString(encode(t, "png", gradient(16, 16, false)))
-	got := make(chan reply, 1)
-	go func() { got <- h.postJSON("/infer", map[string]any{"image": small}) }()
+	small := encode(t, "png", gradient(16, 16, false))
+	got := make(chan error, 1)
+	go func() {
+		_, err := h.api.Infer(context.Background(), client.Request{Image: small})
+		got <- err
+	}()
 	<-m.started
 	<-m.returned
-	r := <-got
-	require.Equal(t, http.StatusOK, r.Status, "%s", r.Raw)
+	require.NoError(t, <-got)
 	waitDecodes(t) // the abandoned decode stops at its next read
 }
 
