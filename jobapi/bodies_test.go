@@ -44,6 +44,7 @@ func (b *stalledBody) Close() error { return nil }
 // 503 with Retry-After and its body is never read. Once the upload is
 // admitted, its share is free again.
 func TestSubmitUnboundedConcurrentBodies(t *testing.T) {
+	t.Parallel()
 	const maxBody = 1024
 	g := newGate()
 	h := newHarness(t, g, func(c *jobapi.Config) {
@@ -115,6 +116,7 @@ func (panickyValidator) ValidateRequest(req jobapi.Request) error {
 // body of unknown length takes the whole budget of async_max_queue 1, so
 // one panic was enough.
 func TestSubmitBudgetLeaksOnPanic(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, panickyValidator{}, func(c *jobapi.Config) {
 		c.MaxBodyBytes = 1024
 		c.AsyncMaxQueue = 1

@@ -38,6 +38,7 @@ func (b *cutBody) Close() error { return nil }
 // 408, with Connection: close, on every route that reads one. A body that
 // broke off otherwise is still 400.
 func TestBodyTimeoutIs408(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, echoConfig)
 	deadline := &net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded}
 	for _, tc := range []struct {

@@ -18,6 +18,7 @@ import (
 func echoConfig(c *jobapi.Config) { c.Model = "echo" }
 
 func TestPostJobThenWaitAndResult(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, echoConfig)
 	r := h.postJSON("/jobs", map[string]any{"task_id": "t-1", "params": map[string]any{"x": 1}})
 	require.Equal(t, http.StatusAccepted, r.Status, "%s", r.Raw)
@@ -45,6 +46,7 @@ func TestPostJobThenWaitAndResult(t *testing.T) {
 }
 
 func TestUnknownJob404(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, echoConfig)
 	for _, c := range []struct {
 		route string
@@ -67,6 +69,7 @@ func TestUnknownJob404(t *testing.T) {
 // write itself (a redirect, a bare 400, a plain-text 404): they are the
 // API's own 404 problem.
 func TestRequestsNoRouteMatches(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, echoConfig)
 	for _, c := range []struct{ method, target string }{
 		{http.MethodGet, "//jobs/nope"},
@@ -90,6 +93,7 @@ func TestRequestsNoRouteMatches(t *testing.T) {
 // canonical form), which never reached the requests metric, though
 // docs/http.md counts every request no route matches as "unmatched".
 func TestUnroutedRequestsUncounted(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, echoConfig)
 	for _, c := range []struct{ method, target string }{
 		{http.MethodGet, "//jobs/nope"},
@@ -114,6 +118,7 @@ func TestUnroutedRequestsUncounted(t *testing.T) {
 }
 
 func TestBadRequests(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, func(c *jobapi.Config) { c.MaxBodyBytes = 256 })
 	long := strings.Repeat("x", 129)
 	cases := []struct {
@@ -146,6 +151,7 @@ func TestBadRequests(t *testing.T) {
 }
 
 func TestWrongMethod405(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, echoConfig)
 	for _, c := range []struct{ method, path, allow string }{
 		{http.MethodDelete, "/jobs", "GET, HEAD, POST"},
@@ -166,6 +172,7 @@ func TestWrongMethod405(t *testing.T) {
 }
 
 func TestAsyncDisabled503(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, func(c *jobapi.Config) { c.Model = "echo"; c.AsyncEnabled = false })
 	for _, c := range []struct{ method, path string }{
 		{http.MethodPost, "/jobs"},
@@ -183,6 +190,7 @@ func TestAsyncDisabled503(t *testing.T) {
 }
 
 func TestQueueZeroAdmitsNothing(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, func(c *jobapi.Config) { c.Model = "echo"; c.AsyncMaxQueue = 0 })
 	_, err := h.api.Submit(t.Context(), client.Request{})
 	e := requireAPIError(t, err, http.StatusTooManyRequests, "job queue is full")
@@ -191,6 +199,7 @@ func TestQueueZeroAdmitsNothing(t *testing.T) {
 }
 
 func TestWaitTimeoutParameter(t *testing.T) {
+	t.Parallel()
 	g := newGate()
 	h := newHarness(t, g, nil)
 	id := h.submit("w", nil)
@@ -210,6 +219,7 @@ func TestWaitTimeoutParameter(t *testing.T) {
 }
 
 func TestWaitDefaultIsMaxWait(t *testing.T) {
+	t.Parallel()
 	g := newGate()
 	h := newHarness(t, g, func(c *jobapi.Config) { c.MaxWait = 0 })
 	id := h.submit("w", nil)
@@ -225,6 +235,7 @@ func TestWaitDefaultIsMaxWait(t *testing.T) {
 }
 
 func TestWaitWakesOnCompletion(t *testing.T) {
+	t.Parallel()
 	g := newGate()
 	h := newHarness(t, g, nil)
 	id := h.submit("w", nil)
@@ -243,6 +254,7 @@ func TestWaitWakesOnCompletion(t *testing.T) {
 }
 
 func TestResultNotDone409(t *testing.T) {
+	t.Parallel()
 	g := newGate()
 	h := newHarness(t, g, nil)
 	id := h.submit("r", nil)
@@ -257,6 +269,7 @@ func TestResultNotDone409(t *testing.T) {
 }
 
 func TestHealthzAndMetrics(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, echoConfig)
 	r := h.get("/healthz")
 	require.Equal(t, http.StatusOK, r.Status)

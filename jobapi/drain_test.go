@@ -18,6 +18,7 @@ import (
 // one less than the count, and the invariant failed on a sound server.
 // The clause now counts the left jobs that are still live.
 func TestDrainInvAfterCancelOfLeftJob(t *testing.T) {
+	t.Parallel()
 	g := newGate()
 	h := newHarnessStore(t, "sqlite:"+filepath.Join(t.TempDir(), "jobs.db"), "", jobapi.Options{Model: g}, nil)
 	srv := h.srv

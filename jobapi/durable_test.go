@@ -20,6 +20,7 @@ import (
 // that was running ends FAILED "server shutting down" and stays so; a
 // finished job keeps its result.
 func TestDurableStoreKeepsJobsAcrossShutdown(t *testing.T) {
+	t.Parallel()
 	t.Run("sqlite", func(t *testing.T) {
 		testDurableAcrossShutdown(t, "sqlite:"+filepath.Join(t.TempDir(), "jobs.db"))
 	})

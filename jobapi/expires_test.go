@@ -32,6 +32,7 @@ func completedAt(t *testing.T, s client.Snapshot) time.Time {
 // cancel) carries expires_at = completed_at + async_job_ttl; a live job's
 // does not, and neither does the result body, which carries no times.
 func TestExpiresAtInTerminalSnapshots(t *testing.T) {
+	t.Parallel()
 	const ttl = 90 * time.Second
 	g := newGate()
 	h := newHarness(t, g, func(c *jobapi.Config) { c.AsyncJobTTL = ttl })
@@ -65,6 +66,7 @@ func TestExpiresAtInTerminalSnapshots(t *testing.T) {
 // TestExpiresAtIsWhenTTLEvicts: a job is kept up to just before its
 // expires_at, and evicted by the first submit at or after it.
 func TestExpiresAtIsWhenTTLEvicts(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, func(c *jobapi.Config) {
 		c.Model = "echo"
 		c.AsyncJobTTL = time.Minute
@@ -88,6 +90,7 @@ func TestExpiresAtIsWhenTTLEvicts(t *testing.T) {
 // Options.LedgerJobTTL gives it, and without it (or with a negative one,
 // no eviction by time) snapshots carry no expires_at.
 func TestExpiresAtOfAGivenLedger(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name string
 		ttl  time.Duration

@@ -44,6 +44,7 @@ func (h *harness) postKeyed(body string, keys ...string) reply {
 // (202, the same id and Location), creates nothing and takes no slot, even
 // with the queue full, and after the job ended.
 func TestIdempotencyKeyReplay(t *testing.T) {
+	t.Parallel()
 	g := newGate()
 	h := newHarness(t, g, func(c *jobapi.Config) { c.AsyncMaxQueue = 1 })
 	req := client.Request{TaskID: "t", Params: json.RawMessage(`{"a":1}`)}
@@ -85,6 +86,7 @@ func submitted(t *testing.T, h *harness) float64 {
 // changes nothing. Bodies are compared byte for byte: the same request
 // with other spacing is another body.
 func TestIdempotencyKeyConflict(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, echoConfig)
 	first, err := h.api.SubmitKeyed(t.Context(), "k", client.Request{TaskID: "t"})
 	require.NoError(t, err)
@@ -106,6 +108,7 @@ func TestIdempotencyKeyConflict(t *testing.T) {
 // characters or not printable ASCII, and two keys, are 400 before the
 // body is read, and create nothing.
 func TestIdempotencyKeyInvalid(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, echoConfig)
 	for name, keys := range map[string][]string{
 		"empty":        {""},
@@ -129,6 +132,7 @@ func TestIdempotencyKeyInvalid(t *testing.T) {
 // TestIdempotencyKeyEvictedWithItsJob: once retention evicts the job, its
 // key is free again.
 func TestIdempotencyKeyEvictedWithItsJob(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, func(c *jobapi.Config) {
 		c.Model = "echo"
 		c.AsyncJobTTL = time.Minute
@@ -149,6 +153,7 @@ func TestIdempotencyKeyEvictedWithItsJob(t *testing.T) {
 // TestIdempotencyKeyConcurrent: concurrent submits with one new key create
 // one job, and all answer its id.
 func TestIdempotencyKeyConcurrent(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, echoConfig)
 	const n = 8
 	ids := make([]string, n)
@@ -174,6 +179,7 @@ func TestIdempotencyKeyConcurrent(t *testing.T) {
 // TestIdempotencyKeyWithPrefer: a replay honours Prefer: wait like a first
 // submit, answering the job's outcome.
 func TestIdempotencyKeyWithPrefer(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, echoConfig)
 	first, err := h.api.SubmitKeyed(t.Context(), "k", client.Request{TaskID: "t", Params: json.RawMessage(`{"fail":"boom"}`)})
 	require.NoError(t, err)
@@ -194,6 +200,7 @@ func TestIdempotencyKeyWithPrefer(t *testing.T) {
 // (Prefer: wait) gives back its body's share of the submission byte
 // budget before it waits, so that it does not refuse other submits.
 func TestIdempotencyKeyReplayWaitHoldsNoBudget(t *testing.T) {
+	t.Parallel()
 	g := newGate()
 	h := newHarness(t, g, func(c *jobapi.Config) {
 		c.AsyncMaxQueue = 1 // a budget of one body of max_body_bytes
@@ -235,6 +242,7 @@ func TestIdempotencyKeyReplayWaitHoldsNoBudget(t *testing.T) {
 // from the key's job; bytes past a known Content-Length are not read, as
 // an http.Server never hands them to the handler.
 func TestIdempotencyKeyBodyEdges(t *testing.T) {
+	t.Parallel()
 	const maxBody = 64
 	h := newHarness(t, nil, func(c *jobapi.Config) { echoConfig(c); c.MaxBodyBytes = maxBody })
 	const body = `{"task_id":"t"}`

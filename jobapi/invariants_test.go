@@ -63,6 +63,7 @@ func endEveryWay(t *testing.T, h *harness, g *gateModel) {
 // and every test passed. However the job ends, once the server is drained
 // FlightsInv finds no flight left.
 func TestFlightLeftAfterRunnerReturns(t *testing.T) {
+	t.Parallel()
 	g := newGate()
 	h := newHarness(t, g, func(c *jobapi.Config) { c.AsyncTimeout = time.Second })
 	endEveryWay(t, h, g)
@@ -77,6 +78,7 @@ func TestFlightLeftAfterRunnerReturns(t *testing.T) {
 // over. However the work ends, once the server is drained the clock holds
 // no timer and TimersInv counts none.
 func TestDeadlineTimerLeftAfterJobEnds(t *testing.T) {
+	t.Parallel()
 	g := newGate()
 	h := newHarness(t, g, func(c *jobapi.Config) { c.AsyncTimeout = time.Second })
 	endEveryWay(t, h, g)
@@ -124,6 +126,7 @@ func (c *lateClock) fireLate() int {
 // server was drained, and counted by both, it went below zero. Release and
 // the callback retire it once between them, whichever comes first.
 func TestFiredDeadlineCountedAfterRelease(t *testing.T) {
+	t.Parallel()
 	g := newGate()
 	clock := &lateClock{fakeClock: newFakeClock()}
 	cfg := jobapi.DefaultConfig()

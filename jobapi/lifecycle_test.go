@@ -20,6 +20,7 @@ import (
 // K concurrent POSTs against async_max_queue M get exactly M 202s and K-M
 // 429s.
 func TestAdmissionUnderConcurrency(t *testing.T) {
+	t.Parallel()
 	const workers, M, K = 2, 5, 24
 	g := newGate()
 	h := newHarness(t, g, func(c *jobapi.Config) { c.Workers = workers; c.AsyncMaxQueue = M })
@@ -82,6 +83,7 @@ func TestAdmissionUnderConcurrency(t *testing.T) {
 // is cancelled) or still pending (it never started). The running model
 // holds its worker until released, so the pending job cannot start.
 func TestTimeoutRunningAndPending(t *testing.T) {
+	t.Parallel()
 	g := newGate()
 	g.ignoreCtx = true
 	h := newHarness(t, g, func(c *jobapi.Config) { c.AsyncTimeout = time.Second })
@@ -108,6 +110,7 @@ func TestTimeoutRunningAndPending(t *testing.T) {
 // A model that ignores its context still times out on time; its worker
 // stays taken until it returns.
 func TestTimeoutOfModelIgnoringContext(t *testing.T) {
+	t.Parallel()
 	g := newGate()
 	g.ignoreCtx = true
 	h := newHarness(t, g, func(c *jobapi.Config) { c.AsyncTimeout = time.Second })
@@ -119,6 +122,7 @@ func TestTimeoutOfModelIgnoringContext(t *testing.T) {
 }
 
 func TestFailedOutcomes(t *testing.T) {
+	t.Parallel()
 	t.Run("bad image", func(t *testing.T) {
 		h := newHarness(t, nil, nil) // fingerprint
 		acc, err := h.api.Submit(t.Context(), client.Request{Image: []byte("not an image")})
@@ -156,6 +160,7 @@ func TestFailedOutcomes(t *testing.T) {
 }
 
 func TestCancel(t *testing.T) {
+	t.Parallel()
 	g := newGate()
 	h := newHarness(t, g, nil)
 	running := h.submit("running", nil)
@@ -188,6 +193,7 @@ func TestCancel(t *testing.T) {
 }
 
 func TestEvictionSeenThroughTheAPI(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, func(c *jobapi.Config) {
 		c.Model = "echo"
 		c.AsyncMaxCompleted = 1
@@ -215,6 +221,7 @@ func TestEvictionSeenThroughTheAPI(t *testing.T) {
 }
 
 func TestShutdownEndsJobsInFlight(t *testing.T) {
+	t.Parallel()
 	g := newGate()
 	h := newHarness(t, g, nil)
 	running := h.submit("running", nil)
@@ -253,6 +260,7 @@ func TestShutdownEndsJobsInFlight(t *testing.T) {
 }
 
 func TestShutdownLetsRunningJobsFinish(t *testing.T) {
+	t.Parallel()
 	g := newGate()
 	h := newHarness(t, g, nil)
 	id := h.submit("graceful", nil)
@@ -266,6 +274,7 @@ func TestShutdownLetsRunningJobsFinish(t *testing.T) {
 }
 
 func TestInferStatuses(t *testing.T) {
+	t.Parallel()
 	t.Run("200", func(t *testing.T) {
 		h := newHarness(t, nil, echoConfig)
 		res, err := h.api.Infer(t.Context(), client.Request{TaskID: "s", Params: json.RawMessage(`{"a":"b"}`)})

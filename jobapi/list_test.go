@@ -26,6 +26,7 @@ func listIDs(t *testing.T, h *harness, q client.ListQuery) ([]string, string) {
 // /jobs/{id}; next_cursor walks the pages and is absent on the last;
 // state and task_id filter.
 func TestListJobs(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, echoConfig)
 	a := h.submit("a", nil)
 	b := h.submit("b", nil)
@@ -71,6 +72,7 @@ func TestListJobs(t *testing.T) {
 // and empty) listed every job: a filter that is present is a filter, and
 // the empty task id lists only the jobs submitted without one.
 func TestListJobsEmptyTaskID(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, echoConfig)
 	a := h.submit("a", nil)
 	none := h.submit("", nil)
@@ -88,6 +90,7 @@ func TestListJobsEmptyTaskID(t *testing.T) {
 // TestListJobsBadParameters: each bad parameter is a 400 problem that
 // names it, and reads nothing.
 func TestListJobsBadParameters(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, echoConfig)
 	h.waitDone(h.submit("a", nil))
 	for query, detail := range map[string]string{

@@ -41,6 +41,7 @@ func (l *listeningBytes) set(ok bool, since time.Time, err error) {
 // since when and why, and in the gauge jobledger_store_listener_up; a
 // store without one shows in neither.
 func TestHealthzReportsTheListener(t *testing.T) {
+	t.Parallel()
 	mem, err := ledger.NewMemory[[]byte, []byte](ledger.Config{MaxQueue: 8})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, mem.Close()) })

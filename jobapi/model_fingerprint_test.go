@@ -41,6 +41,7 @@ func emptyFrameGIF(t testing.TB) []byte {
 // panicked". An empty image is bad input: /infer answers 422, and a job
 // ends FAILED "decode image: empty image".
 func TestEmptyGIFFramePanicked(t *testing.T) {
+	t.Parallel()
 	data := emptyFrameGIF(t)
 	cfg, _, err := image.DecodeConfig(bytes.NewReader(data))
 	require.NoError(t, err)
@@ -68,6 +69,7 @@ func TestEmptyGIFFramePanicked(t *testing.T) {
 // header before decoding, and an image over it is refused with 422 by both
 // POST /infer and POST /jobs, which admits no job.
 func TestImageOverMaxPixelsDecoded(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, func(c *jobapi.Config) { c.MaxPixels = 100 })
 	fits := base64.StdEncoding.EncodeToString(encode(t, "png", gradient(10, 10, false)))
 	over := base64.StdEncoding.EncodeToString(encode(t, "png", gradient(11, 10, false)))

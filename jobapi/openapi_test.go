@@ -90,6 +90,7 @@ var contractCodes = map[string][]string{
 }
 
 func TestOpenAPIMatchesRoutes(t *testing.T) {
+	t.Parallel()
 	keys := yamlKeys(t, "../docs/openapi.yaml")
 	h := newHarness(t, nil, echoConfig)
 	routes := jobapi.Routes(h.srv)
@@ -127,6 +128,7 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 }
 
 func TestOpenAPISchemasMatchReplies(t *testing.T) {
+	t.Parallel()
 	keys := yamlKeys(t, "../docs/openapi.yaml")
 	g := newGate()
 	h := newHarness(t, g, nil)

@@ -13,6 +13,7 @@ import (
 // a busy worker while it runs, the counters once it ended; a store of one
 // server reports no leases.
 func TestOverview(t *testing.T) {
+	t.Parallel()
 	g := newGate()
 	h := newHarness(t, g, nil)
 	o := h.srv.Overview()
@@ -44,6 +45,7 @@ func TestOverview(t *testing.T) {
 // TestOverviewLeasesOnPostgres: on a shared PostgreSQL store, a running
 // job is under its replica's lease, found through the store's codecs.
 func TestOverviewLeasesOnPostgres(t *testing.T) {
+	t.Parallel()
 	g := newGate()
 	a := pgReplicas(t)(t, "a", g, nil)
 	id := a.submit("t", nil)

@@ -86,6 +86,7 @@ func (h *harness) untilWaiting(n int64) {
 // TestPreferWaitDone: a job that ends DONE within the wait answers 200
 // with its result, Preference-Applied and Location.
 func TestPreferWaitDone(t *testing.T) {
+	t.Parallel()
 	g := newGate()
 	h := newHarness(t, g, nil)
 	got := h.postPreferAsync(map[string]any{"task_id": "t"}, "wait=5")
@@ -108,6 +109,7 @@ func TestPreferWaitDone(t *testing.T) {
 // TestPreferWaitFailed: a job that ends FAILED within the wait answers 200
 // with its terminal snapshot.
 func TestPreferWaitFailed(t *testing.T) {
+	t.Parallel()
 	g := newGate()
 	h := newHarness(t, g, nil)
 	got := h.submitWaitAsync(client.Request{TaskID: "t", Params: json.RawMessage(`{"fail":"boom"}`)}, 5*time.Second)
@@ -129,6 +131,7 @@ func TestPreferWaitFailed(t *testing.T) {
 // TestPreferWaitRunsOut: a job still running when the wait ends answers
 // 202 as without the preference, saying the wait that was applied.
 func TestPreferWaitRunsOut(t *testing.T) {
+	t.Parallel()
 	g := newGate()
 	h := newHarness(t, g, nil)
 	got := h.submitWaitAsync(client.Request{TaskID: "t"}, 5*time.Second)
@@ -156,6 +159,7 @@ func TestPreferWaitRunsOut(t *testing.T) {
 // TestPreferWaitCappedByMaxWait: the wait is at most max_wait, in whole
 // seconds, and Preference-Applied says the wait applied.
 func TestPreferWaitCappedByMaxWait(t *testing.T) {
+	t.Parallel()
 	g := newGate()
 	h := newHarness(t, g, func(c *jobapi.Config) { c.MaxWait = 2500 * time.Millisecond })
 	got := h.submitWaitAsync(client.Request{TaskID: "t"}, 600*time.Second)
@@ -174,6 +178,7 @@ func TestPreferWaitCappedByMaxWait(t *testing.T) {
 // any wait when max_wait is under a second, answer 202 at once with no
 // Preference-Applied. Only the first wait counts.
 func TestPreferIgnored(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name    string
 		maxWait time.Duration
@@ -206,6 +211,7 @@ func TestPreferIgnored(t *testing.T) {
 
 // TestPreferWaitForms: the forms RFC 7240 allows for one well-formed wait.
 func TestPreferWaitForms(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name   string
 		prefer []string
@@ -236,6 +242,7 @@ func TestPreferWaitForms(t *testing.T) {
 // TestPreferWaitClientGone: a client that hangs up during the wait gets
 // nothing, the wait ends, and its job runs on.
 func TestPreferWaitClientGone(t *testing.T) {
+	t.Parallel()
 	g := newGate()
 	clock := newFakeClock()
 	l, _ := openStore(t, "memory", "", harnessDefaults(), clock, fakeclock.Seq("j"))
@@ -261,6 +268,7 @@ func TestPreferWaitClientGone(t *testing.T) {
 // so a submit waiting on it must not wait on: it is answered 202 when the
 // grace period ends.
 func TestPreferWaitEndsAtShutdown(t *testing.T) {
+	t.Parallel()
 	g := newGate()
 	h := newHarnessStore(t, "sqlite:"+filepath.Join(t.TempDir(), "jobs.db"), "", jobapi.Options{Model: g}, nil)
 	h.submit("running", nil) // holds the one worker
@@ -283,6 +291,7 @@ func TestPreferWaitEndsAtShutdown(t *testing.T) {
 // an error. A store that fails the wait gets the 202; one that fails the
 // read of a DONE job's result gets the DONE snapshot.
 func TestPreferWaitStoreFails(t *testing.T) {
+	t.Parallel()
 	clock := newFakeClock()
 	st := newFailing(t, clock)
 	g := newGate()

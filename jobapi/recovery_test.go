@@ -44,6 +44,7 @@ func submitTo(t *testing.T, s store, taskID string) ledger.Snapshot {
 // the others run, and end TIMEOUT at admission plus async_timeout, not
 // async_timeout after the restart.
 func TestRecoveredJobsRun(t *testing.T) {
+	t.Parallel()
 	const timeout = 30 * time.Second
 	clock := newFakeClock()
 	mem := newMemory(t, clock, 8)
@@ -93,6 +94,7 @@ func TestRecoveredJobsRun(t *testing.T) {
 // TestNothingRecoveredFromMemory: a server on its own memory store starts
 // with no job.
 func TestNothingRecoveredFromMemory(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, newGate(), nil)
 	require.Contains(t, string(h.get("/metrics").Raw), "jobledger_jobs_held 0")
 }

@@ -94,6 +94,7 @@ func budgetConfig(c *jobapi.Config) {
 // back however the reply ends, written, cut off by a client gone or by a
 // panic, so that the next reply fits again.
 func TestResultReplyBudget(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, budgetConfig)
 	id := h.submit("big", map[string]any{"pad": strings.Repeat("x", 3000)})
 	h.waitDone(id)
@@ -124,6 +125,7 @@ func TestResultReplyBudget(t *testing.T) {
 // TestResultLargerThanBudget: a result larger than the whole budget takes
 // all of it and is still answered, alone.
 func TestResultLargerThanBudget(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, budgetConfig)
 	id := h.submit("huge", map[string]any{"pad": strings.Repeat("x", 20000)})
 	h.waitDone(id)
@@ -144,6 +146,7 @@ func TestResultLargerThanBudget(t *testing.T) {
 // the DONE snapshot, without the result, which GET /jobs/{id}/result reads
 // later: the outcome is known, and a 503 would deny the admission.
 func TestPreferWaitReplyOverBudget(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, budgetConfig)
 	id := h.submit("big", map[string]any{"pad": strings.Repeat("x", 3000)})
 	h.waitDone(id)
@@ -163,6 +166,7 @@ func TestPreferWaitReplyOverBudget(t *testing.T) {
 // and &, each written as six bytes) takes a share of its encoded length:
 // while its reply is being written, no other fits in the budget.
 func TestResultReplyShareCountsEscapes(t *testing.T) {
+	t.Parallel()
 	l, err := ledger.NewMemory[jobapi.Request, json.RawMessage](ledger.Config{MaxQueue: 4})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, l.Close()) })

@@ -47,6 +47,7 @@ func (h *harness) metric(name string) float64 {
 // admission comes back by itself. While the writes fail, /healthz and the
 // metrics say so.
 func TestRefusedEndIsRetried(t *testing.T) {
+	t.Parallel()
 	const refusals = 4
 	clock := newFakeClock()
 	st := newFailingQueue(t, clock, 1)
@@ -99,6 +100,7 @@ func TestRefusedEndIsRetried(t *testing.T) {
 // writes; one whose deadline passes meanwhile ends TIMEOUT once the store
 // takes its end, rather than stay PENDING with nobody to end it.
 func TestRefusedStartIsRetried(t *testing.T) {
+	t.Parallel()
 	t.Run("started", func(t *testing.T) {
 		clock := newFakeClock()
 		st := newFailingQueue(t, clock, 1)

@@ -65,6 +65,7 @@ func (c *panicClock) Now() time.Time {
 // for a runner that never started. The panic is programmer misuse and still
 // reaches the caller; it no longer leaves the count behind.
 func TestShutdownAfterPanicInSubmit(t *testing.T) {
+	t.Parallel()
 	cfg := jobapi.DefaultConfig()
 	cfg.Workers = 1
 	cfg.Model = "echo"
@@ -129,6 +130,7 @@ func (h endHook) Handle(_ context.Context, r slog.Record) error {
 // writes, and the test's log handler then moves the clock past the TTL and
 // submits a job, which evicts the cancelled one.
 func TestCancelAnswersFromItsOwnSnapshot(t *testing.T) {
+	t.Parallel()
 	g := newGate()
 	clock := newFakeClock()
 	cfg := jobapi.DefaultConfig()

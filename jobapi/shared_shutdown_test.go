@@ -19,6 +19,7 @@ import (
 // job its one worker frees up for stays PENDING, Shutdown returns as soon
 // as the running job has ended, and another replica runs the job.
 func TestSharedShutdownClaimsNothing(t *testing.T) {
+	t.Parallel()
 	hb := newHub(t, newFakeClock(), 8)
 	gA := newGate()
 	a := newHarnessOn(t, hb.view(), jobapi.Options{Model: gA}, nil)

@@ -48,6 +48,7 @@ func pgReplicas(t *testing.T) replicaFunc {
 // the first one's jobs; a cancel on the admitting replica stops the model
 // call on the one running the job. On a hub, and on PostgreSQL.
 func TestSharedWorkMovesToIdleReplica(t *testing.T) {
+	t.Parallel()
 	t.Run("hub", func(t *testing.T) { testWorkMovesToIdleReplica(t, hubReplicas(t)) })
 	t.Run("postgres", func(t *testing.T) { testWorkMovesToIdleReplica(t, pgReplicas(t)) })
 }
@@ -80,6 +81,7 @@ func testWorkMovesToIdleReplica(t *testing.T, replica replicaFunc) {
 // admitted it. The models ignore their contexts, so that the workers stay
 // busy past the deadlines.
 func TestSharedAdmissionDeadline(t *testing.T) {
+	t.Parallel()
 	const timeout = 30 * time.Second
 	hb := newHub(t, newFakeClock(), 8)
 	gA, gB := newGate(), newGate()
@@ -113,6 +115,7 @@ func TestSharedAdmissionDeadline(t *testing.T) {
 // fires before AfterFunc has returned (a real timer may) still ends its
 // job TIMEOUT, and leaves no timer armed.
 func TestSharedAdmissionTimerFiringAtOnce(t *testing.T) {
+	t.Parallel()
 	hb := newHub(t, newFakeClock(), 8)
 	g := newGate()
 	a := newHarnessOn(t, hb.view(), jobapi.Options{Model: g}, nil)
@@ -138,6 +141,7 @@ func TestSharedAdmissionTimerFiringAtOnce(t *testing.T) {
 // without running: its deadline counts from its admission on the hub's
 // clock.
 func TestSharedClaimPastDeadline(t *testing.T) {
+	t.Parallel()
 	dbClock := newFakeClock()
 	hb := newHub(t, dbClock, 8)
 	late := submitTo(t, hb.view(), "late")
@@ -153,6 +157,7 @@ func TestSharedClaimPastDeadline(t *testing.T) {
 // it admitted and nobody started PENDING, with no admission deadline left
 // armed; another replica runs them. On a hub, and on PostgreSQL.
 func TestSharedShutdownLeavesPending(t *testing.T) {
+	t.Parallel()
 	t.Run("hub", func(t *testing.T) { testShutdownLeavesPending(t, hubReplicas(t)) })
 	t.Run("postgres", func(t *testing.T) { testShutdownLeavesPending(t, pgReplicas(t)) })
 }
@@ -214,6 +219,7 @@ func (u undecodable) Claim(ctx context.Context) (ledger.Snapshot, jobapi.Request
 // ends FAILED "job store failure" at once, instead of staying RUNNING on
 // the replica that claimed it; its model never runs.
 func TestSharedClaimUndecodable(t *testing.T) {
+	t.Parallel()
 	hb := newHub(t, newFakeClock(), 8)
 	g := newGate()
 	h := newHarnessOn(t, undecodable{hb.view()}, jobapi.Options{Model: g}, nil)
@@ -247,6 +253,7 @@ func (c cancelledAtClaim) Claim(ctx context.Context) (ledger.Snapshot, jobapi.Re
 // Claim and the registration of its flight still stops it here: its model
 // never runs.
 func TestSharedEndHeardBeforeFlight(t *testing.T) {
+	t.Parallel()
 	hb := newHub(t, newFakeClock(), 8)
 	var m countingModel
 	h := newHarnessOn(t, cancelledAtClaim{view: hb.view(), other: hb.view()}, jobapi.Options{Model: &m}, nil)

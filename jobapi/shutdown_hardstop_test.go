@@ -34,6 +34,7 @@ func (h hungFinish) Finish(ctx context.Context, id string, _ json.RawMessage) (l
 // the hung Finish returns, the runner falls back to FAILED "job store
 // failure" (which this store records), and Shutdown returns.
 func TestShutdownHardStopEndsHungWrites(t *testing.T) {
+	t.Parallel()
 	clock := newFakeClock()
 	st := hungFinish{store: newMemory(t, clock, 8), entered: make(chan string, 1)}
 	g := newGate()

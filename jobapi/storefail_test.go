@@ -168,6 +168,7 @@ func requireStoreFailed(t *testing.T, r reply) {
 // every route that calls the store; the server goes on, and its
 // bookkeeping stays whole (the harness checks it once drained).
 func TestStoreFailuresAnswer503(t *testing.T) {
+	t.Parallel()
 	clock := newFakeClock()
 	st := newFailing(t, clock)
 	logs := &logBuffer{}
@@ -209,6 +210,7 @@ func (lasting) Transient(error) bool { return false }
 // failure it calls lasting, the runner ends the job FAILED "job store
 // failure" rather than leave it holding its slot with no runner.
 func TestStoreFailureEndsTheJob(t *testing.T) {
+	t.Parallel()
 	for _, method := range []string{"TakeRequest", "Start", "Finish"} {
 		t.Run(method, func(t *testing.T) {
 			clock := newFakeClock()
@@ -229,6 +231,7 @@ func TestStoreFailureEndsTheJob(t *testing.T) {
 // writes, then logs it and returns, so that Shutdown returns and no flight
 // is left. The server's invariants then report the live job, and only it.
 func TestStoreRefusingEveryEnd(t *testing.T) {
+	t.Parallel()
 	clock := newFakeClock()
 	st := newFailing(t, clock)
 	logs := &logBuffer{}
@@ -267,6 +270,7 @@ func TestStoreRefusingEveryEnd(t *testing.T) {
 // TestClose: Close leaves the store open for its owner; once the owner
 // closes it, the API answers 503.
 func TestClose(t *testing.T) {
+	t.Parallel()
 	t.Run("store closed by its owner", func(t *testing.T) {
 		h := newHarness(t, model.Echo{}, nil)
 		id := h.submit("t", nil)
@@ -307,6 +311,7 @@ func (g garbling) Finish(ctx context.Context, id string, _ json.RawMessage) (led
 // Prefer: wait submit whose job ended DONE answers, as for any result it
 // cannot read, the DONE snapshot without result.
 func TestResultNotJSONAnswered500(t *testing.T) {
+	t.Parallel()
 	clock := newFakeClock()
 	logs := &logBuffer{}
 	h := newHarnessOn(t, garbling{newMemory(t, clock, 16)}, jobapi.Options{Model: model.Echo{},

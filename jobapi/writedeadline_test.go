@@ -20,6 +20,7 @@ import (
 // wrapped round, the write deadline landed in the past, and every reply
 // of a wait, a Prefer: wait submit and /infer was cut off.
 func TestWriteDeadlineOverflows(t *testing.T) {
+	t.Parallel()
 	longest := time.Duration(math.MaxInt64/int64(time.Millisecond)) * time.Millisecond
 	cfg := jobapi.DefaultConfig()
 	cfg.Model, cfg.Workers, cfg.MaxWait, cfg.AsyncTimeout = "echo", 1, longest, longest
