@@ -28,8 +28,9 @@ func TestAdmissionUnderConcurrency(t *testing.T) {
 	var syncs sync.WaitGroup
 	for i := range workers {
 		syncs.Go(func() {
-			_, err := h.api.Infer(t.Context(), client.Request{TaskID: "hold-" + strconv.Itoa(i)})
-			require.NoError(t, err)
+			if _, err := h.api.Infer(t.Context(), client.Request{TaskID: "hold-" + strconv.Itoa(i)}); err != nil {
+				t.Errorf("/infer: %v", err)
+			}
 		})
 	}
 	for range workers {
