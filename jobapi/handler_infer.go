@@ -28,8 +28,7 @@ func (s *Server) infer(w http.ResponseWriter, r *http.Request) {
 	// The reply may be held up to the deadline from now. Set before the
 	// body was read, the held write deadline ran from the end of the
 	// headers, so an upload slower than the WriteTimeout (with no
-	// ReadTimeout, or a longer one) had its reply cut off
-	// (TestInferWriteDeadlineAfterBody).
+	// ReadTimeout, or a longer one) would have its reply cut off.
 	holdWriteDeadline(w, r, s.cfg.AsyncTimeout)
 	if perr != nil {
 		writeProblem(w, perr.status, perr.detail, nil)
@@ -58,7 +57,7 @@ func (s *Server) infer(w http.ResponseWriter, r *http.Request) {
 	case !ok || (o.err != nil && ctx.Err() != nil):
 		// The context's first cause decides. A client that went away gets
 		// nothing (counted): it was answered, counted and logged as a 503
-		// "server shutting down" (TestClientGoneCountedApart).
+		// "server shutting down".
 		switch cause := context.Cause(ctx); {
 		case errors.Is(cause, ErrDeadline):
 			writeProblem(w, http.StatusGatewayTimeout, detailDeadline, nil)

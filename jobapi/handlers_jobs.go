@@ -34,8 +34,8 @@ func (s *Server) postJob(w http.ResponseWriter, r *http.Request) {
 	// The share is given back exactly once: as soon as the request is
 	// admitted or refused (a replay's or a Prefer: wait's wait holds none),
 	// or by the defer on any other way out, a panic in the parse, a
-	// RequestValidator or the admission included
-	// (TestSubmitBudgetLeaksOnPanic), which would otherwise keep it for ever.
+	// RequestValidator or the admission included, which would otherwise
+	// keep it for ever.
 	released := false
 	release := func() {
 		if !released {

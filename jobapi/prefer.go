@@ -148,8 +148,7 @@ func (s *Server) awaitSubmitted(w http.ResponseWriter, r *http.Request, id strin
 // unit of work in wg (its admission was), so Shutdown waits for it apart
 // (waitWG): once the grace period is over a wait ends at once, stopping its
 // timer before Shutdown returns, and none begins. Without that, Shutdown
-// could return, drained, before the handler had stopped the timer
-// (TestPreferWaitEndsBeforeShutdownReturns).
+// could return, drained, before the handler had stopped the timer.
 func (s *Server) waitSubmitted(parent context.Context, id string, d time.Duration) (ledger.Snapshot, error) {
 	s.mu.Lock()
 	stopped := s.waitsStopped

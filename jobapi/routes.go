@@ -122,11 +122,9 @@ func (s *Server) dispatch(rt route) http.Handler {
 // may hold for up to hold (a wait, /infer) to hold past the serving
 // http.Server's WriteTimeout. net/http counts WriteTimeout from the end of
 // the request header, so without this a WriteTimeout under max_wait would
-// cut off every long wait's reply (cmd/jobserver's
-// TestNoReadOrIdleTimeout/long_wait_outlives_write_timeout). Deadlines of a
-// connection are wall-clock time by nature, hence time.Now rather than the
-// server's Clock. Outside an http.Server, or with no WriteTimeout, nothing
-// changes.
+// cut off every long wait's reply. Deadlines of a connection are
+// wall-clock time by nature, hence time.Now rather than the server's Clock.
+// Outside an http.Server, or with no WriteTimeout, nothing changes.
 func holdWriteDeadline(w http.ResponseWriter, r *http.Request, hold time.Duration) {
 	hs, _ := r.Context().Value(http.ServerContextKey).(*http.Server)
 	if hs == nil || hs.WriteTimeout <= 0 {
@@ -137,11 +135,11 @@ func holdWriteDeadline(w http.ResponseWriter, r *http.Request, hold time.Duratio
 
 // addSaturating is a + b for non-negative a and b, or the largest Duration
 // where the sum would overflow. max_wait and async_timeout accept up to
-// the largest Duration, and a sum that wrapped round put the write
-// deadline in the past, cutting off every reply it covered
-// (TestWriteDeadlineOverflows). Saturating keeps those values meaning what
-// they say, a hold that never runs out in practice, where capping them in
-// Validate would refuse configurations that are sound.
+// the largest Duration, and a sum that wrapped round would put the write
+// deadline in the past, cutting off every reply it covered. Saturating
+// keeps those values meaning what they say, a hold that never runs out in
+// practice, where capping them in Validate would refuse configurations
+// that are sound.
 func addSaturating(a, b time.Duration) time.Duration {
 	if b > math.MaxInt64-a {
 		return math.MaxInt64
@@ -153,7 +151,7 @@ func addSaturating(a, b time.Duration) time.Duration {
 // client went away (its context ended) before the handler wrote anything,
 // and the handler, seeing that, wrote nothing. 499 is nginx's "client
 // closed request". Counted as the 200 that net/http would have sent, such
-// requests hid among the replies that were sent (TestClientGoneCountedApart).
+// requests would hide among the replies that were sent.
 const codeNotWritten = 499
 
 // counted counts each reply of h in the requests metric under route, and

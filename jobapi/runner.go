@@ -42,8 +42,8 @@ func (e *executor) admit(req Request, key, digest string) (string, error) {
 	)
 	// Two defers, this one registered first so that it runs last: the
 	// unit of work is released even when the orphan's end below panics
-	// too (a store whose Fail panics), or Shutdown waited for it for ever
-	// (TestAdmitPanicInOrphanEndReleasesWork).
+	// too (a store whose Fail panics), or Shutdown would wait for it for
+	// ever.
 	defer func() {
 		if !running {
 			e.wg.Done()
@@ -53,8 +53,8 @@ func (e *executor) admit(req Request, key, digest string) (string, error) {
 		if orphan {
 			// A panic after the Submit committed (a Clock whose AfterFunc
 			// panics, as the deadline is armed): end the job, which nothing
-			// would run or time out, rather than leave it holding its slot
-			// (TestAdmitPanicEndsCommittedJob). The panic goes on as it came.
+			// would run or time out, rather than leave it holding its slot.
+			// The panic goes on as it came.
 			e.record(id, ledgertype.Failed, nil, wireError(ErrStoreFailed, ""))
 		}
 	}()

@@ -143,8 +143,7 @@ func New(l ledger.Ledger[Request, json.RawMessage], cfg Config, opts Options) (*
 // target "*" with any other method, a plain-text 404 for CONNECT. No
 // route of the API matches any of them, so they get the API's own 404.
 // These requests never reach the mux, so they are counted here, under the
-// route "unmatched" as every request no route matches is
-// (TestUnroutedRequestsUncounted).
+// route "unmatched" as every request no route matches is.
 //
 // The connection of a request whose body is chunked is closed after the
 // reply (framing.go).

@@ -13,7 +13,7 @@ const (
 )
 
 // Config configures a Table. The zero value is valid and admits nothing
-// (MaxQueue 0), as the seed's async_max_queue <= 0 does.
+// (MaxQueue 0).
 type Config struct {
 	// MaxQueue bounds the number of admitted jobs that are not yet terminal
 	// (PENDING or RUNNING). Zero or negative admits nothing: every Submit

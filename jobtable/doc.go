@@ -56,9 +56,7 @@
 //     takes the wakeup channel (closed once, never re-made) in one critical
 //     section under the same mutex, so it either sees the terminal state or
 //     holds a channel that the transition will close: a completion at any
-//     moment before or during a wait is seen, and a wakeup cannot be lost
-//     (the seed's D4 published the state under one lock and notified under
-//     another, and a waiter between the two slept through the completion).
+//     moment before or during a wait is seen, and a wakeup cannot be lost.
 //     The terminal transition writes the job's final snapshot first, then
 //     stores the terminal state, then closes the wakeup channel, and
 //     nothing writes a terminal job again: a reader that loaded the

@@ -111,7 +111,7 @@ func (j *job[Req, Res]) final() (Snapshot, bool) {
 }
 
 // snapshot returns a consistent view of j: state, error and timestamps are
-// read together, never half of a transition (D1). A terminal job's final
+// read together, never half of a transition. A terminal job's final
 // snapshot is read without the lock (see final); a live job's under j.mu.
 func (j *job[Req, Res]) snapshot() Snapshot {
 	if snap, ok := j.final(); ok {

@@ -12,7 +12,7 @@ import (
 // Synchronisation (seed contract items in brackets):
 //
 //   - depth: atomic [3]. Admission is a CAS loop, so the queue-full check and
-//     the increment are one atomic step (D2, D3). The terminal transition is
+//     the increment are one atomic step. The terminal transition is
 //     its only decrement, exactly once per job [4].
 //   - jobs: the id map, a jobIndex. A lookup takes no lock at all, so
 //     readers of any jobs never contend, and none waits for a Submit.
@@ -166,8 +166,8 @@ func (t *Table[Req, Res]) Stats() Stats {
 }
 
 // admit takes one slot of MaxQueue. The check and the increment are one
-// compare-and-swap, so two submitters can never both take the last slot
-// (D3), and depth is never read unsynchronised (D2).
+// compare-and-swap, so two submitters can never both take the last slot,
+// and depth is never read unsynchronised.
 //
 // Spec actions: SubmitLoad, SubmitCAS.
 func (t *Table[Req, Res]) admit() bool {

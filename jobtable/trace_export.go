@@ -4,9 +4,9 @@ package jobtable
 
 import "encoding/json"
 
-// The trace log, for harnesses in other packages (the fuzz target
-// FuzzTrace): the same log TestTraceRuns writes, begun, given thread roles
-// and ended from outside. Like the rest of the trace code it exists only
+// The trace log, for harnesses in other packages (package fuzz): the same
+// log as the package's own traced runs, begun, given thread roles and
+// ended from outside. Like the rest of the trace code it exists only
 // with the tag jobtable_trace; a normal build has none of it.
 
 // TraceBegin starts a log. No table call may be in flight, and one log

@@ -104,8 +104,8 @@ func (t *Table[Req, Res]) terminate(id string, to State, res Res, err error) (Sn
 // terminateJob is the terminal transition's critical section: under j.mu it
 // reads the clock, writes the payload, drops the request, publishes the
 // state, decrements depth and wakes the waiters: one critical section, so
-// a reader holding the job lock never sees half a transition (D1) and no
-// wakeup is lost (D4; the package doc, contract item 2, says why). It reports
+// a reader holding the job lock never sees half a transition and no
+// wakeup is lost (the package doc, contract item 2, says why). It reports
 // false, changing nothing, for a job that is already terminal, so depth
 // falls exactly once per job. Either way it returns the job's snapshot as
 // it left the critical section.

@@ -64,8 +64,9 @@ func (t *Table[Req, Res]) Wait(ctx context.Context, id string) (Snapshot, error)
 
 // register checks j's state and, unless it is terminal, takes j's wakeup
 // channel, both in one critical section under j.mu, so that either it sees
-// the terminal state or the channel it returns will be closed (D4; contract
-// item 2 of the package doc). It returns a nil channel for a terminal job.
+// the terminal state or the channel it returns will be closed: no wakeup is
+// lost (contract item 2 of the package doc). It returns a nil channel for a
+// terminal job.
 //
 // Spec actions: WaitCheck, then WaitRegister with the job lock still held.
 func (j *job[Req, Res]) register() (Snapshot, <-chan struct{}) {

@@ -5,12 +5,12 @@ package linearizability
 // them under the same names, with the invariant or property of
 // spec/JobTable.tla each mirrors where there is one.
 //
-// TestModelClausesPinned removes the clauses one at a time and requires,
-// for each, a must-fail history in testdata that the model accepts without
-// it: a clause that no history needs is vacuous, and a clause that nothing
-// pins can be deleted, or broken, with every gate still passing. Production
-// code builds every model with all its clauses in force; only that test
-// builds one with a clause removed.
+// Every clause is needed: with any one removed, some must-fail history in
+// testdata is accepted, which the package's tests check. A clause that no
+// history needs is vacuous, and one that nothing pins can be deleted, or
+// broken, with every gate still passing. Production code builds every
+// model with all its clauses in force; only the tests build one with a
+// clause removed.
 
 // clause names one rule of a model.
 type clause struct {

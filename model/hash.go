@@ -8,8 +8,7 @@ import (
 
 // The fingerprint's pixel loops: the mean colour and the difference hash
 // (see Fingerprint), over pixels read by a rowReader. Their results are
-// those of the plain loops over img.At that they replaced, to the bit
-// (TestRowReaderMatchesAt keeps that reference), and they look at the
+// those of plain loops over img.At, to the bit, and they look at the
 // context every checkEvery pixels.
 
 // checkEvery is how many pixels the loops read between two looks at the

@@ -13,7 +13,9 @@
 #                                 driver's runs and FuzzTrace's seeds
 #                                 and corpus checked against the spec, the
 #                                 SQLite store's traced runs checked
-#                                 against DurableLedger.tla, and the
+#                                 against DurableLedger.tla, the
+#                                 PostgreSQL store's against
+#                                 SharedLedger.tla, and the
 #                                 mutant's own gates), listing each one
 #                                 that catches it (make mutants-full)
 #   scripts/mutants.sh [-full] MUTANT...   only these mutants
@@ -38,7 +40,8 @@
 # REPLICAS_FLAGS (the replicas gate's replicas, default 3, and lincheck
 # flags, default "-q"), TRACE_N and TRACE_JOBS (the trace gate's runs,
 # default 20, and jobs admitted per run, default 50), TRACE_SQLITE_N (the
-# trace-sqlite gate's runs, default 40).
+# trace-sqlite gate's runs, default 40), TRACE_POSTGRES_N (the
+# trace-postgres gate's runs, default 12).
 # Exit status: 0 when the normal build passes and every mutant is caught.
 set -u
 cd "$(dirname "$0")/.."
@@ -63,6 +66,7 @@ FUZZTIME=${FUZZTIME:-60s}
 TRACE_N=${TRACE_N:-20}
 TRACE_JOBS=${TRACE_JOBS:-50}
 TRACE_SQLITE_N=${TRACE_SQLITE_N:-40}
+TRACE_POSTGRES_N=${TRACE_POSTGRES_N:-12}
 FUZZ_BASELINE=${FUZZ_BASELINE:-10s}
 
 # The list: mutant, comma-separated gates, description.
@@ -83,7 +87,7 @@ fi
 # patch_of MUTANT: the diff of PKG/NAME, PKG/testdata/mutants/NAME.patch.
 patch_of() { echo "${1%/*}/testdata/mutants/${1##*/}.patch"; }
 
-all_gates=(test:jobtable test:ledger test:jobapi test:store/sqlite test:store/postgres test:linearizability test:stress test:fuzz lincheck crash powercut replicas trace fuzztrace trace-sqlite)
+all_gates=(test:jobtable test:ledger test:jobapi test:store/sqlite test:store/postgres test:linearizability test:stress test:fuzz lincheck crash powercut replicas trace fuzztrace trace-sqlite trace-postgres)
 [ "$HTTP_RUNS" -gt 0 ] && all_gates+=(lincheck-http)
 
 work=$(mktemp -d)
@@ -290,7 +294,33 @@ gate() {
         verdict="does not build"
         return 2
       fi
+      if grep -q '^panic: test timed out after' "$log"; then
+        verdict="timed out: no verdict"
+        return 2
+      fi
       traces_verdict "$dir" $code spec/trace-durable.mjs
+      ;;
+    trace-postgres)
+      # trace-postgres[:N] (make trace-postgres): N runs (default
+      # TRACE_POSTGRES_N) of the PostgreSQL store's trace driver on this
+      # build (tag postgres_trace), two or three replicas on one database
+      # (the server JOBLEDGER_PG_DSN names), each log checked against
+      # spec/SharedLedger.tla by spec/trace-shared.mjs; verdicts as the
+      # trace gate's.
+      local n=${pkg:-$TRACE_POSTGRES_N} dir=$work/pgtraces-${tag//\//-}
+      rm -rf "$dir" && mkdir -p "$dir"
+      "$GO" test "${ov[@]}" -count=1 -timeout "$((120 + 5 * n))s" -tags postgres_trace -run '^TestTraceRuns$' \
+        ./store/postgres/ -trace.dir "$dir" -trace.n "$n" >"$log" 2>&1
+      code=$?
+      if [ $code -ne 0 ] && grep -q '\[build failed\]\|\[setup failed\]' "$log"; then
+        verdict="does not build"
+        return 2
+      fi
+      if grep -q '^panic: test timed out after' "$log"; then
+        verdict="timed out: no verdict"
+        return 2
+      fi
+      traces_verdict "$dir" $code spec/trace-shared.mjs
       ;;
     *)
       verdict="unknown gate"
@@ -330,7 +360,8 @@ server_verdict() {
 
 # traces_verdict DIR CODE [CHECKER]: the verdict on the traces a driver
 # that exited with CODE wrote to DIR, checked by CHECKER (default
-# spec/trace.mjs), for the trace, fuzztrace and trace-sqlite gates. A rejected
+# spec/trace.mjs), for the trace, fuzztrace, trace-sqlite and trace-postgres
+# gates. A rejected
 # trace is a catch; so is a driver that failed, whether or not it wrote
 # a trace first; a driver that passed and wrote none, or a checker error,
 # is no verdict.

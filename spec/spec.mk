@@ -21,15 +21,19 @@
 #   make trace-sqlite       runs of the SQLite store (tag sqlite_trace),
 #                           restarts included, checked against
 #                           DurableLedger.tla
+#   make trace-postgres     runs of two or three replicas of the PostgreSQL
+#                           store (tag postgres_trace) on one throwaway
+#                           server, a crash, a lapsed lease and a restart
+#                           included, checked against SharedLedger.tla
 
 SPEC_DIR     := spec
 NODE         ?= node
 NPM          ?= npm
 TLA_CHECKER  := $(SPEC_DIR)/node_modules/tla-checker/package.json
 
-GATES += spec-check spec-mutants trace-check trace-sqlite
+GATES += spec-check spec-mutants trace-check trace-sqlite trace-postgres
 
-.PHONY: spec-check spec-mutants tlc spec-mutants-tlc trace-check trace-tlc trace-sqlite
+.PHONY: spec-check spec-mutants tlc spec-mutants-tlc trace-check trace-tlc trace-sqlite trace-postgres
 
 # npm ci installs exactly what package-lock.json pins (tla-checker 0.9.0).
 $(TLA_CHECKER): $(SPEC_DIR)/package.json $(SPEC_DIR)/package-lock.json
@@ -124,3 +128,27 @@ trace-sqlite: $(TLA_CHECKER)
 	    rm -rf $(TRACE_KEEP) && mkdir -p $(TRACE_KEEP) && cp "$$dir"/*.ndjson $(TRACE_KEEP)/ && \
 	    echo "traces kept in $(TRACE_KEEP)"; exit 1; fi; \
 	$(NODE) --stack-size=30000 $(SPEC_DIR)/trace-durable.mjs --bite "$$dir"
+
+# Trace validation of the PostgreSQL store: vet of the traced build, then,
+# on a throwaway server (scripts/pg run), TRACE_POSTGRES_N random runs
+# (store/postgres/trace_run_test.go: two or three replicas on one
+# database, each with submitters and one worker that claims and finishes,
+# reaper rounds beside them, the injected clock ticking between rounds
+# with every replica's renewals; one replica closed with a job RUNNING and
+# opened again before or after its lease lapsed) of the real store built
+# with the tag postgres_trace, each log, in the database's commit order,
+# checked against SharedLedger.tla (spec/trace-shared.mjs, which holds the
+# mapping); then edited events must be rejected at that event (--bite).
+# Any rejection or error fails; the traces of a failure are kept in
+# TRACE_KEEP.
+TRACE_POSTGRES_N ?= 12
+trace-postgres: $(TLA_CHECKER)
+	@$(GO) vet -tags postgres_trace ./store/postgres/
+	@dir=$$(mktemp -d) && trap 'rm -rf "$$dir"' EXIT && \
+	scripts/pg run $(GO) test -count=1 -tags postgres_trace -run '^TestTraceRuns$$' ./store/postgres \
+	    -trace.dir "$$dir" -trace.n $(TRACE_POSTGRES_N) -trace.seed $(TRACE_SEED) >"$$dir/go.log" 2>&1 \
+	    || { cat "$$dir/go.log"; exit 1; }; \
+	if ! $(NODE) --stack-size=30000 $(SPEC_DIR)/trace-shared.mjs --quiet "$$dir"; then \
+	    rm -rf $(TRACE_KEEP) && mkdir -p $(TRACE_KEEP) && cp "$$dir"/*.ndjson $(TRACE_KEEP)/ && \
+	    echo "traces kept in $(TRACE_KEEP)"; exit 1; fi; \
+	$(NODE) --stack-size=30000 $(SPEC_DIR)/trace-shared.mjs --bite "$$dir"

@@ -19,7 +19,7 @@ import (
 // part of their results, and the run's bookkeeping live here; each driver
 // keeps only its workers and its end-of-run checks.
 
-// Config shapes a stress run. DefaultConfig gives the seed's shape: 4
+// Config shapes a stress run. DefaultConfig gives the default shape: 4
 // submitters, 2 runners, 3 pollers and 2 waiters for about 3 s, against a
 // queue small enough that admission is contested and retention small
 // enough that eviction happens during the run.
@@ -78,7 +78,7 @@ type Progress struct {
 	Accepted, Rejected int64
 }
 
-// DefaultConfig returns the seed's shape.
+// DefaultConfig returns the default shape, described on Config.
 func DefaultConfig() Config {
 	return Config{
 		Submitters: 4, Runners: 2, Pollers: 3, Waiters: 2,

@@ -107,7 +107,7 @@ func run(args []string, log *slog.Logger) error {
 	}
 	// Bind, and say where, before New: on a durable store New starts the
 	// jobs it recovers, and a failure after it would close the store under
-	// them, ending acknowledged jobs FAILED (TestBusyPortKeepsRecoveredJobs).
+	// them, ending acknowledged jobs FAILED.
 	ln, err := net.Listen("tcp", opts.cfg.Listen)
 	if err != nil {
 		return err
@@ -239,8 +239,8 @@ const maxReadHeaderTimeout = 10 * time.Second
 
 // newHTTPServer is the http.Server of h with cfg's timeouts, where zero
 // means none (net/http reads a zero IdleTimeout as "use ReadTimeout", hence
-// -1). Without them, slow-body and idle keep-alive connections were held for
-// ever (TestNoReadOrIdleTimeout). WriteTimeout is lengthened per request on
+// -1). Without them, slow-body and idle keep-alive connections are held for
+// ever. WriteTimeout is lengthened per request on
 // the routes that hold one (jobapi's holdWriteDeadline). The API answers
 // OPTIONS * itself, with Allow.
 func newHTTPServer(cfg config.Config, h http.Handler) *http.Server {

@@ -21,10 +21,9 @@ const drainTimeout = 5 * time.Second
 //     but answers snapshots, waits, results, cancels and /metrics, on new
 //     connections as on old ones. Admitted jobs run on, and the result of
 //     one that ends in the grace can be read by any client until the grace
-//     ends, not only by one that was already waiting when the signal came:
-//     the listener used to close at the signal
-//     (TestListenerClosesWhenGraceStarts). The jobs live in memory only, so
-//     this window is the clients' last chance to read them.
+//     ends, not only by one that was already waiting when the signal came.
+//     The jobs live in memory only, so this window is the clients' last
+//     chance to read them.
 //  2. When the grace ends, the jobs still running end FAILED "server
 //     shutting down", and their waiters are answered.
 //  3. The HTTP server stops: the listener closes, idle connections close,

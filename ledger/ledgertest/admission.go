@@ -65,8 +65,8 @@ func testAdmissionFreedOnce(t *testing.T, s Store) {
 
 // testAdmissionConcurrent releases many submitters at once against a
 // small MaxQueue, round after round: exactly MaxQueue are admitted each
-// round (a check of the bound apart from the taking of a slot admits
-// more, the seed's D3), and ending them frees the bound again.
+// round (a check of the bound apart from the taking of a slot would admit
+// more), and ending them frees the bound again.
 func testAdmissionConcurrent(t *testing.T, s Store) {
 	const limit, submitters = 3, 16
 	f := open(t, s, ledger.Config{MaxQueue: limit, MaxCompleted: 64})

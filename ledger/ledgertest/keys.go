@@ -156,7 +156,7 @@ func testKeyRace(t *testing.T, s Store) {
 	// Many short rounds: the race a check-then-act store loses is between
 	// two calls' critical sections, and a loaded machine runs few of them
 	// side by side in any one round.
-	repeat(100, 2000, 300*time.Millisecond, func(round int) bool {
+	repeat(100, 10000, time.Second, func(round int) bool {
 		key := "k" + strconv.Itoa(round)
 		ids := make([]string, callers)
 		fresh := make([]bool, callers)

@@ -94,7 +94,7 @@ func testTimestampsOrdered(t *testing.T, s Store) {
 
 // testSnapshotsWhole races a poller against the end of a fresh job, round
 // after round: every snapshot it reads is whole, never a terminal state
-// without its completion time and error (the seed's D1).
+// without its completion time and error.
 func testSnapshotsWhole(t *testing.T, s Store) {
 	f := open(t, s, ledger.Config{MaxQueue: 1, MaxCompleted: 1})
 	repeat(20, 300, 200*time.Millisecond, func(round int) bool {

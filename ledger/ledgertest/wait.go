@@ -140,7 +140,7 @@ func testWaitSurvivesEviction(t *testing.T, s Store) {
 // testWaitNeverMisses races Wait against the job's end, round after
 // round, in both orders and everything between: each waiter sees the
 // end. Its context never ends on its own, so only the wakeup can release
-// it (the seed's D4 slept through it).
+// it.
 func testWaitNeverMisses(t *testing.T, s Store) {
 	f := open(t, s, ledger.Config{MaxQueue: 1, MaxCompleted: 1})
 	rounds := repeat(50, 2000, 200*time.Millisecond, func(round int) bool {

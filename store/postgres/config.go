@@ -20,8 +20,8 @@ type Options struct {
 	// database: the owner of the jobs it takes, starts and claims. Each
 	// live replica needs a name of its own, kept across its restarts: Open
 	// fails the jobs its name still runs (its earlier life is dead), and
-	// never touches the other names' jobs (see the package doc,
-	// "Replicas"). Printable ASCII without spaces, at most MaxReplicaLen
+	// never touches the other names' jobs, which their leases guard.
+	// Printable ASCII without spaces, at most MaxReplicaLen
 	// bytes. Empty means DefaultReplica, the one name of a single
 	// replica.
 	Replica string
@@ -86,7 +86,7 @@ func validReplica(name string) error {
 
 // configWithDefaults validates c and fills in jobtable's defaults for zero
 // fields, as the other stores do, with one difference: a nil Now is left
-// nil, and means the database's clock (see the package doc, "Time").
+// nil, and means the database's clock.
 func configWithDefaults(c ledger.Config) (ledger.Config, error) {
 	if c.MaxQueue > math.MaxInt32 {
 		return c, fmt.Errorf("%w: MaxQueue %d exceeds %d", ledger.ErrInvalidConfig, c.MaxQueue, math.MaxInt32)

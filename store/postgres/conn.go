@@ -11,8 +11,8 @@ import (
 )
 
 // connBounds are the time bounds of every connection of a Store, the
-// pool's and the listener's, from Options.Lease (the package doc,
-// "Faults", says what each bounds). PostgreSQL reads zero as "no bound",
+// pool's and the listener's, from Options.Lease (docs/scaling.md says
+// what each bounds). PostgreSQL reads zero as "no bound",
 // so none is ever zero.
 type connBounds struct {
 	idleInTx    time.Duration // idle_in_transaction_session_timeout

@@ -7,7 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Leases (see the package doc, "Replicas"). A job holds a lease while it
+// Leases (docs/scaling.md). A job holds a lease while it
 // is RUNNING, or PENDING with its request taken: owner names the replica
 // that runs it and lease_until says until when, in the store's time. The
 // statements that give a job its lease (TakeRequest, Start, Claim) set

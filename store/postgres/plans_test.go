@@ -21,6 +21,14 @@ func TestBatchPlansScanNoTable(t *testing.T) {
 	s, err := postgres.Open(ctx, newDatabase(t), ledger.Config{MaxQueue: 8}, postgres.Options{})
 	require.NoError(t, err)
 	defer s.Close()
+	require.NoError(t, s.WithConn(ctx, func(c *pgx.Conn) error {
+		var jit string
+		if err := c.QueryRow(ctx, "SHOW jit").Scan(&jit); err != nil {
+			return err
+		}
+		require.Equal(t, "off", jit, "a statement the planner prices as a scan would be compiled")
+		return nil
+	}))
 	for name, q := range postgres.BatchQueries {
 		t.Run(name, func(t *testing.T) {
 			var plan string

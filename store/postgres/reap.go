@@ -43,7 +43,10 @@ func (s *Store) reap(ctx context.Context) (int, error) {
 	if !lapsed {
 		return 0, nil
 	}
-	n := 0
+	var (
+		reaped []string
+		stamp  *traceStamp
+	)
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		var seq int64
 		if err := tx.QueryRow(ctx, `SELECT next_seq FROM ledger WHERE id = 1 FOR UPDATE`).Scan(&seq); err != nil {
@@ -69,11 +72,13 @@ func (s *Store) reap(ctx context.Context) (int, error) {
 				return fmt.Errorf("ending job %s: %w", id, err)
 			}
 		}
-		n = len(ids)
-		return nil
+		reaped = ids
+		stamp, err = traceTx(ctx, tx)
+		return err
 	})
 	if err != nil {
 		return 0, s.callErr(ctx, "reaping lapsed leases", err)
 	}
-	return n, nil
+	s.traceReaped(stamp, reaped, now)
+	return len(reaped), nil
 }

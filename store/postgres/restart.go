@@ -13,7 +13,7 @@ import (
 
 // recoverDatabase is Open's one transaction, under the advisory lock
 // migrationLock: it migrates the schema, checks the stored depth, applies
-// the restart semantics (see the package doc, "Restart") and runs one
+// the restart (the package doc) and runs one
 // retention pass, then commits. It fills s.recovered and s.maxDepth, and
 // returns the last completion seq before its own ends: every later end
 // commits after the listener LISTENs, and is notified to it. The
@@ -22,6 +22,11 @@ func (s *Store) recoverDatabase(ctx context.Context) (int64, error) {
 	var depth int
 	var seen int64
 	var ttl, lru uint64
+	var (
+		now    *int64
+		failed []string
+		stamp  *traceStamp
+	)
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, migrationLock); err != nil {
 			return fmt.Errorf("postgres: taking the migration lock: %w", err)
@@ -45,12 +50,12 @@ func (s *Store) recoverDatabase(ctx context.Context) (int64, error) {
 		if int64(depth) != live {
 			return fmt.Errorf("%w: depth %d, %d jobs not terminal", ErrDepthMismatch, depth, live)
 		}
-		now := s.now()
-		n, err := failRunning(ctx, tx, now, seq, s.opts.Replica)
-		if err != nil {
+		now = s.now()
+		var err error
+		if failed, err = failRunning(ctx, tx, now, seq, s.opts.Replica); err != nil {
 			return err
 		}
-		depth -= n
+		depth -= len(failed)
 		tag, err := tx.Exec(ctx, `UPDATE jobs SET taken = false, lease_until = NULL
 			WHERE seq IS NULL AND state = 0 AND taken AND coalesce(owner, $1) = $1`, s.opts.Replica)
 		if err != nil {
@@ -65,7 +70,10 @@ func (s *Store) recoverDatabase(ctx context.Context) (int64, error) {
 		if ttl, lru, err = s.evict(ctx, tx, now); err != nil {
 			return err
 		}
-		s.recovered, err = pendingJobs(ctx, tx)
+		if s.recovered, err = pendingJobs(ctx, tx); err != nil {
+			return err
+		}
+		stamp, err = traceTx(ctx, tx)
 		return err
 	})
 	if err != nil {
@@ -75,6 +83,7 @@ func (s *Store) recoverDatabase(ctx context.Context) (int64, error) {
 		}
 		return 0, fmt.Errorf("postgres: opening the ledger: %w", err)
 	}
+	s.traceOpened(stamp, failed, now)
 	s.evictedTTL.Add(ttl)
 	s.evictedLRU.Add(lru)
 	s.maxDepth = max(s.cfg.MaxQueue, 0, depth)
@@ -84,9 +93,9 @@ func (s *Store) recoverDatabase(ctx context.Context) (int64, error) {
 // failRunning ends every RUNNING job of replica (or of no owner: started
 // before leases) FAILED with InterruptedByRestart, in the order they
 // started, each with the next completion seq from seq on, the depth
-// decremented and a notification, as an end does. It returns how many it
-// ended. The jobs of other replicas are left to their leases.
-func failRunning(ctx context.Context, tx pgx.Tx, now *int64, seq int64, replica string) (int, error) {
+// decremented and a notification, as an end does. It returns the jobs it
+// ended, in that order. The jobs of other replicas are left to their leases.
+func failRunning(ctx context.Context, tx pgx.Tx, now *int64, seq int64, replica string) ([]string, error) {
 	// The rows are locked in n order, the order renewal and the reaper
 	// lock them in, so that a live Store of the same name renewing them
 	// cannot deadlock with this; they end in the order they started.
@@ -95,23 +104,23 @@ func failRunning(ctx context.Context, tx pgx.Tx, now *int64, seq int64, replica 
 			ORDER BY n FOR UPDATE) mine
 		ORDER BY started_at, n`, replica)
 	if err != nil {
-		return 0, fmt.Errorf("postgres: listing RUNNING jobs: %w", err)
+		return nil, fmt.Errorf("postgres: listing RUNNING jobs: %w", err)
 	}
 	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
-		return 0, fmt.Errorf("postgres: listing RUNNING jobs: %w", err)
+		return nil, fmt.Errorf("postgres: listing RUNNING jobs: %w", err)
 	}
 	msg := InterruptedByRestart
 	for i, id := range ids {
 		final, err := endJob(ctx, tx, id, ledgertype.Failed, nil, &msg, now, seq+int64(i))
 		if err != nil {
-			return 0, fmt.Errorf("postgres: failing job %s: %w", id, err)
+			return nil, fmt.Errorf("postgres: failing job %s: %w", id, err)
 		}
 		if err := endBookkeeping(ctx, tx, final, seq+int64(i)); err != nil {
-			return 0, fmt.Errorf("postgres: failing job %s: %w", id, err)
+			return nil, fmt.Errorf("postgres: failing job %s: %w", id, err)
 		}
 	}
-	return len(ids), nil
+	return ids, nil
 }
 
 // pendingJobs lists the PENDING jobs whose request nobody holds, oldest

@@ -87,7 +87,7 @@ var (
 
 // Open connects to the database named by dsn (a postgres:// or
 // postgresql:// URL, or a libpq key=value string), migrates its schema
-// under an advisory lock, applies the restart (see the package doc) and
+// under an advisory lock, applies the restart (the package doc) and
 // starts listening for the ends of jobs, before it returns: a Store
 // returned serves at once and misses no wakeup.
 func Open(ctx context.Context, dsn string, cfg ledger.Config, opts Options) (*Store, error) {
@@ -125,6 +125,9 @@ func open(ctx context.Context, dsn string, cfg ledger.Config, opts Options, befo
 	// a small jobs table it scanned the whole table, for ever after. Every
 	// statement of the store has an index to go by, so none may scan.
 	pcfg.ConnConfig.RuntimeParams["enable_seqscan"] = "off"
+	// The statements are small: compiling one costs more than it saves,
+	// and a scan's cost, inflated above, would always ask for it.
+	pcfg.ConnConfig.RuntimeParams["jit"] = "off"
 	boundConnections(&pcfg.ConnConfig.Config, opts.Lease) // no peer holds the others up (conn.go)
 	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
@@ -226,6 +229,7 @@ func (s *Store) Close() error {
 	<-s.keepDone
 	s.stopListen()
 	<-s.listenDone
+	s.traceClosed()
 	s.pool.Close()
 	return nil
 }

@@ -166,6 +166,7 @@ func (s *Store) apply(ctx context.Context, ops []*op) ([]reply, error) {
 		}
 	}
 	b := &pgx.Batch{}
+	stamp := traceStart()
 	if len(ends) > 0 || len(subs) > 0 {
 		b.Queue(qLockLedger, len(ends))
 	}
@@ -211,26 +212,32 @@ func (s *Store) apply(ctx context.Context, ops []*op) ([]reply, error) {
 				now = ops[i].now
 			}
 		}
+		stamp.queueSeen(b)
 		b.Queue(qClaim, now, s.opts.Replica, s.opts.Lease.Nanoseconds(), len(claims), inlineRequest)
 	}
+	stamp.queue(b)
 
 	replies := make([]reply, len(ops))
 	ctx, cancel := context.WithTimeout(ctx, max(2*s.opts.Lease, 10*time.Second))
 	defer cancel()
 	br := s.pool.SendBatch(ctx, b)
-	err := s.readBatch(br, ops, ends, subs, claims, replies)
+	err := s.readBatch(br, ops, ends, subs, claims, replies, stamp)
+	if err == nil {
+		err = stamp.scan(br)
+	}
 	if cerr := br.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
 		return nil, err
 	}
+	s.traceBatch(stamp, ops, replies)
 	return replies, nil
 }
 
 // readBatch reads the results of apply's batch into replies, in the order
 // apply queued the statements.
-func (s *Store) readBatch(br pgx.BatchResults, ops []*op, ends, subs, claims []int, replies []reply) error {
+func (s *Store) readBatch(br pgx.BatchResults, ops []*op, ends, subs, claims []int, replies []reply, stamp *traceStamp) error {
 	if len(ends) > 0 || len(subs) > 0 {
 		if _, err := br.Exec(); err != nil {
 			return err
@@ -311,6 +318,9 @@ func (s *Store) readBatch(br pgx.BatchResults, ops []*op, ends, subs, claims []i
 		}()
 	}
 	if len(claims) > 0 {
+		if err := stamp.scanSeen(br); err != nil {
+			return err
+		}
 		rows, err := br.Query()
 		if err != nil {
 			return err

@@ -10,7 +10,7 @@ import (
 // How a job's fields are stored, and read back:
 //
 //   - a time is Unix nanoseconds, NULL while unset; it is read back in UTC,
-//     without a monotonic reading (see the package doc, "Time");
+//     without a monotonic reading;
 //   - an error is its message, NULL for none, read back as an error with
 //     that message (errors.Is against the original no longer holds: a
 //     stored error outlives the values it wrapped);

@@ -35,8 +35,8 @@ type view struct {
 }
 
 // tick returns the time of a batch: now, or the latest time already stored
-// if the clock reads earlier, so that the store's times never go back (see
-// the package doc, "Time"). It advances v.clock.
+// if the clock reads earlier, so that the store's times never go back. It
+// advances v.clock.
 func (v *view) tick(now time.Time) int64 {
 	v.clock = max(v.clock, now.UnixNano())
 	return v.clock

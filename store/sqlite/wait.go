@@ -30,8 +30,7 @@ type waiter struct {
 // waits: no completion can come after Close.
 //
 // It never polls and cannot miss a completion: it registers before it
-// reads, and the writer wakes after it commits (see the package doc, "No
-// wakeup before durability"). Its reads run without ctx's cancellation, so
+// reads, and the writer wakes after it commits. Its reads run without ctx's cancellation, so
 // that a job found terminal is reported so even with an ended ctx.
 func (s *Store) Wait(ctx context.Context, id string) (ledger.Snapshot, error) {
 	if s.closed.Load() {

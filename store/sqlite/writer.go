@@ -152,8 +152,7 @@ func (s *Store) commitBatch(committed view, first []*op) (view, []*op) {
 	}
 	// Durable from here on, if the file is still the one the next Open
 	// will find: only then may anyone see the batch's effects through the
-	// view, a wakeup or a reply (see the package doc, "No wakeup before
-	// durability").
+	// view, a wakeup or a reply.
 	if s.detach() {
 		s.answerAll(b.ops, reply{err: s.detached})
 		return committed, b.ops
