@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -157,10 +158,11 @@ func (b *logBuffer) String() string {
 
 // requireStoreFailed checks the answer to a request whose store call
 // failed: 503 with Retry-After.
-func requireStoreFailed(t *testing.T, r reply) {
+func requireStoreFailed(t *testing.T, err error) {
 	t.Helper()
-	requireProblem(t, r, http.StatusServiceUnavailable, "job store unavailable")
-	require.Equal(t, "1", r.Header.Get("Retry-After"))
+	e := requireAPIError(t, err, http.StatusServiceUnavailable, "job store unavailable")
+	require.ErrorIs(t, err, client.ErrUnavailable)
+	require.Equal(t, time.Second, e.RetryAfter)
 }
 
 // TestStoreFailuresAnswer503: a store call that fails with anything but
@@ -177,26 +179,31 @@ func TestStoreFailuresAnswer503(t *testing.T) {
 		Logger: slog.New(slog.NewJSONHandler(logs, nil))}, nil)
 
 	st.failNext("Submit", 1)
-	requireStoreFailed(t, h.postJSON("/jobs", map[string]any{"task_id": "lost"}))
+	_, err := h.api.Submit(t.Context(), client.Request{TaskID: "lost"})
+	requireStoreFailed(t, err)
 	require.Contains(t, logs.String(), `"msg":"job store failed"`)
 	require.Contains(t, logs.String(), "disk I/O error")
 	require.Zero(t, st.Stats().Depth, "no job, and no runner")
 
 	id := h.submit("kept", nil)
 	<-g.started
-	for _, c := range []struct{ method, path, verb string }{
-		{"Snapshot", "/jobs/" + id, http.MethodGet},
-		{"Wait", "/jobs/" + id + "/wait?timeout=0", http.MethodGet},
-		{"Result", "/jobs/" + id + "/result", http.MethodGet},
-		{"Fail", "/jobs/" + id + "/cancel", http.MethodPost},
+	for _, c := range []struct {
+		method string // the store's
+		call   func() error
+	}{
+		{"Snapshot", func() error { _, err := h.api.Snapshot(t.Context(), id); return err }},
+		{"Wait", func() error { _, err := h.api.Wait(t.Context(), id, 0); return err }},
+		{"Result", func() error { _, err := h.api.Result(t.Context(), id); return err }},
+		{"Fail", func() error { _, err := h.api.Cancel(t.Context(), id); return err }},
 	} {
 		st.failNext(c.method, 1)
-		requireStoreFailed(t, h.do(c.verb, c.path, "", nil))
+		requireStoreFailed(t, c.call())
 	}
 	require.Equal(t, client.Running, h.snapshot(id).State, "the failed cancel changed nothing")
 	g.release <- struct{}{}
 	require.Equal(t, client.Done, h.waitBounded(id).State)
-	require.Equal(t, http.StatusOK, h.get("/jobs/"+id+"/result").Status)
+	_, err = h.api.Result(t.Context(), id)
+	require.NoError(t, err)
 }
 
 // lasting is a failing store that calls each of its failures lasting, as
@@ -276,12 +283,15 @@ func TestClose(t *testing.T) {
 		id := h.submit("t", nil)
 		require.Equal(t, client.Done, h.waitBounded(id).State)
 		requireShutdownReturns(t, h.srv)
-		require.Equal(t, http.StatusOK, h.get("/jobs/"+id).Status, "reads are served after Shutdown")
+		_, err := h.api.Snapshot(t.Context(), id)
+		require.NoError(t, err, "reads are served after Shutdown")
 		require.NoError(t, h.srv.Close())
 		require.NoError(t, h.srv.Close(), "Close twice")
 		require.NoError(t, h.store.Close())
-		requireStoreFailed(t, h.get("/jobs/"+id))
-		requireStoreFailed(t, h.get("/jobs/"+id+"/result"))
+		_, err = h.api.Snapshot(t.Context(), id)
+		requireStoreFailed(t, err)
+		_, err = h.api.Result(t.Context(), id)
+		requireStoreFailed(t, err)
 	})
 	t.Run("store left open", func(t *testing.T) {
 		clock := newFakeClock()
@@ -319,7 +329,8 @@ func TestResultNotJSONAnswered500(t *testing.T) {
 
 	id := h.submit("t", nil)
 	require.Equal(t, client.Done, h.waitBounded(id).State)
-	requireStoreFailed(t, h.get("/jobs/"+id+"/result"))
+	_, err := h.api.Result(t.Context(), id)
+	requireStoreFailed(t, err)
 	require.Contains(t, logs.String(), `"msg":"job store failed"`)
 
 	req, err := http.NewRequest(http.MethodPost, h.ts.URL+"/jobs", strings.NewReader(`{"task_id":"w"}`))
