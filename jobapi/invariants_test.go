@@ -1,6 +1,7 @@
 package jobapi_test
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -42,18 +43,24 @@ func endEveryWay(t *testing.T, h *harness, g *gateModel) {
 	<-g.started
 	pending := h.submit("pending", nil) // the only worker is taken
 	for _, id := range []string{pending, running} {
-		r := h.do(http.MethodPost, "/jobs/"+id+"/cancel", "", nil)
-		require.Equal(t, http.StatusOK, r.Status, "%s", r.Raw)
+		_, err := h.api.Cancel(t.Context(), id)
+		require.NoError(t, err)
 	}
 	require.ErrorIs(t, <-g.ended, jobapi.ErrCanceled)
 
-	for params, status := range map[string]int{"": http.StatusOK, "boom": http.StatusUnprocessableEntity} {
-		got := make(chan reply, 1)
-		go func() { got <- h.postJSON("/infer", map[string]any{"params": map[string]any{"fail": params}}) }()
+	for _, fail := range []string{"", "boom"} {
+		got := make(chan error, 1)
+		go func() {
+			_, err := h.api.Infer(context.Background(), client.Request{Params: params(t, map[string]any{"fail": fail})})
+			got <- err
+		}()
 		<-g.started
 		g.release <- struct{}{}
-		r := <-got
-		require.Equal(t, status, r.Status, "%s", r.Raw)
+		if err := <-got; fail == "" {
+			require.NoError(t, err)
+		} else {
+			requireAPIError(t, err, http.StatusUnprocessableEntity, "model failed")
+		}
 	}
 }
 
@@ -141,11 +148,14 @@ func TestFiredDeadlineCountedAfterRelease(t *testing.T) {
 	<-g.started
 	g.release <- struct{}{}
 	require.Equal(t, client.Done, h.waitDone(id).State)
-	got := make(chan reply, 1)
-	go func() { got <- h.postJSON("/infer", map[string]any{}) }()
+	got := make(chan error, 1)
+	go func() {
+		_, err := h.api.Infer(context.Background(), client.Request{})
+		got <- err
+	}()
 	<-g.started
 	g.release <- struct{}{}
-	require.Equal(t, http.StatusOK, (<-got).Status)
+	require.NoError(t, <-got)
 
 	requireShutdownReturns(t, srv)
 	require.NoError(t, srv.CheckInvariants(), "released, callbacks not run")
