@@ -78,8 +78,8 @@ func TestRecoveredJobsRun(t *testing.T) {
 	if h.snapshot(slow.ID).State == client.Done {
 		done, running = slow.ID, quick.ID
 	}
-	res := h.get("/jobs/" + done + "/result")
-	require.Equal(t, 200, res.Status, "%s", res.Raw)
+	_, err := h.api.Result(t.Context(), done)
+	require.NoError(t, err)
 
 	// The job still running has its deadline at its admission plus 30 s.
 	left := map[string]time.Duration{slow.ID: 15 * time.Second, quick.ID: 25 * time.Second}[running]
