@@ -3,7 +3,6 @@ package jobapi_test
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/binary"
 	"hash/crc32"
 	"image"
@@ -71,25 +70,28 @@ func TestEmptyGIFFramePanicked(t *testing.T) {
 func TestImageOverMaxPixelsDecoded(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, nil, func(c *jobapi.Config) { c.MaxPixels = 100 })
-	fits := base64.StdEncoding.EncodeToString(encode(t, "png", gradient(10, 10, false)))
-	over := base64.StdEncoding.EncodeToString(encode(t, "png", gradient(11, 10, false)))
+	fits := encode(t, "png", gradient(10, 10, false))
+	over := encode(t, "png", gradient(11, 10, false))
 	// A header declaring 2^40 pixels and no pixel data: refused from the
 	// header alone, never decoded.
 	huge := rgbaPNG(1<<20, 1<<20, 8, nil)
-	hugeB64 := base64.StdEncoding.EncodeToString(huge)
 
-	r := h.postJSON("/infer", map[string]any{"image": fits})
-	require.Equal(t, http.StatusOK, r.Status, "%s", r.Raw)
-	for _, img := range []string{over, hugeB64} {
-		requireProblem(t, h.postJSON("/infer", map[string]any{"image": img}), http.StatusUnprocessableEntity, "image exceeds max_pixels")
-		requireProblem(t, h.postJSON("/jobs", map[string]any{"image": img}), http.StatusUnprocessableEntity, "image exceeds max_pixels")
+	_, err := h.api.Infer(t.Context(), client.Request{Image: fits})
+	require.NoError(t, err)
+	for _, img := range [][]byte{over, huge} {
+		_, err := h.api.Infer(t.Context(), client.Request{Image: img})
+		requireAPIError(t, err, http.StatusUnprocessableEntity, "image exceeds max_pixels")
+		_, err = h.api.Submit(t.Context(), client.Request{Image: img})
+		requireAPIError(t, err, http.StatusUnprocessableEntity, "image exceeds max_pixels")
 	}
-	m := h.get("/metrics")
-	require.Contains(t, string(m.Raw), "jobledger_jobs_submitted_total 0")
+	m, err := h.api.Metrics(t.Context())
+	require.NoError(t, err)
+	require.Contains(t, m, "jobledger_jobs_submitted_total")
+	require.Zero(t, m["jobledger_jobs_submitted_total"])
 
 	var u *jobapi.UnprocessableError
 	require.ErrorAs(t, model.Fingerprint{MaxPixels: 100}.ValidateRequest(jobapi.Request{Image: huge}), &u)
-	_, err := model.Fingerprint{MaxPixels: 100}.Run(context.Background(), jobapi.Request{Image: huge})
+	_, err = model.Fingerprint{MaxPixels: 100}.Run(context.Background(), jobapi.Request{Image: huge})
 	require.EqualError(t, err, "decode image: image exceeds max_pixels")
 	// The zero value bounds at DefaultMaxPixels, 2^24.
 	require.ErrorAs(t, model.Fingerprint{}.ValidateRequest(jobapi.Request{Image: huge}), &u)
