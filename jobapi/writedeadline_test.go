@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobledger/jobledger/client"
 	"github.com/jobledger/jobledger/jobapi"
 )
 
@@ -37,10 +38,10 @@ func TestWriteDeadlineOverflows(t *testing.T) {
 	h := &harness{t: t, srv: srv, ts: ts, api: newClient(t, ts), clock: clock}
 
 	id := h.submit("plain", nil)
-	r := h.get("/jobs/" + id + "/wait?timeout=0")
-	require.Equal(t, http.StatusOK, r.Status, "%s", r.Raw)
-	r = h.postJSON("/infer", map[string]any{"task_id": "sync"})
-	require.Equal(t, http.StatusOK, r.Status, "%s", r.Raw)
+	_, err = h.api.Wait(t.Context(), id, 0)
+	require.NoError(t, err, "the wait is answered")
+	_, err = h.api.Infer(t.Context(), client.Request{TaskID: "sync"})
+	require.NoError(t, err, "/infer is answered")
 
 	req, err := http.NewRequest(http.MethodPost, ts.URL+"/jobs", strings.NewReader(`{"task_id":"waited"}`))
 	require.NoError(t, err)
