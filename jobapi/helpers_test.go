@@ -408,6 +408,17 @@ func (h *harness) waitBounded(id string) client.Snapshot {
 	return s
 }
 
+// metric returns the value of the series name (with its labels) in h's
+// /metrics, as the client reads it.
+func (h *harness) metric(name string) float64 {
+	h.t.Helper()
+	m, err := h.api.Metrics(h.t.Context())
+	require.NoError(h.t, err)
+	v, ok := m[name]
+	require.True(h.t, ok, "no series %s", name)
+	return v
+}
+
 // until spins, yielding, until cond holds. It asserts nothing about time:
 // the bounds (tries and a minute) only stop a broken test from hanging.
 func until(t *testing.T, what string, cond func() bool) {

@@ -71,15 +71,7 @@ func TestIdempotencyKeyReplay(t *testing.T) {
 		t.Fatalf("a replay ran a job: %s", task)
 	default:
 	}
-	require.Equal(t, 1.0, submitted(t, h))
-}
-
-// submitted is the jobledger_jobs_submitted_total of h's /metrics.
-func submitted(t *testing.T, h *harness) float64 {
-	t.Helper()
-	m, err := h.api.Metrics(t.Context())
-	require.NoError(t, err)
-	return m["jobledger_jobs_submitted_total"]
+	require.Equal(t, 1.0, h.metric("jobledger_jobs_submitted_total"))
 }
 
 // TestIdempotencyKeyConflict: the key with another body is 422, and
@@ -126,7 +118,7 @@ func TestIdempotencyKeyInvalid(t *testing.T) {
 	}
 	require.Equal(t, http.StatusAccepted, h.postKeyed(`{}`, strings.Repeat("k", 255)).Status, "255 is allowed")
 	require.Equal(t, http.StatusAccepted, h.postKeyed(`{}`, ` ~!"#$%&'()*+,-./:;<=>?@[\]^_{|} `).Status, "every printable character")
-	require.Equal(t, 2.0, submitted(t, h))
+	require.Equal(t, 2.0, h.metric("jobledger_jobs_submitted_total"))
 }
 
 // TestIdempotencyKeyEvictedWithItsJob: once retention evicts the job, its
@@ -173,7 +165,7 @@ func TestIdempotencyKeyConcurrent(t *testing.T) {
 		require.Equal(t, ids[0], ids[i])
 	}
 	h.waitDone(ids[0])
-	require.Equal(t, 1.0, submitted(t, h))
+	require.Equal(t, 1.0, h.metric("jobledger_jobs_submitted_total"))
 }
 
 // TestIdempotencyKeyWithPrefer: a replay honours Prefer: wait like a first
@@ -268,5 +260,5 @@ func TestIdempotencyKeyBodyEdges(t *testing.T) {
 	again := call("k", strings.NewReader(body+"trailing"), int64(len(body)))
 	require.Equal(t, http.StatusAccepted, again.Status, "%s", again.Raw)
 	require.Equal(t, first.Body, again.Body)
-	require.Equal(t, 1.0, submitted(t, h))
+	require.Equal(t, 1.0, h.metric("jobledger_jobs_submitted_total"))
 }

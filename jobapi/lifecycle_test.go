@@ -73,12 +73,9 @@ func TestAdmissionUnderConcurrency(t *testing.T) {
 	for _, id := range admitted {
 		require.Equal(t, client.Done, h.waitDone(id).State)
 	}
-	m, err := h.api.Metrics(t.Context())
-	require.NoError(t, err)
-	require.Contains(t, m, "jobledger_queue_depth")
-	require.Zero(t, m["jobledger_queue_depth"])
-	require.Equal(t, float64(M), m["jobledger_jobs_submitted_total"])
-	require.Equal(t, float64(K-M), m["jobledger_jobs_rejected_total"])
+	require.Zero(t, h.metric("jobledger_queue_depth"))
+	require.Equal(t, float64(M), h.metric("jobledger_jobs_submitted_total"))
+	require.Equal(t, float64(K-M), h.metric("jobledger_jobs_rejected_total"))
 }
 
 // A job that passes its deadline ends TIMEOUT, running (its model's context

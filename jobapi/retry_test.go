@@ -28,17 +28,6 @@ func advanceRetries(t *testing.T, clock *fakeClock, st *failing, from, to int) {
 	}
 }
 
-// metric returns the value of the series name (with its labels) in h's
-// /metrics, as the client reads it.
-func (h *harness) metric(name string) float64 {
-	h.t.Helper()
-	m, err := h.api.Metrics(h.t.Context())
-	require.NoError(h.t, err)
-	v, ok := m[name]
-	require.True(h.t, ok, "no series %s", name)
-	return v
-}
-
 // TestRefusedEndIsRetried pins the wedge of a brief full disk: the runner
 // gave up on an end the store failed, so the job stayed RUNNING past its
 // deadline, holding its place in the queue, and every later submit got
