@@ -246,11 +246,10 @@ gate() {
       # against spec/JobTable.tla (and, as spec/trace.mjs does, a keyed
       # run's against IdempotencyKeys.tla, its pages against Listing.tla).
       # A rejected trace is a catch; so is a driver that fails after
-      # writing traces none of which is rejected
-      # (the mutant crashed the run, or hung it: the driver's -timeout,
-      # far above a normal build's time, ends a run the mutant stopped;
-      # a call that panics is noted in the trace and does not stop the
-      # others). A checker error is no verdict.
+      # writing traces none of which is rejected (the mutant crashed the
+      # run; a call that panics is noted in the trace and does not stop
+      # the others). A driver that times out, and a checker error, are no
+      # verdict.
       local n=${pkg:-$TRACE_N} dir=$work/traces-${tag//\//-}
       rm -rf "$dir" && mkdir -p "$dir"
       "$GO" test "${ov[@]}" -count=1 -timeout "$((120 + 5 * n))s" -tags jobtable_trace -run '^TestTraceRuns$' ./jobtable/ \
@@ -258,6 +257,10 @@ gate() {
       code=$?
       if [ $code -ne 0 ] && grep -q '\[build failed\]\|\[setup failed\]' "$log"; then
         verdict="does not build"
+        return 2
+      fi
+      if grep -q '^panic: test timed out after' "$log"; then
+        verdict="timed out: no verdict"
         return 2
       fi
       traces_verdict "$dir" $code
@@ -275,6 +278,10 @@ gate() {
       code=$?
       if [ $code -ne 0 ] && grep -q '\[build failed\]\|\[setup failed\]' "$log"; then
         verdict="does not build"
+        return 2
+      fi
+      if grep -q '^panic: test timed out after' "$log"; then
+        verdict="timed out: no verdict"
         return 2
       fi
       traces_verdict "$dir" $code
