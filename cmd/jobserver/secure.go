@@ -1,7 +1,9 @@
 package main
 
 import (
+	"crypto/sha256"
 	"crypto/tls"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"log/slog"
@@ -102,6 +104,13 @@ func (c *certificate) load() error {
 	return nil
 }
 
+// fingerprint is the SHA-256 of the certificate in use, in hex, as
+// "openssl x509 -fingerprint -sha256" prints it without colons.
+func (c *certificate) fingerprint() string {
+	sum := sha256.Sum256(c.cur.Load().Certificate[0])
+	return hex.EncodeToString(sum[:])
+}
+
 // tlsConfig is the TLS configuration of a server presenting c: TLS 1.2
 // at least, and the certificate last loaded at each handshake.
 func (c *certificate) tlsConfig() *tls.Config {
@@ -144,7 +153,7 @@ func reloadCertificate(c *certificate, log *slog.Logger) bool {
 		log.Error("certificate not reloaded: the earlier one stays in use", "error", err)
 		return false
 	}
-	log.Info("certificate reloaded")
+	log.Info("certificate reloaded", "sha256", c.fingerprint())
 	return true
 }
 

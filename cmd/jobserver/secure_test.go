@@ -6,9 +6,11 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
@@ -337,9 +339,22 @@ func TestTokensOverTLS(t *testing.T) {
 	require.NoError(t, os.Rename(keyPath2, keyPath))
 	require.NoError(t, os.Rename(certPath2, certPath))
 	require.NoError(t, cmd.Process.Signal(syscall.SIGHUP))
-	nextMsg(t, lines, "certificate reloaded")
-	tr.CloseIdleConnections()
-	_, err = c.Get(base + "/healthz")
+	// Each SIGHUP reloads the certificate: wait for the new one's line.
+	newPEM, err := os.ReadFile(certPath)
+	require.NoError(t, err)
+	block, _ := pem.Decode(newPEM)
+	require.NotNil(t, block)
+	sum := sha256.Sum256(block.Bytes)
+	want, got := hex.EncodeToString(sum[:]), ""
+	for i := 0; i < 5 && got != want; i++ { // one line a SIGHUP so far
+		got = fmt.Sprint(nextMsg(t, lines, "certificate reloaded")["sha256"])
+	}
+	require.Equal(t, want, got, "the new certificate's reload is logged")
+	// A new connection, whose handshake sees what the server presents now:
+	// one of tr's may still be on its way back to the idle pool.
+	fresh := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
+	defer fresh.CloseIdleConnections()
+	_, err = (&http.Client{Transport: fresh, Timeout: 30 * time.Second}).Get(base + "/healthz")
 	require.ErrorContains(t, err, "certificate", "the first certificate is no longer presented")
 	tr2 := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool2}}
 	defer tr2.CloseIdleConnections()
