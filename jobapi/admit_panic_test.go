@@ -49,6 +49,7 @@ func submitWhileArmed(srv *jobapi.Server, clock *panickyClock) (panicked any) {
 // FAILED "job store failure" before the panic goes on to net/http, and no
 // timer stays counted.
 func TestAdmitPanicEndsCommittedJob(t *testing.T) {
+	t.Parallel()
 	clock := &panickyClock{fakeClock: newFakeClock()}
 	mem := newMemory(t, clock.fakeClock, 8)
 	g := newGate()
@@ -87,6 +88,7 @@ func (panickyFail) Fail(context.Context, string, error) (ledger.Snapshot, error)
 // waited for the unit of work for ever. The release now runs last, in a
 // defer of its own, whatever the end does.
 func TestAdmitPanicInOrphanEndReleasesWork(t *testing.T) {
+	t.Parallel()
 	clock := &panickyClock{fakeClock: newFakeClock()}
 	st := panickyFail{store: newMemory(t, clock.fakeClock, 8)}
 	cfg := jobapi.DefaultConfig()

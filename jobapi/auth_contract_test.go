@@ -17,6 +17,7 @@ import (
 // /metrics, every operation but /healthz's answers 401 without a token and
 // 403 to a token whose role may not use it.
 func TestAuthAnswersEveryRoute(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, echoConfig)
 	sub, subLine, err := auth.NewToken("acme", auth.RoleSubmit)
 	require.NoError(t, err)

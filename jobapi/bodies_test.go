@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobledger/jobledger/client"
 	"github.com/jobledger/jobledger/jobapi"
 )
 
@@ -43,6 +44,7 @@ func (b *stalledBody) Close() error { return nil }
 // 503 with Retry-After and its body is never read. Once the upload is
 // admitted, its share is free again.
 func TestSubmitUnboundedConcurrentBodies(t *testing.T) {
+	t.Parallel()
 	const maxBody = 1024
 	g := newGate()
 	h := newHarness(t, g, func(c *jobapi.Config) {
@@ -86,11 +88,10 @@ func TestSubmitUnboundedConcurrentBodies(t *testing.T) {
 	require.NoError(t, json.Unmarshal(slowRec.Body.Bytes(), &accepted))
 	require.Equal(t, "slow", <-g.started)
 	g.release <- struct{}{}
-	require.Equal(t, "DONE", h.get("/jobs/" + accepted.JobID + "/wait").Body["state"])
+	require.Equal(t, client.Done, h.waitBounded(accepted.JobID).State)
 
 	// The budget is free again: the next submission is read and admitted.
-	r := h.postJSON("/jobs", map[string]any{"task_id": "next"})
-	require.Equal(t, http.StatusAccepted, r.Status, "%s", r.Raw)
+	h.submit("next", nil)
 	require.Equal(t, "next", <-g.started)
 	g.release <- struct{}{}
 }
@@ -115,6 +116,7 @@ func (panickyValidator) ValidateRequest(req jobapi.Request) error {
 // body of unknown length takes the whole budget of async_max_queue 1, so
 // one panic was enough.
 func TestSubmitBudgetLeaksOnPanic(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, panickyValidator{}, func(c *jobapi.Config) {
 		c.MaxBodyBytes = 1024
 		c.AsyncMaxQueue = 1

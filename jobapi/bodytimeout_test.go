@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/jobledger/jobledger/client"
 )
 
 // cutBody is a request body that gives part of a request and then fails
@@ -36,6 +38,7 @@ func (b *cutBody) Close() error { return nil }
 // 408, with Connection: close, on every route that reads one. A body that
 // broke off otherwise is still 400.
 func TestBodyTimeoutIs408(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, echoConfig)
 	deadline := &net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded}
 	for _, tc := range []struct {
@@ -71,5 +74,7 @@ func TestBodyTimeoutIs408(t *testing.T) {
 			}
 		})
 	}
-	require.Empty(t, h.get("/jobs").Body["jobs"], "no job was admitted")
+	page, err := h.api.List(t.Context(), client.ListQuery{})
+	require.NoError(t, err)
+	require.Empty(t, page.Jobs, "no job was admitted")
 }

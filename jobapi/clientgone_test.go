@@ -50,6 +50,7 @@ func serveGone(t *testing.T, h *harness, req *http.Request, ready func() bool) *
 // whose client hangs up, which took the end of the request's context for
 // its timeout and wrote the snapshot, counted 200.
 func TestClientGoneCountedApart(t *testing.T) {
+	t.Parallel()
 	t.Run("infer", func(t *testing.T) {
 		g := newGate()
 		h := newHarness(t, g, nil)

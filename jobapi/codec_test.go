@@ -12,6 +12,7 @@ import (
 )
 
 func TestRequestJSONRoundTrip(t *testing.T) {
+	t.Parallel()
 	for name, req := range map[string]jobapi.Request{
 		"empty":     {},
 		"task id":   {TaskID: "t-1 ünïcode"},
@@ -31,6 +32,7 @@ func TestRequestJSONRoundTrip(t *testing.T) {
 
 // Params are stored compacted: the same JSON value, without its spaces.
 func TestRequestJSONCompactsParams(t *testing.T) {
+	t.Parallel()
 	b, err := jobapi.RequestJSON{}.Encode(jobapi.Request{Params: json.RawMessage("{ \"a\" : [ 1 ,2 ] }\n")})
 	require.NoError(t, err)
 	got, err := jobapi.RequestJSON{}.Decode(b)
@@ -39,6 +41,7 @@ func TestRequestJSONCompactsParams(t *testing.T) {
 }
 
 func TestRequestJSONEncodeRefusesParamsThatAreNotJSON(t *testing.T) {
+	t.Parallel()
 	_, err := jobapi.RequestJSON{}.Encode(jobapi.Request{Params: json.RawMessage(`{"a":`)})
 	require.Error(t, err)
 }
@@ -53,6 +56,7 @@ var requestGarbage = []string{
 
 // Decode refuses, without panicking, whatever Encode could not have written.
 func TestRequestJSONDecodeRefusesGarbage(t *testing.T) {
+	t.Parallel()
 	for _, g := range requestGarbage {
 		_, err := jobapi.RequestJSON{}.Decode([]byte(g))
 		require.Error(t, err, "%q", g)
@@ -60,6 +64,7 @@ func TestRequestJSONDecodeRefusesGarbage(t *testing.T) {
 }
 
 func TestResultJSON(t *testing.T) {
+	t.Parallel()
 	for _, v := range []string{`{"width":640,"tags":["a"]}`, `"text"`, `null`, `[]`, `1.5`} {
 		b, err := jobapi.ResultJSON{}.Encode(json.RawMessage(v))
 		require.NoError(t, err)
@@ -80,6 +85,7 @@ func TestResultJSON(t *testing.T) {
 // The codecs put a server's jobs in a store of bytes, as a durable store
 // keeps them: a request goes in, and the runner takes it back whole.
 func TestCodecsThroughAStoreOfBytes(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	raw, err := ledger.NewMemory[[]byte, []byte](ledger.Config{MaxQueue: 1})
 	require.NoError(t, err)

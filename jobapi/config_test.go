@@ -11,6 +11,7 @@ import (
 )
 
 func TestNewRefusesInvalidConfig(t *testing.T) {
+	t.Parallel()
 	mem, err := ledger.NewMemory[jobapi.Request, json.RawMessage](ledger.Config{MaxQueue: 1})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, mem.Close()) })
@@ -22,6 +23,7 @@ func TestNewRefusesInvalidConfig(t *testing.T) {
 
 // TestLedgerConfig: the ledger's limits are the config's.
 func TestLedgerConfig(t *testing.T) {
+	t.Parallel()
 	cfg := jobapi.DefaultConfig()
 	require.Equal(t, ledger.Config{MaxQueue: cfg.AsyncMaxQueue, JobTTL: cfg.AsyncJobTTL, MaxCompleted: cfg.AsyncMaxCompleted}, cfg.LedgerConfig())
 }

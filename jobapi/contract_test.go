@@ -1,20 +1,24 @@
 package jobapi_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobledger/jobledger/client"
 	"github.com/jobledger/jobledger/jobapi"
 )
 
 func echoConfig(c *jobapi.Config) { c.Model = "echo" }
 
 func TestPostJobThenWaitAndResult(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, echoConfig)
 	r := h.postJSON("/jobs", map[string]any{"task_id": "t-1", "params": map[string]any{"x": 1}})
 	require.Equal(t, http.StatusAccepted, r.Status, "%s", r.Raw)
@@ -25,12 +29,12 @@ func TestPostJobThenWaitAndResult(t *testing.T) {
 	require.Equal(t, "jobs/"+id, r.Header.Get("Location")) // relative: TestLocationWrongUnderPrefix
 
 	done := h.waitDone(id)
-	require.Equal(t, "DONE", done.Body["state"])
-	require.Equal(t, "t-1", done.Body["task_id"])
-	for _, k := range []string{"created_at", "started_at", "completed_at"} {
-		require.Contains(t, done.Body, k)
+	require.Equal(t, client.Done, done.State)
+	require.Equal(t, "t-1", done.TaskID)
+	for _, at := range []time.Time{done.CreatedAt, done.StartedAt, done.CompletedAt} {
+		require.False(t, at.IsZero(), "%+v", done)
 	}
-	require.NotContains(t, done.Body, "error")
+	require.Empty(t, done.Error)
 
 	for range 2 { // repeatable
 		res := h.get("/jobs/" + id + "/result")
@@ -38,23 +42,27 @@ func TestPostJobThenWaitAndResult(t *testing.T) {
 		require.Equal(t, map[string]any{"job_id": id, "task_id": "t-1", "state": "DONE",
 			"result": map[string]any{"x": float64(1)}}, res.Body)
 	}
-	snap := h.get("/jobs/" + id)
-	require.Equal(t, http.StatusOK, snap.Status)
-	require.Equal(t, "DONE", snap.Body["state"])
+	require.Equal(t, client.Done, h.snapshot(id).State)
 }
 
 func TestUnknownJob404(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, echoConfig)
-	for _, c := range []struct{ method, path string }{
-		{http.MethodGet, "/jobs/nope"},
-		{http.MethodGet, "/jobs/nope/wait?timeout=0"},
-		{http.MethodGet, "/jobs/nope/result"},
-		{http.MethodPost, "/jobs/nope/cancel"},
+	for _, c := range []struct {
+		route string
+		call  func() error
+	}{
+		{"GET /jobs/{id}", func() error { _, err := h.api.Snapshot(t.Context(), "nope"); return err }},
+		{"GET /jobs/{id}/wait", func() error { _, err := h.api.Wait(t.Context(), "nope", 0); return err }},
+		{"GET /jobs/{id}/result", func() error { _, err := h.api.Result(t.Context(), "nope"); return err }},
+		{"POST /jobs/{id}/cancel", func() error { _, err := h.api.Cancel(t.Context(), "nope"); return err }},
 	} {
-		t.Run(c.method+c.path, func(t *testing.T) {
-			requireProblem(t, h.do(c.method, c.path, "", nil), http.StatusNotFound, "no such job")
-		})
+		err := c.call()
+		requireAPIError(t, err, http.StatusNotFound, "no such job")
+		require.ErrorIs(t, err, client.ErrNotFound, c.route)
 	}
+	// The problem's media type, which the client does not check.
+	requireProblem(t, h.get("/jobs/nope"), http.StatusNotFound, "no such job")
 	requireProblem(t, h.get("/nowhere"), http.StatusNotFound, "no such route")
 }
 
@@ -62,6 +70,7 @@ func TestUnknownJob404(t *testing.T) {
 // write itself (a redirect, a bare 400, a plain-text 404): they are the
 // API's own 404 problem.
 func TestRequestsNoRouteMatches(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, echoConfig)
 	for _, c := range []struct{ method, target string }{
 		{http.MethodGet, "//jobs/nope"},
@@ -85,6 +94,7 @@ func TestRequestsNoRouteMatches(t *testing.T) {
 // canonical form), which never reached the requests metric, though
 // docs/http.md counts every request no route matches as "unmatched".
 func TestUnroutedRequestsUncounted(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, echoConfig)
 	for _, c := range []struct{ method, target string }{
 		{http.MethodGet, "//jobs/nope"},
@@ -109,6 +119,7 @@ func TestUnroutedRequestsUncounted(t *testing.T) {
 }
 
 func TestBadRequests(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, func(c *jobapi.Config) { c.MaxBodyBytes = 256 })
 	long := strings.Repeat("x", 129)
 	cases := []struct {
@@ -141,6 +152,7 @@ func TestBadRequests(t *testing.T) {
 }
 
 func TestWrongMethod405(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, echoConfig)
 	for _, c := range []struct{ method, path, allow string }{
 		{http.MethodDelete, "/jobs", "GET, HEAD, POST"},
@@ -161,6 +173,7 @@ func TestWrongMethod405(t *testing.T) {
 }
 
 func TestAsyncDisabled503(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, func(c *jobapi.Config) { c.Model = "echo"; c.AsyncEnabled = false })
 	for _, c := range []struct{ method, path string }{
 		{http.MethodPost, "/jobs"},
@@ -173,18 +186,21 @@ func TestAsyncDisabled503(t *testing.T) {
 		r := h.do(c.method, c.path, "application/json", []byte(`{}`))
 		requireProblem(t, r, http.StatusServiceUnavailable, "asynchronous jobs are disabled")
 	}
-	r := h.postJSON("/infer", map[string]any{"task_id": "s"})
-	require.Equal(t, http.StatusOK, r.Status, "%s", r.Raw)
+	_, err := h.api.Infer(t.Context(), client.Request{TaskID: "s"})
+	require.NoError(t, err)
 }
 
 func TestQueueZeroAdmitsNothing(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, func(c *jobapi.Config) { c.Model = "echo"; c.AsyncMaxQueue = 0 })
-	r := h.postJSON("/jobs", map[string]any{})
-	requireProblem(t, r, http.StatusTooManyRequests, "job queue is full")
-	require.Equal(t, "1", r.Header.Get("Retry-After"))
+	_, err := h.api.Submit(t.Context(), client.Request{})
+	e := requireAPIError(t, err, http.StatusTooManyRequests, "job queue is full")
+	require.ErrorIs(t, err, client.ErrQueueFull)
+	require.Equal(t, time.Second, e.RetryAfter)
 }
 
 func TestWaitTimeoutParameter(t *testing.T) {
+	t.Parallel()
 	g := newGate()
 	h := newHarness(t, g, nil)
 	id := h.submit("w", nil)
@@ -193,65 +209,76 @@ func TestWaitTimeoutParameter(t *testing.T) {
 		r := h.get("/jobs/" + id + "/wait?timeout=" + bad)
 		requireProblem(t, r, http.StatusBadRequest, "timeout must be a non-negative integer of milliseconds")
 	}
-	r := h.get("/jobs/" + id + "/wait?timeout=0")
-	require.Equal(t, http.StatusOK, r.Status)
-	require.Equal(t, "RUNNING", r.Body["state"])
-	require.Contains(t, r.Body, "started_at")
-	require.NotContains(t, r.Body, "completed_at")
+	s, err := h.api.Wait(t.Context(), id, 0)
+	require.NoError(t, err)
+	require.Equal(t, client.Running, s.State)
+	require.NotZero(t, s.StartedAt)
+	require.Zero(t, s.CompletedAt)
 
 	g.release <- struct{}{}
-	require.Equal(t, "DONE", h.waitDone(id).Body["state"])
+	require.Equal(t, client.Done, h.waitDone(id).State)
 }
 
 func TestWaitDefaultIsMaxWait(t *testing.T) {
+	t.Parallel()
 	g := newGate()
 	h := newHarness(t, g, func(c *jobapi.Config) { c.MaxWait = 0 })
 	id := h.submit("w", nil)
 	// With max_wait 0 both the default and a larger timeout return at once.
-	for _, q := range []string{"", "?timeout=99999999999999999999999"} {
-		r := h.get("/jobs/" + id + "/wait" + q)
-		require.Equal(t, http.StatusOK, r.Status)
-		require.Contains(t, []any{"PENDING", "RUNNING"}, r.Body["state"])
-	}
+	s, err := h.api.Wait(t.Context(), id, -1) // no timeout: the server's max_wait
+	require.NoError(t, err)
+	require.False(t, s.State.Terminal(), "%+v", s)
+	r := h.get("/jobs/" + id + "/wait?timeout=99999999999999999999999")
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Raw)
+	require.Contains(t, []any{"PENDING", "RUNNING"}, r.Body["state"])
 	<-g.started
 	g.release <- struct{}{}
 }
 
 func TestWaitWakesOnCompletion(t *testing.T) {
+	t.Parallel()
 	g := newGate()
 	h := newHarness(t, g, nil)
 	id := h.submit("w", nil)
 	<-g.started
-	got := make(chan reply, 1)
-	go func() { got <- h.get("/jobs/" + id + "/wait") }() // default: max_wait, 30 s
+	got := make(chan client.Snapshot, 1)
+	go func() {
+		s, err := h.api.Wait(context.Background(), id, -1) // no timeout: max_wait, 30 s
+		if err != nil {
+			t.Errorf("wait: %v", err)
+		}
+		got <- s
+	}()
 	until(t, "waiter blocked", func() bool { return jobapi.Waiting(h.srv) == 1 })
 	g.release <- struct{}{}
-	r := <-got
-	require.Equal(t, http.StatusOK, r.Status)
-	require.Equal(t, "DONE", r.Body["state"])
+	require.Equal(t, client.Done, (<-got).State)
 }
 
 func TestResultNotDone409(t *testing.T) {
+	t.Parallel()
 	g := newGate()
 	h := newHarness(t, g, nil)
 	id := h.submit("r", nil)
 	<-g.started
-	r := h.get("/jobs/" + id + "/result")
-	requireProblem(t, r, http.StatusConflict, "job is not DONE")
-	require.Equal(t, "RUNNING", r.Body["state"])
-	require.Equal(t, id, r.Body["job_id"])
+	_, err := h.api.Result(t.Context(), id)
+	e := requireAPIError(t, err, http.StatusConflict, "job is not DONE")
+	require.ErrorIs(t, err, client.ErrNotDone)
+	require.Equal(t, client.Running, e.State)
+	require.Equal(t, id, e.JobID)
 	g.release <- struct{}{}
 	h.waitDone(id)
 }
 
 func TestHealthzAndMetrics(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, echoConfig)
 	r := h.get("/healthz")
 	require.Equal(t, http.StatusOK, r.Status)
 	require.Equal(t, "ok", r.Body["status"])
 	id := h.submit("m", nil)
 	h.waitDone(id)
-	h.postJSON("/jobs/"+id+"/cancel", nil)
+	_, err := h.api.Cancel(t.Context(), id)
+	require.ErrorIs(t, err, client.ErrTerminal)
 
 	// The job's counters move just after its terminal state is published,
 	// which is what woke the wait: read until they have.

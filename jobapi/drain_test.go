@@ -2,12 +2,12 @@ package jobapi_test
 
 import (
 	"context"
-	"net/http"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobledger/jobledger/client"
 	"github.com/jobledger/jobledger/jobapi"
 )
 
@@ -18,6 +18,7 @@ import (
 // one less than the count, and the invariant failed on a sound server.
 // The clause now counts the left jobs that are still live.
 func TestDrainInvAfterCancelOfLeftJob(t *testing.T) {
+	t.Parallel()
 	g := newGate()
 	h := newHarnessStore(t, "sqlite:"+filepath.Join(t.TempDir(), "jobs.db"), "", jobapi.Options{Model: g}, nil)
 	srv := h.srv
@@ -31,10 +32,10 @@ func TestDrainInvAfterCancelOfLeftJob(t *testing.T) {
 	_ = srv.Shutdown(ctx)
 	require.ErrorIs(t, <-g.ended, jobapi.ErrShuttingDown)
 	require.NoError(t, srv.CheckInvariants(), "drained, two jobs left PENDING")
-	require.Equal(t, "FAILED", h.get("/jobs/" + running).Body["state"])
+	require.Equal(t, client.Failed, h.snapshot(running).State)
 
-	r := h.do(http.MethodPost, "/jobs/"+left+"/cancel", "", nil)
-	require.Equal(t, http.StatusOK, r.Status, "%s", r.Raw)
-	require.Equal(t, "PENDING", h.get("/jobs/" + kept).Body["state"])
+	_, err := h.api.Cancel(t.Context(), left)
+	require.NoError(t, err)
+	require.Equal(t, client.Pending, h.snapshot(kept).State)
 	require.NoError(t, srv.CheckInvariants(), "one job left PENDING, the other cancelled since")
 }

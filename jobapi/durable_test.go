@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobledger/jobledger/client"
 	"github.com/jobledger/jobledger/internal/pgtest"
 	"github.com/jobledger/jobledger/jobapi"
 )
@@ -19,6 +20,7 @@ import (
 // that was running ends FAILED "server shutting down" and stays so; a
 // finished job keeps its result.
 func TestDurableStoreKeepsJobsAcrossShutdown(t *testing.T) {
+	t.Parallel()
 	t.Run("sqlite", func(t *testing.T) {
 		testDurableAcrossShutdown(t, "sqlite:"+filepath.Join(t.TempDir(), "jobs.db"))
 	})
@@ -39,11 +41,11 @@ func testDurableAcrossShutdown(t *testing.T, store string) {
 		LedgerJobTTL: cfg.AsyncJobTTL, Durable: durable})
 	require.NoError(t, err)
 	ts1 := httptest.NewServer(srv1)
-	h1 := &harness{t: t, srv: srv1, ts: ts1, clock: clock}
+	h1 := &harness{t: t, srv: srv1, ts: ts1, api: newClient(t, ts1), clock: clock}
 	done := h1.submit("done", nil)
 	require.Equal(t, "done", <-g1.started)
 	g1.release <- struct{}{}
-	require.Equal(t, "DONE", h1.waitBounded(done).Body["state"])
+	require.Equal(t, client.Done, h1.waitBounded(done).State)
 	running := h1.submit("running", nil)
 	require.Equal(t, "running", <-g1.started)
 	pending := h1.submit("pending", nil)
@@ -53,10 +55,10 @@ func testDurableAcrossShutdown(t *testing.T, store string) {
 	_ = srv1.Shutdown(ctx)
 	require.ErrorIs(t, <-g1.ended, jobapi.ErrShuttingDown)
 	require.NoError(t, srv1.CheckInvariants(), "drained, with one job left PENDING")
-	require.Equal(t, "PENDING", h1.get("/jobs/" + pending).Body["state"], "left for the next process")
-	r := h1.get("/jobs/" + running)
-	require.Equal(t, "FAILED", r.Body["state"])
-	require.Equal(t, "server shutting down", r.Body["error"])
+	require.Equal(t, client.Pending, h1.snapshot(pending).State, "left for the next process")
+	r := h1.snapshot(running)
+	require.Equal(t, client.Failed, r.State)
+	require.Equal(t, "server shutting down", r.Error)
 	ts1.Close()
 	require.NoError(t, srv1.Close())
 	require.NoError(t, st1.Close())
@@ -66,9 +68,9 @@ func testDurableAcrossShutdown(t *testing.T, store string) {
 	h2 := newHarnessStore(t, store, "", jobapi.Options{Model: g2, Clock: clock}, nil)
 	require.Equal(t, "pending", <-g2.started)
 	g2.release <- struct{}{}
-	require.Equal(t, "DONE", h2.waitBounded(pending).Body["state"])
-	require.Equal(t, "FAILED", h2.get("/jobs/" + running).Body["state"])
-	res := h2.get("/jobs/" + done + "/result")
-	require.Equal(t, 200, res.Status, "%s", res.Raw)
-	require.Equal(t, map[string]any{"task": "done"}, res.Body["result"])
+	require.Equal(t, client.Done, h2.waitBounded(pending).State)
+	require.Equal(t, client.Failed, h2.snapshot(running).State)
+	res, err := h2.api.Result(t.Context(), done)
+	require.NoError(t, err)
+	require.JSONEq(t, `{"task":"done"}`, string(res.Result))
 }

@@ -14,6 +14,7 @@ import (
 )
 
 func TestListEncoding(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 11, 30, 12, 0, 0, 123456789, time.UTC)
 	snaps := []ledger.Snapshot{
 		{ID: "A", TaskID: "t<", State: ledgertype.Pending, CreatedAt: at},

@@ -8,59 +8,57 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobledger/jobledger/client"
 	"github.com/jobledger/jobledger/jobapi"
 	"github.com/jobledger/jobledger/ledger"
 	"github.com/jobledger/jobledger/model"
 )
 
-// expiresAt parses the snapshot's expires_at, failing the test when absent.
-func expiresAt(t *testing.T, r reply) time.Time {
+// expiresAt is the snapshot's expires_at, failing the test when absent.
+func expiresAt(t *testing.T, s client.Snapshot) time.Time {
 	t.Helper()
-	v, ok := r.Body["expires_at"].(string)
-	require.True(t, ok, "expires_at in %s", r.Raw)
-	at, err := time.Parse(time.RFC3339Nano, v)
-	require.NoError(t, err)
-	return at
+	require.False(t, s.ExpiresAt.IsZero(), "expires_at in %+v", s)
+	return s.ExpiresAt
 }
 
-// completedAt parses the snapshot's completed_at.
-func completedAt(t *testing.T, r reply) time.Time {
+// completedAt is the snapshot's completed_at, failing the test when absent.
+func completedAt(t *testing.T, s client.Snapshot) time.Time {
 	t.Helper()
-	at, err := time.Parse(time.RFC3339Nano, r.Body["completed_at"].(string))
-	require.NoError(t, err)
-	return at
+	require.False(t, s.CompletedAt.IsZero(), "completed_at in %+v", s)
+	return s.CompletedAt
 }
 
 // TestExpiresAtInTerminalSnapshots: every terminal snapshot (GET, wait,
 // cancel) carries expires_at = completed_at + async_job_ttl; a live job's
 // does not, and neither does the result body, which carries no times.
 func TestExpiresAtInTerminalSnapshots(t *testing.T) {
+	t.Parallel()
 	const ttl = 90 * time.Second
 	g := newGate()
 	h := newHarness(t, g, func(c *jobapi.Config) { c.AsyncJobTTL = ttl })
 
 	done := h.submit("done", nil)
 	<-g.started
-	running := h.get("/jobs/" + done)
-	require.Equal(t, "RUNNING", running.Body["state"])
-	require.NotContains(t, running.Body, "expires_at", "not terminal")
+	running := h.snapshot(done)
+	require.Equal(t, client.Running, running.State)
+	require.Zero(t, running.ExpiresAt, "not terminal")
 	pending := h.submit("pending", nil)
-	require.NotContains(t, h.get("/jobs/"+pending).Body, "expires_at", "not terminal")
+	require.Zero(t, h.snapshot(pending).ExpiresAt, "not terminal")
 
 	h.clock.Advance(3 * time.Second)
 	g.release <- struct{}{}
 	waited := h.waitDone(done)
-	require.Equal(t, "DONE", waited.Body["state"])
+	require.Equal(t, client.Done, waited.State)
 	require.Equal(t, completedAt(t, waited).Add(ttl), expiresAt(t, waited), "wait")
-	got := h.get("/jobs/" + done)
+	got := h.snapshot(done)
 	require.Equal(t, completedAt(t, got).Add(ttl), expiresAt(t, got), "GET")
 	require.Equal(t, h.clock.Now().Add(ttl), expiresAt(t, got), "completed_at is the clock's time")
-	require.NotContains(t, h.get("/jobs/"+done+"/result").Body, "expires_at")
+	require.NotContains(t, h.get("/jobs/"+done+"/result").Body, "expires_at", "the result body carries no times")
 
 	<-g.started // pending runs now
 	h.clock.Advance(time.Second)
-	canceled := h.postJSON("/jobs/"+pending+"/cancel", nil)
-	require.Equal(t, http.StatusOK, canceled.Status, "%s", canceled.Raw)
+	canceled, err := h.api.Cancel(t.Context(), pending)
+	require.NoError(t, err)
 	require.Equal(t, h.clock.Now().Add(ttl), expiresAt(t, canceled), "cancel")
 	<-g.ended
 }
@@ -68,6 +66,7 @@ func TestExpiresAtInTerminalSnapshots(t *testing.T) {
 // TestExpiresAtIsWhenTTLEvicts: a job is kept up to just before its
 // expires_at, and evicted by the first submit at or after it.
 func TestExpiresAtIsWhenTTLEvicts(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, func(c *jobapi.Config) {
 		c.Model = "echo"
 		c.AsyncJobTTL = time.Minute
@@ -77,17 +76,21 @@ func TestExpiresAtIsWhenTTLEvicts(t *testing.T) {
 
 	h.clock.Advance(at.Sub(h.clock.Now()) - time.Millisecond)
 	h.waitDone(h.submit("2", nil))
-	require.Equal(t, http.StatusOK, h.get("/jobs/"+id).Status, "kept before expires_at")
+	_, err := h.api.Snapshot(t.Context(), id)
+	require.NoError(t, err, "kept before expires_at")
 
 	h.clock.Advance(time.Millisecond) // now == expires_at
 	h.waitDone(h.submit("3", nil))
-	requireProblem(t, h.get("/jobs/"+id), http.StatusNotFound, "no such job")
+	_, err = h.api.Snapshot(t.Context(), id)
+	requireAPIError(t, err, http.StatusNotFound, "no such job")
+	require.ErrorIs(t, err, client.ErrNotFound)
 }
 
 // TestExpiresAtOfAGivenLedger: the server cannot read the ledger's TTL;
 // Options.LedgerJobTTL gives it, and without it (or with a negative one,
 // no eviction by time) snapshots carry no expires_at.
 func TestExpiresAtOfAGivenLedger(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name string
 		ttl  time.Duration
@@ -105,7 +108,7 @@ func TestExpiresAtOfAGivenLedger(t *testing.T) {
 			h := newHarnessOn(t, mem, jobapi.Options{Model: model.Echo{}, Clock: clock, LedgerJobTTL: c.ttl}, nil)
 			r := h.waitDone(h.submit("t", nil))
 			if !c.want {
-				require.NotContains(t, r.Body, "expires_at")
+				require.Zero(t, r.ExpiresAt)
 				return
 			}
 			require.Equal(t, completedAt(t, r).Add(c.ttl), expiresAt(t, r))

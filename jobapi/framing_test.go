@@ -60,6 +60,7 @@ func rawExchange(t *testing.T, h *harness, req string, idle time.Duration) []*ht
 // in its body, where a proxy framing by Content-Length saw none, was
 // answered too. RFC 9112 §6.1: the connection is closed after the reply.
 func TestChunkedWithContentLengthClosesConnection(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, echoConfig)
 	body := "d\r\n{\"task_id\":1}\r\n0\r\n\r\n"
 	smuggled := "GET /jobs/smuggled HTTP/1.1\r\nHost: jobapi\r\n\r\n"

@@ -49,6 +49,7 @@ func inferDirect(h *harness, body string, length int64) (*httptest.ResponseRecor
 // answers 503 with Retry-After and never reads the body. Small bodies still
 // queue for a worker.
 func TestInferUnboundedConcurrentBodies(t *testing.T) {
+	t.Parallel()
 	const maxBody = 1024
 	g := newGate()
 	h := newHarness(t, g, func(c *jobapi.Config) { c.MaxBodyBytes = maxBody }) // one worker: a budget of 1024 bytes
@@ -98,6 +99,7 @@ func TestInferUnboundedConcurrentBodies(t *testing.T) {
 // admission, so time spent reading a slow body (bounded by read_timeout)
 // does not count against async_timeout.
 func TestInferDeadlineFromReceipt(t *testing.T) {
+	t.Parallel()
 	g := newGate()
 	h := newHarness(t, g, func(c *jobapi.Config) { c.AsyncTimeout = time.Second })
 	body := `{"task_id":"slow upload"}`

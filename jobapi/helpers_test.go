@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobledger/jobledger/client"
 	"github.com/jobledger/jobledger/internal/pgtest"
 	"github.com/jobledger/jobledger/jobapi"
 	"github.com/jobledger/jobledger/ledger"
@@ -165,13 +167,23 @@ func (g *gateModel) Run(ctx context.Context, req jobapi.Request) (any, error) {
 	return map[string]string{"task": req.TaskID}, nil
 }
 
-// harness is one server behind a loopback httptest.Server.
+// harness is one server behind a loopback httptest.Server, and the typed
+// client that speaks to it.
 type harness struct {
 	t     *testing.T
 	srv   *jobapi.Server
 	ts    *httptest.Server
+	api   *client.Client
 	clock *fakeClock
 	store ledger.Ledger[jobapi.Request, json.RawMessage]
+}
+
+// newClient is a typed client of the server behind ts.
+func newClient(t testing.TB, ts *httptest.Server) *client.Client {
+	t.Helper()
+	c, err := client.New(ts.URL, client.Options{HTTPClient: ts.Client()})
+	require.NoError(t, err)
+	return c
 }
 
 // newHarness starts a server with cfg changed by mutate and the given
@@ -241,7 +253,7 @@ func startHarness(t *testing.T, l ledger.Ledger[jobapi.Request, json.RawMessage]
 	srv, err := jobapi.New(l, cfg, opts)
 	require.NoError(t, err)
 	ts := httptest.NewServer(srv)
-	h := &harness{t: t, srv: srv, ts: ts, clock: clock, store: l}
+	h := &harness{t: t, srv: srv, ts: ts, api: newClient(t, ts), clock: clock, store: l}
 	t.Cleanup(func() {
 		checkDrained(t, srv, clock)
 		ts.Close()
@@ -344,32 +356,67 @@ func (h *harness) postJSON(path string, v any) reply {
 	return h.do(http.MethodPost, path, "application/json", data)
 }
 
-// submit posts a job for the echo or gate models and returns its id.
-func (h *harness) submit(taskID string, params map[string]any) string {
-	h.t.Helper()
-	body := map[string]any{"task_id": taskID}
-	if params != nil {
-		body["params"] = params
+// params encodes the params of a request to the echo or gate models.
+func params(t testing.TB, p map[string]any) json.RawMessage {
+	t.Helper()
+	if p == nil {
+		return nil
 	}
-	r := h.postJSON("/jobs", body)
-	require.Equal(h.t, http.StatusAccepted, r.Status, "%s", r.Raw)
-	return r.Body["job_id"].(string)
+	b, err := json.Marshal(p)
+	require.NoError(t, err)
+	return b
+}
+
+// submit posts a job for the echo or gate models and returns its id.
+func (h *harness) submit(taskID string, p map[string]any) string {
+	h.t.Helper()
+	acc, err := h.api.Submit(h.t.Context(), client.Request{TaskID: taskID, Params: params(h.t, p)})
+	require.NoError(h.t, err)
+	return acc.JobID
+}
+
+// snapshot is GET /jobs/{id}, which must answer 200.
+func (h *harness) snapshot(id string) client.Snapshot {
+	h.t.Helper()
+	s, err := h.api.Snapshot(h.t.Context(), id)
+	require.NoError(h.t, err)
+	return s
 }
 
 // waitDone waits (through the API) until job id is terminal, returning its
 // snapshot.
-func (h *harness) waitDone(id string) reply {
+func (h *harness) waitDone(id string) client.Snapshot {
 	h.t.Helper()
 	for range 100 {
-		r := h.get("/jobs/" + id + "/wait?timeout=10000")
-		require.Equal(h.t, http.StatusOK, r.Status, "%s", r.Raw)
-		switch r.Body["state"] {
-		case "DONE", "FAILED", "TIMEOUT":
-			return r
+		s, err := h.api.Wait(h.t.Context(), id, 10*time.Second)
+		require.NoError(h.t, err)
+		if s.State.Terminal() {
+			return s
 		}
 	}
 	h.t.Fatalf("job %s never ended", id)
-	return reply{}
+	return client.Snapshot{}
+}
+
+// waitBounded is one wait of at most 5 s for job id: a server that never
+// ends the job fails the test at once rather than hanging it, as waitDone's
+// retries would.
+func (h *harness) waitBounded(id string) client.Snapshot {
+	h.t.Helper()
+	s, err := h.api.Wait(h.t.Context(), id, 5*time.Second)
+	require.NoError(h.t, err)
+	return s
+}
+
+// metric returns the value of the series name (with its labels) in h's
+// /metrics, as the client reads it.
+func (h *harness) metric(name string) float64 {
+	h.t.Helper()
+	m, err := h.api.Metrics(h.t.Context())
+	require.NoError(h.t, err)
+	v, ok := m[name]
+	require.True(h.t, ok, "no series %s", name)
+	return v
 }
 
 // until spins, yielding, until cond holds. It asserts nothing about time:
@@ -406,4 +453,18 @@ func requireProblem(t *testing.T, r reply, status int, detail string) {
 	require.Equal(t, float64(status), r.Body["status"])
 	require.Equal(t, rfc9110Title(status), r.Body["title"])
 	require.Equal(t, detail, r.Body["detail"])
+}
+
+// requireAPIError checks that err is the client's *Error for an RFC 9457
+// reply of status with detail, and returns it.
+func requireAPIError(t *testing.T, err error, status int, detail string) *client.Error {
+	t.Helper()
+	var e *client.Error
+	require.ErrorAs(t, err, &e)
+	require.Equal(t, status, e.StatusCode, "%s", e.Body)
+	require.Equal(t, "about:blank", e.Type)
+	require.Equal(t, rfc9110Title(status), e.Title)
+	require.Equal(t, detail, e.Detail)
+	require.JSONEq(t, strconv.Itoa(status), string(e.Members["status"]))
+	return e
 }

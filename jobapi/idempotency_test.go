@@ -2,6 +2,7 @@ package jobapi_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobledger/jobledger/client"
 	"github.com/jobledger/jobledger/jobapi"
 )
 
@@ -42,53 +44,63 @@ func (h *harness) postKeyed(body string, keys ...string) reply {
 // (202, the same id and Location), creates nothing and takes no slot, even
 // with the queue full, and after the job ended.
 func TestIdempotencyKeyReplay(t *testing.T) {
+	t.Parallel()
 	g := newGate()
 	h := newHarness(t, g, func(c *jobapi.Config) { c.AsyncMaxQueue = 1 })
-	first := h.postKeyed(`{"task_id":"t","params":{"a":1}}`, "key-1")
-	require.Equal(t, http.StatusAccepted, first.Status, "%s", first.Raw)
-	id := first.Body["job_id"].(string)
+	req := client.Request{TaskID: "t", Params: json.RawMessage(`{"a":1}`)}
+	first, err := h.api.SubmitKeyed(t.Context(), "key-1", req)
+	require.NoError(t, err)
 	<-g.started
 
-	again := h.postKeyed(`{"task_id":"t","params":{"a":1}}`, "key-1")
-	require.Equal(t, http.StatusAccepted, again.Status, "the full queue does not refuse a replay: %s", again.Raw)
-	require.Equal(t, first.Body, again.Body)
-	require.Equal(t, first.Header.Get("Location"), again.Header.Get("Location"))
-	quoted := h.postKeyed(`{"task_id":"t","params":{"a":1}}`, `"key-1"`)
-	require.Equal(t, id, quoted.Body["job_id"], "the draft's quoted form is the same key")
-	require.Equal(t, http.StatusTooManyRequests, h.postKeyed(`{}`, "key-2").Status, "a new key takes a slot")
+	again, err := h.api.SubmitKeyed(t.Context(), "key-1", req)
+	require.NoError(t, err, "the full queue does not refuse a replay")
+	require.Equal(t, first, again, "the same id, state and Location")
+	quoted, err := h.api.SubmitKeyed(t.Context(), `"key-1"`, req)
+	require.NoError(t, err)
+	require.Equal(t, first.JobID, quoted.JobID, "the draft's quoted form is the same key")
+	_, err = h.api.SubmitKeyed(t.Context(), "key-2", client.Request{})
+	require.ErrorIs(t, err, client.ErrQueueFull, "a new key takes a slot")
 
 	g.release <- struct{}{}
-	require.Equal(t, "DONE", h.waitDone(id).Body["state"])
-	again = h.postKeyed(`{"task_id":"t","params":{"a":1}}`, "key-1")
-	require.Equal(t, http.StatusAccepted, again.Status)
-	require.Equal(t, first.Body, again.Body, "answered as the first was, though the job is DONE")
+	require.Equal(t, client.Done, h.waitDone(first.JobID).State)
+	again, err = h.api.SubmitKeyed(t.Context(), "key-1", req)
+	require.NoError(t, err)
+	require.Equal(t, first, again, "answered as the first was, though the job is DONE")
 	select {
 	case task := <-g.started:
 		t.Fatalf("a replay ran a job: %s", task)
 	default:
 	}
-	m := h.get("/metrics")
-	require.Contains(t, string(m.Raw), "jobledger_jobs_submitted_total 1\n")
+	require.Equal(t, 1.0, h.metric("jobledger_jobs_submitted_total"))
 }
 
 // TestIdempotencyKeyConflict: the key with another body is 422, and
 // changes nothing. Bodies are compared byte for byte: the same request
 // with other spacing is another body.
 func TestIdempotencyKeyConflict(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, echoConfig)
-	first := h.postKeyed(`{"task_id":"t"}`, "k")
-	require.Equal(t, http.StatusAccepted, first.Status)
-	for _, body := range []string{`{"task_id":"u"}`, `{"task_id":"t","params":{}}`, `{}`, `{ "task_id":"t"}`, `{not json`} {
+	first, err := h.api.SubmitKeyed(t.Context(), "k", client.Request{TaskID: "t"})
+	require.NoError(t, err)
+	for _, req := range []client.Request{{TaskID: "u"}, {TaskID: "t", Params: json.RawMessage(`{}`)}, {}} {
+		_, err := h.api.SubmitKeyed(t.Context(), "k", req)
+		requireAPIError(t, err, http.StatusUnprocessableEntity, "Idempotency-Key was used for another request")
+		require.ErrorIs(t, err, client.ErrKeyConflict)
+	}
+	for _, body := range []string{`{ "task_id":"t"}`, `{not json`} { // bytes no client sends
 		requireProblem(t, h.postKeyed(body, "k"), http.StatusUnprocessableEntity, "Idempotency-Key was used for another request")
 	}
-	h.waitDone(first.Body["job_id"].(string))
-	require.Equal(t, first.Body, h.postKeyed(`{"task_id":"t"}`, "k").Body)
+	h.waitDone(first.JobID)
+	again, err := h.api.SubmitKeyed(t.Context(), "k", client.Request{TaskID: "t"})
+	require.NoError(t, err)
+	require.Equal(t, first, again)
 }
 
 // TestIdempotencyKeyInvalid: a key that is empty, longer than 255
 // characters or not printable ASCII, and two keys, are 400 before the
 // body is read, and create nothing.
 func TestIdempotencyKeyInvalid(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, echoConfig)
 	for name, keys := range map[string][]string{
 		"empty":        {""},
@@ -106,53 +118,64 @@ func TestIdempotencyKeyInvalid(t *testing.T) {
 	}
 	require.Equal(t, http.StatusAccepted, h.postKeyed(`{}`, strings.Repeat("k", 255)).Status, "255 is allowed")
 	require.Equal(t, http.StatusAccepted, h.postKeyed(`{}`, ` ~!"#$%&'()*+,-./:;<=>?@[\]^_{|} `).Status, "every printable character")
-	m := h.get("/metrics")
-	require.Contains(t, string(m.Raw), "jobledger_jobs_submitted_total 2\n")
+	require.Equal(t, 2.0, h.metric("jobledger_jobs_submitted_total"))
 }
 
 // TestIdempotencyKeyEvictedWithItsJob: once retention evicts the job, its
 // key is free again.
 func TestIdempotencyKeyEvictedWithItsJob(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, func(c *jobapi.Config) {
 		c.Model = "echo"
 		c.AsyncJobTTL = time.Minute
 	})
-	first := h.postKeyed(`{"task_id":"t"}`, "k")
-	id := first.Body["job_id"].(string)
-	h.waitDone(id)
+	first, err := h.api.SubmitKeyed(t.Context(), "k", client.Request{TaskID: "t"})
+	require.NoError(t, err)
+	h.waitDone(first.JobID)
 	h.clock.Advance(time.Minute)
 	h.waitDone(h.submit("evicts", nil))
-	requireProblem(t, h.get("/jobs/"+id), http.StatusNotFound, "no such job")
-	fresh := h.postKeyed(`{"task_id":"other"}`, "k")
-	require.Equal(t, http.StatusAccepted, fresh.Status, "%s", fresh.Raw)
-	require.NotEqual(t, id, fresh.Body["job_id"])
-	h.waitDone(fresh.Body["job_id"].(string))
+	_, err = h.api.Snapshot(t.Context(), first.JobID)
+	require.ErrorIs(t, err, client.ErrNotFound)
+	fresh, err := h.api.SubmitKeyed(t.Context(), "k", client.Request{TaskID: "other"})
+	require.NoError(t, err)
+	require.NotEqual(t, first.JobID, fresh.JobID)
+	h.waitDone(fresh.JobID)
 }
 
 // TestIdempotencyKeyConcurrent: concurrent submits with one new key create
 // one job, and all answer its id.
 func TestIdempotencyKeyConcurrent(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, echoConfig)
 	const n = 8
-	ids := make([]any, n)
+	ids := make([]string, n)
 	var wg sync.WaitGroup
 	for i := range n {
-		wg.Go(func() { ids[i] = h.postKeyed(`{"task_id":"t"}`, "k").Body["job_id"] })
+		wg.Go(func() {
+			acc, err := h.api.SubmitKeyed(context.Background(), "k", client.Request{TaskID: "t"})
+			if err != nil {
+				t.Errorf("submit %d: %v", i, err)
+			}
+			ids[i] = acc.JobID
+		})
 	}
 	wg.Wait()
+	require.NotEmpty(t, ids[0])
 	for i := range n {
 		require.Equal(t, ids[0], ids[i])
 	}
-	h.waitDone(ids[0].(string))
-	require.Contains(t, string(h.get("/metrics").Raw), "jobledger_jobs_submitted_total 1\n")
+	h.waitDone(ids[0])
+	require.Equal(t, 1.0, h.metric("jobledger_jobs_submitted_total"))
 }
 
 // TestIdempotencyKeyWithPrefer: a replay honours Prefer: wait like a first
 // submit, answering the job's outcome.
 func TestIdempotencyKeyWithPrefer(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, echoConfig)
-	first := h.postKeyed(`{"task_id":"t","params":{"fail":"boom"}}`, "k")
-	h.waitDone(first.Body["job_id"].(string))
+	first, err := h.api.SubmitKeyed(t.Context(), "k", client.Request{TaskID: "t", Params: json.RawMessage(`{"fail":"boom"}`)})
+	require.NoError(t, err)
+	h.waitDone(first.JobID)
 	req, err := http.NewRequest(http.MethodPost, h.ts.URL+"/jobs", strings.NewReader(`{"task_id":"t","params":{"fail":"boom"}}`))
 	require.NoError(t, err)
 	req.Header.Set("Content-Type", "application/json")
@@ -169,13 +192,14 @@ func TestIdempotencyKeyWithPrefer(t *testing.T) {
 // (Prefer: wait) gives back its body's share of the submission byte
 // budget before it waits, so that it does not refuse other submits.
 func TestIdempotencyKeyReplayWaitHoldsNoBudget(t *testing.T) {
+	t.Parallel()
 	g := newGate()
 	h := newHarness(t, g, func(c *jobapi.Config) {
 		c.AsyncMaxQueue = 1 // a budget of one body of max_body_bytes
 		c.MaxBodyBytes = 64
 	})
-	first := h.postKeyed(`{"task_id":"t"}`, "k")
-	require.Equal(t, http.StatusAccepted, first.Status)
+	_, err := h.api.SubmitKeyed(t.Context(), "k", client.Request{TaskID: "t"})
+	require.NoError(t, err)
 	<-g.started
 	got := make(chan int, 1)
 	go func() {
@@ -196,7 +220,8 @@ func TestIdempotencyKeyReplayWaitHoldsNoBudget(t *testing.T) {
 		got <- resp.StatusCode
 	}()
 	until(t, "the replay waits", func() bool { return jobapi.Waiting(h.srv) == 1 })
-	requireProblem(t, h.postKeyed(`{"task_id":"u"}`, "k2"), http.StatusTooManyRequests, "job queue is full")
+	_, err = h.api.SubmitKeyed(t.Context(), "k2", client.Request{TaskID: "u"})
+	requireAPIError(t, err, http.StatusTooManyRequests, "job queue is full")
 	g.release <- struct{}{}
 	require.Equal(t, http.StatusOK, <-got)
 }
@@ -209,6 +234,7 @@ func TestIdempotencyKeyReplayWaitHoldsNoBudget(t *testing.T) {
 // from the key's job; bytes past a known Content-Length are not read, as
 // an http.Server never hands them to the handler.
 func TestIdempotencyKeyBodyEdges(t *testing.T) {
+	t.Parallel()
 	const maxBody = 64
 	h := newHarness(t, nil, func(c *jobapi.Config) { echoConfig(c); c.MaxBodyBytes = maxBody })
 	const body = `{"task_id":"t"}`
@@ -234,6 +260,5 @@ func TestIdempotencyKeyBodyEdges(t *testing.T) {
 	again := call("k", strings.NewReader(body+"trailing"), int64(len(body)))
 	require.Equal(t, http.StatusAccepted, again.Status, "%s", again.Raw)
 	require.Equal(t, first.Body, again.Body)
-	m := h.get("/metrics")
-	require.Contains(t, string(m.Raw), "jobledger_jobs_submitted_total 1\n")
+	require.Equal(t, 1.0, h.metric("jobledger_jobs_submitted_total"))
 }

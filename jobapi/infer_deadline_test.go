@@ -66,6 +66,7 @@ func (d deadlineRecorder) SetWriteDeadline(time.Time) error {
 // the WriteTimeout (no ReadTimeout, or a longer one) had the reply cut off.
 // The held deadline is now set once the body has been read and parsed.
 func TestInferWriteDeadlineAfterBody(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, func(c *jobapi.Config) { c.Model = "echo" })
 	hs := &http.Server{WriteTimeout: time.Second}
 	ev := &events{}

@@ -1,6 +1,7 @@
 package jobapi_test
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobledger/jobledger/client"
 	"github.com/jobledger/jobledger/jobapi"
 )
 
@@ -24,35 +26,41 @@ func endEveryWay(t *testing.T, h *harness, g *gateModel) {
 	<-g.started
 	require.Equal(t, 1, h.clock.Pending(), "the only deadline armed")
 	h.clock.Advance(time.Second)
-	require.Equal(t, "TIMEOUT", h.waitDone(late).Body["state"])
+	require.Equal(t, client.TimedOut, h.waitDone(late).State)
 	require.ErrorIs(t, <-g.ended, jobapi.ErrDeadline)
 
 	done := h.submit("done", nil)
 	<-g.started
 	g.release <- struct{}{}
-	require.Equal(t, "DONE", h.waitDone(done).Body["state"])
+	require.Equal(t, client.Done, h.waitDone(done).State)
 
 	failed := h.submit("failed", map[string]any{"fail": "boom"})
 	<-g.started
 	g.release <- struct{}{}
-	require.Equal(t, "FAILED", h.waitDone(failed).Body["state"])
+	require.Equal(t, client.Failed, h.waitDone(failed).State)
 
 	running := h.submit("running", nil)
 	<-g.started
 	pending := h.submit("pending", nil) // the only worker is taken
 	for _, id := range []string{pending, running} {
-		r := h.do(http.MethodPost, "/jobs/"+id+"/cancel", "", nil)
-		require.Equal(t, http.StatusOK, r.Status, "%s", r.Raw)
+		_, err := h.api.Cancel(t.Context(), id)
+		require.NoError(t, err)
 	}
 	require.ErrorIs(t, <-g.ended, jobapi.ErrCanceled)
 
-	for params, status := range map[string]int{"": http.StatusOK, "boom": http.StatusUnprocessableEntity} {
-		got := make(chan reply, 1)
-		go func() { got <- h.postJSON("/infer", map[string]any{"params": map[string]any{"fail": params}}) }()
+	for _, fail := range []string{"", "boom"} {
+		got := make(chan error, 1)
+		go func() {
+			_, err := h.api.Infer(context.Background(), client.Request{Params: params(t, map[string]any{"fail": fail})})
+			got <- err
+		}()
 		<-g.started
 		g.release <- struct{}{}
-		r := <-got
-		require.Equal(t, status, r.Status, "%s", r.Raw)
+		if err := <-got; fail == "" {
+			require.NoError(t, err)
+		} else {
+			requireAPIError(t, err, http.StatusUnprocessableEntity, "model failed")
+		}
 	}
 }
 
@@ -62,6 +70,7 @@ func endEveryWay(t *testing.T, h *harness, g *gateModel) {
 // and every test passed. However the job ends, once the server is drained
 // FlightsInv finds no flight left.
 func TestFlightLeftAfterRunnerReturns(t *testing.T) {
+	t.Parallel()
 	g := newGate()
 	h := newHarness(t, g, func(c *jobapi.Config) { c.AsyncTimeout = time.Second })
 	endEveryWay(t, h, g)
@@ -76,6 +85,7 @@ func TestFlightLeftAfterRunnerReturns(t *testing.T) {
 // over. However the work ends, once the server is drained the clock holds
 // no timer and TimersInv counts none.
 func TestDeadlineTimerLeftAfterJobEnds(t *testing.T) {
+	t.Parallel()
 	g := newGate()
 	h := newHarness(t, g, func(c *jobapi.Config) { c.AsyncTimeout = time.Second })
 	endEveryWay(t, h, g)
@@ -123,6 +133,7 @@ func (c *lateClock) fireLate() int {
 // server was drained, and counted by both, it went below zero. Release and
 // the callback retire it once between them, whichever comes first.
 func TestFiredDeadlineCountedAfterRelease(t *testing.T) {
+	t.Parallel()
 	g := newGate()
 	clock := &lateClock{fakeClock: newFakeClock()}
 	cfg := jobapi.DefaultConfig()
@@ -131,17 +142,20 @@ func TestFiredDeadlineCountedAfterRelease(t *testing.T) {
 	require.NoError(t, err)
 	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)
-	h := &harness{t: t, srv: srv, ts: ts, clock: clock.fakeClock}
+	h := &harness{t: t, srv: srv, ts: ts, api: newClient(t, ts), clock: clock.fakeClock}
 
 	id := h.submit("job", nil)
 	<-g.started
 	g.release <- struct{}{}
-	require.Equal(t, "DONE", h.waitDone(id).Body["state"])
-	got := make(chan reply, 1)
-	go func() { got <- h.postJSON("/infer", map[string]any{}) }()
+	require.Equal(t, client.Done, h.waitDone(id).State)
+	got := make(chan error, 1)
+	go func() {
+		_, err := h.api.Infer(context.Background(), client.Request{})
+		got <- err
+	}()
 	<-g.started
 	g.release <- struct{}{}
-	require.Equal(t, http.StatusOK, (<-got).Status)
+	require.NoError(t, <-got)
 
 	requireShutdownReturns(t, srv)
 	require.NoError(t, srv.CheckInvariants(), "released, callbacks not run")

@@ -2,29 +2,31 @@ package jobapi_test
 
 import (
 	"net/http"
-	"net/url"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/jobledger/jobledger/client"
 )
 
-// listIDs returns the job ids of a GET /jobs reply, and its next_cursor.
-func listIDs(t *testing.T, r reply) ([]string, string) {
+// listIDs returns the job ids of the page of GET /jobs that q selects, and
+// its next cursor.
+func listIDs(t *testing.T, h *harness, q client.ListQuery) ([]string, string) {
 	t.Helper()
-	require.Equal(t, http.StatusOK, r.Status, "%s", r.Raw)
-	require.Equal(t, "application/json", r.Header.Get("Content-Type"))
+	p, err := h.api.List(t.Context(), q)
+	require.NoError(t, err)
 	var ids []string
-	for _, j := range r.Body["jobs"].([]any) {
-		ids = append(ids, j.(map[string]any)["job_id"].(string))
+	for _, j := range p.Jobs {
+		ids = append(ids, j.JobID)
 	}
-	next, _ := r.Body["next_cursor"].(string)
-	return ids, next
+	return ids, p.NextCursor
 }
 
 // TestListJobs: GET /jobs lists newest first, each item the body of GET
 // /jobs/{id}; next_cursor walks the pages and is absent on the last;
 // state and task_id filter.
 func TestListJobs(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, echoConfig)
 	a := h.submit("a", nil)
 	b := h.submit("b", nil)
@@ -32,52 +34,63 @@ func TestListJobs(t *testing.T) {
 	for _, id := range []string{a, b, c} {
 		h.waitDone(id)
 	}
-	all := h.get("/jobs")
-	ids, next := listIDs(t, all)
-	require.Equal(t, []string{c, b, a}, ids)
-	require.Empty(t, next)
-	for i, j := range all.Body["jobs"].([]any) {
-		require.Equal(t, h.get("/jobs/"+ids[i]).Body, j.(map[string]any), "an item is GET /jobs/{id}")
-	}
+	raw := h.get("/jobs")
+	require.Equal(t, http.StatusOK, raw.Status, "%s", raw.Raw)
+	require.Equal(t, "application/json", raw.Header.Get("Content-Type"))
+	require.NotContains(t, raw.Body, "next_cursor", "absent on the last page")
 
-	ids, next = listIDs(t, h.get("/jobs?limit=2"))
+	all, err := h.api.List(t.Context(), client.ListQuery{})
+	require.NoError(t, err)
+	require.Empty(t, all.NextCursor)
+	var ids []string
+	for _, j := range all.Jobs {
+		require.Equal(t, h.snapshot(j.JobID), j, "an item is GET /jobs/{id}")
+		ids = append(ids, j.JobID)
+	}
+	require.Equal(t, []string{c, b, a}, ids)
+
+	ids, next := listIDs(t, h, client.ListQuery{Limit: 2})
 	require.Equal(t, []string{c, b}, ids)
 	require.NotEmpty(t, next)
-	ids, next = listIDs(t, h.get("/jobs?limit=2&cursor="+url.QueryEscape(next)))
+	ids, next = listIDs(t, h, client.ListQuery{Limit: 2, Cursor: next})
 	require.Equal(t, []string{a}, ids)
 	require.Empty(t, next)
 
-	ids, _ = listIDs(t, h.get("/jobs?task_id=a"))
+	ids, _ = listIDs(t, h, client.ListQuery{TaskID: "a"})
 	require.Equal(t, []string{c, a}, ids)
-	ids, _ = listIDs(t, h.get("/jobs?state=DONE&task_id=b"))
+	ids, _ = listIDs(t, h, client.ListQuery{State: client.Done, TaskID: "b"})
 	require.Equal(t, []string{b}, ids)
-	ids, _ = listIDs(t, h.get("/jobs?state=PENDING"))
+	ids, _ = listIDs(t, h, client.ListQuery{State: client.Pending})
 	require.Empty(t, ids)
-	ids, _ = listIDs(t, h.get("/jobs?limit=99999999999999999999999"))
+	ids, _ = listIDs(t, h, client.ListQuery{Limit: 1000})
 	require.Len(t, ids, 3, "a limit beyond the cap is the cap")
+	r := h.get("/jobs?limit=99999999999999999999999")
+	require.Equal(t, http.StatusOK, r.Status, "a limit past any integer is the cap: %s", r.Raw)
 }
 
 // TestListJobsEmptyTaskID pins the bug where GET /jobs?task_id= (present
 // and empty) listed every job: a filter that is present is a filter, and
 // the empty task id lists only the jobs submitted without one.
 func TestListJobsEmptyTaskID(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, echoConfig)
 	a := h.submit("a", nil)
 	none := h.submit("", nil)
 	for _, id := range []string{a, none} {
 		h.waitDone(id)
 	}
-	ids, _ := listIDs(t, h.get("/jobs?task_id="))
+	ids, _ := listIDs(t, h, client.ListQuery{ByTaskID: true})
 	require.Equal(t, []string{none}, ids)
-	ids, _ = listIDs(t, h.get("/jobs?task_id=&state=DONE"))
+	ids, _ = listIDs(t, h, client.ListQuery{ByTaskID: true, State: client.Done})
 	require.Equal(t, []string{none}, ids)
-	ids, _ = listIDs(t, h.get("/jobs"))
+	ids, _ = listIDs(t, h, client.ListQuery{})
 	require.Equal(t, []string{none, a}, ids, "an absent task_id lists every job")
 }
 
 // TestListJobsBadParameters: each bad parameter is a 400 problem that
 // names it, and reads nothing.
 func TestListJobsBadParameters(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, echoConfig)
 	h.waitDone(h.submit("a", nil))
 	for query, detail := range map[string]string{

@@ -3,7 +3,6 @@ package jobapi_test
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/binary"
 	"hash/crc32"
 	"image"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobledger/jobledger/client"
 	"github.com/jobledger/jobledger/jobapi"
 	"github.com/jobledger/jobledger/model"
 )
@@ -40,6 +40,7 @@ func emptyFrameGIF(t testing.TB) []byte {
 // panicked". An empty image is bad input: /infer answers 422, and a job
 // ends FAILED "decode image: empty image".
 func TestEmptyGIFFramePanicked(t *testing.T) {
+	t.Parallel()
 	data := emptyFrameGIF(t)
 	cfg, _, err := image.DecodeConfig(bytes.NewReader(data))
 	require.NoError(t, err)
@@ -51,16 +52,15 @@ func TestEmptyGIFFramePanicked(t *testing.T) {
 	require.EqualError(t, err, "decode image: empty image")
 
 	h := newHarness(t, nil, nil) // the fingerprint model
-	img := base64.StdEncoding.EncodeToString(data)
-	r := h.postJSON("/infer", map[string]any{"image": img})
-	requireProblem(t, r, http.StatusUnprocessableEntity, "model failed")
-	require.Equal(t, "decode image: empty image", r.Body["error"])
+	_, err = h.api.Infer(t.Context(), client.Request{Image: data})
+	e := requireAPIError(t, err, http.StatusUnprocessableEntity, "model failed")
+	require.Equal(t, "decode image: empty image", e.ModelError)
 
-	accepted := h.postJSON("/jobs", map[string]any{"image": img})
-	require.Equal(t, http.StatusAccepted, accepted.Status, "%s", accepted.Raw)
-	done := h.waitDone(accepted.Body["job_id"].(string))
-	require.Equal(t, "FAILED", done.Body["state"])
-	require.Equal(t, "decode image: empty image", done.Body["error"])
+	accepted, err := h.api.Submit(t.Context(), client.Request{Image: data})
+	require.NoError(t, err)
+	done := h.waitDone(accepted.JobID)
+	require.Equal(t, client.Failed, done.State)
+	require.Equal(t, "decode image: empty image", done.Error)
 }
 
 // TestImageOverMaxPixelsDecoded pins the other half of the bug of the
@@ -68,26 +68,27 @@ func TestEmptyGIFFramePanicked(t *testing.T) {
 // header before decoding, and an image over it is refused with 422 by both
 // POST /infer and POST /jobs, which admits no job.
 func TestImageOverMaxPixelsDecoded(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, func(c *jobapi.Config) { c.MaxPixels = 100 })
-	fits := base64.StdEncoding.EncodeToString(encode(t, "png", gradient(10, 10, false)))
-	over := base64.StdEncoding.EncodeToString(encode(t, "png", gradient(11, 10, false)))
+	fits := encode(t, "png", gradient(10, 10, false))
+	over := encode(t, "png", gradient(11, 10, false))
 	// A header declaring 2^40 pixels and no pixel data: refused from the
 	// header alone, never decoded.
 	huge := rgbaPNG(1<<20, 1<<20, 8, nil)
-	hugeB64 := base64.StdEncoding.EncodeToString(huge)
 
-	r := h.postJSON("/infer", map[string]any{"image": fits})
-	require.Equal(t, http.StatusOK, r.Status, "%s", r.Raw)
-	for _, img := range []string{over, hugeB64} {
-		requireProblem(t, h.postJSON("/infer", map[string]any{"image": img}), http.StatusUnprocessableEntity, "image exceeds max_pixels")
-		requireProblem(t, h.postJSON("/jobs", map[string]any{"image": img}), http.StatusUnprocessableEntity, "image exceeds max_pixels")
+	_, err := h.api.Infer(t.Context(), client.Request{Image: fits})
+	require.NoError(t, err)
+	for _, img := range [][]byte{over, huge} {
+		_, err := h.api.Infer(t.Context(), client.Request{Image: img})
+		requireAPIError(t, err, http.StatusUnprocessableEntity, "image exceeds max_pixels")
+		_, err = h.api.Submit(t.Context(), client.Request{Image: img})
+		requireAPIError(t, err, http.StatusUnprocessableEntity, "image exceeds max_pixels")
 	}
-	m := h.get("/metrics")
-	require.Contains(t, string(m.Raw), "jobledger_jobs_submitted_total 0")
+	require.Zero(t, h.metric("jobledger_jobs_submitted_total"))
 
 	var u *jobapi.UnprocessableError
 	require.ErrorAs(t, model.Fingerprint{MaxPixels: 100}.ValidateRequest(jobapi.Request{Image: huge}), &u)
-	_, err := model.Fingerprint{MaxPixels: 100}.Run(context.Background(), jobapi.Request{Image: huge})
+	_, err = model.Fingerprint{MaxPixels: 100}.Run(context.Background(), jobapi.Request{Image: huge})
 	require.EqualError(t, err, "decode image: image exceeds max_pixels")
 	// The zero value bounds at DefaultMaxPixels, 2^24.
 	require.ErrorAs(t, model.Fingerprint{}.ValidateRequest(jobapi.Request{Image: huge}), &u)
@@ -117,26 +118,27 @@ func (m watchedModel) Run(ctx context.Context, req jobapi.Request) (any, error) 
 func TestOneRowImageHeldWorkerPastDeadline(t *testing.T) {
 	m := watchedModel{Model: model.Fingerprint{}, started: make(chan struct{}, 2), returned: make(chan time.Time, 2)}
 	h := newHarness(t, m, nil) // one worker
-	wide := base64.StdEncoding.EncodeToString(wideRowPNG(1 << 24))
-	accepted := h.postJSON("/jobs", map[string]any{"task_id": "wide", "image": wide})
-	require.Equal(t, http.StatusAccepted, accepted.Status, "%s", accepted.Raw)
+	accepted, err := h.api.Submit(t.Context(), client.Request{TaskID: "wide", Image: wideRowPNG(1 << 24)})
+	require.NoError(t, err)
 	<-m.started
 	deadline := time.Now()
 	h.clock.Advance(h.srv.Config().AsyncTimeout)
 	late := (<-m.returned).Sub(deadline)
 	t.Logf("the model returned %v after its deadline", late)
 	require.Less(t, late, 5*time.Second)
-	done := h.waitDone(accepted.Body["job_id"].(string))
-	require.Equal(t, "TIMEOUT", done.Body["state"])
+	done := h.waitDone(accepted.JobID)
+	require.Equal(t, client.TimedOut, done.State)
 
 	// The one worker is free: a small image is fingerprinted.
-	small := base64.StdEncoding.EncodeToString(encode(t, "png", gradient(16, 16, false)))
-	got := make(chan reply, 1)
-	go func() { got <- h.postJSON("/infer", map[string]any{"image": small}) }()
+	small := encode(t, "png", gradient(16, 16, false))
+	got := make(chan error, 1)
+	go func() {
+		_, err := h.api.Infer(context.Background(), client.Request{Image: small})
+		got <- err
+	}()
 	<-m.started
 	<-m.returned
-	r := <-got
-	require.Equal(t, http.StatusOK, r.Status, "%s", r.Raw)
+	require.NoError(t, <-got)
 	waitDecodes(t) // the abandoned decode stops at its next read
 }
 

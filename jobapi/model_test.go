@@ -57,6 +57,7 @@ func fingerprint(t *testing.T, data []byte) model.FingerprintResult {
 }
 
 func TestFingerprintFormats(t *testing.T) {
+	t.Parallel()
 	for _, format := range []string{"png", "jpeg", "gif"} {
 		t.Run(format, func(t *testing.T) {
 			r := fingerprint(t, encode(t, format, gradient(64, 32, true)))
@@ -72,6 +73,7 @@ func TestFingerprintFormats(t *testing.T) {
 }
 
 func TestFingerprintHash(t *testing.T) {
+	t.Parallel()
 	require.Equal(t, "0000000000000000", fingerprint(t, encode(t, "png", gradient(64, 64, false))).DHash)
 	// Tiny images repeat pixels rather than divide by zero.
 	tiny := fingerprint(t, encode(t, "png", gradient(2, 1, true)))
@@ -83,6 +85,7 @@ func TestFingerprintHash(t *testing.T) {
 }
 
 func TestFingerprintRefuses(t *testing.T) {
+	t.Parallel()
 	_, err := model.Fingerprint{}.Run(context.Background(), jobapi.Request{Image: []byte("GIF89a")})
 	require.Error(t, err)
 	require.Error(t, model.Fingerprint{}.ValidateRequest(jobapi.Request{}))
@@ -93,6 +96,7 @@ func TestFingerprintRefuses(t *testing.T) {
 }
 
 func TestEchoModel(t *testing.T) {
+	t.Parallel()
 	out, err := model.Echo{}.Run(context.Background(), jobapi.Request{})
 	require.NoError(t, err)
 	require.Equal(t, json.RawMessage(`{}`), out)

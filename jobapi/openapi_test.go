@@ -90,6 +90,7 @@ var contractCodes = map[string][]string{
 }
 
 func TestOpenAPIMatchesRoutes(t *testing.T) {
+	t.Parallel()
 	keys := yamlKeys(t, "../docs/openapi.yaml")
 	h := newHarness(t, nil, echoConfig)
 	routes := jobapi.Routes(h.srv)
@@ -127,6 +128,7 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 }
 
 func TestOpenAPISchemasMatchReplies(t *testing.T) {
+	t.Parallel()
 	keys := yamlKeys(t, "../docs/openapi.yaml")
 	g := newGate()
 	h := newHarness(t, g, nil)
@@ -153,8 +155,9 @@ func TestOpenAPISchemasMatchReplies(t *testing.T) {
 	failing := h.submit("f", map[string]any{"fail": "x"})
 	<-g.started
 	g.release <- struct{}{}
-	require.Equal(t, props("Snapshot"), fields(h.waitDone(failing).Body))   // every field set
-	require.Equal(t, props("JobList"), fields(h.get("/jobs?limit=1").Body)) // next_cursor: another follows
+	h.waitDone(failing)
+	require.Equal(t, props("Snapshot"), fields(h.get("/jobs/"+failing+"/wait").Body)) // every field set
+	require.Equal(t, props("JobList"), fields(h.get("/jobs?limit=1").Body))           // next_cursor: another follows
 
 	got := make(chan reply, 1)
 	go func() { got <- h.postJSON("/infer", map[string]any{"task_id": "i"}) }()

@@ -5,12 +5,15 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/jobledger/jobledger/client"
 )
 
 // TestOverview: the figures follow a job through its life: the depth and
 // a busy worker while it runs, the counters once it ended; a store of one
 // server reports no leases.
 func TestOverview(t *testing.T) {
+	t.Parallel()
 	g := newGate()
 	h := newHarness(t, g, nil)
 	o := h.srv.Overview()
@@ -28,7 +31,7 @@ func TestOverview(t *testing.T) {
 	require.Empty(t, o.StoreError)
 
 	g.release <- struct{}{}
-	require.Equal(t, "DONE", h.waitBounded(id).Body["state"])
+	require.Equal(t, client.Done, h.waitBounded(id).State)
 	o = h.srv.Overview()
 	require.Equal(t, uint64(1), o.Done)
 	require.Zero(t, o.Depth)
@@ -42,6 +45,7 @@ func TestOverview(t *testing.T) {
 // TestOverviewLeasesOnPostgres: on a shared PostgreSQL store, a running
 // job is under its replica's lease, found through the store's codecs.
 func TestOverviewLeasesOnPostgres(t *testing.T) {
+	t.Parallel()
 	g := newGate()
 	a := pgReplicas(t)(t, "a", g, nil)
 	id := a.submit("t", nil)
@@ -54,5 +58,5 @@ func TestOverviewLeasesOnPostgres(t *testing.T) {
 	require.Equal(t, 1, leases[0].Jobs)
 	require.False(t, leases[0].Lapsed)
 	g.release <- struct{}{}
-	require.Equal(t, "DONE", a.waitBounded(id).Body["state"])
+	require.Equal(t, client.Done, a.waitBounded(id).State)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobledger/jobledger/client"
 	"github.com/jobledger/jobledger/internal/fakeclock"
 	"github.com/jobledger/jobledger/jobapi"
 )
@@ -58,6 +59,23 @@ func (h *harness) postPreferAsync(body map[string]any, prefer ...string) <-chan 
 	return got
 }
 
+// waited is SubmitWait's answer.
+type waited struct {
+	out client.Outcome
+	err error
+}
+
+// submitWaitAsync runs the client's SubmitWait of req in a goroutine and
+// returns its answer's channel.
+func (h *harness) submitWaitAsync(req client.Request, wait time.Duration) <-chan waited {
+	got := make(chan waited, 1)
+	go func() {
+		out, err := h.api.SubmitWait(context.Background(), req, wait)
+		got <- waited{out, err}
+	}()
+	return got
+}
+
 // untilWaiting waits until n clients are blocked in a wait, so that the
 // fake clock's timer of each is armed.
 func (h *harness) untilWaiting(n int64) {
@@ -68,6 +86,7 @@ func (h *harness) untilWaiting(n int64) {
 // TestPreferWaitDone: a job that ends DONE within the wait answers 200
 // with its result, Preference-Applied and Location.
 func TestPreferWaitDone(t *testing.T) {
+	t.Parallel()
 	g := newGate()
 	h := newHarness(t, g, nil)
 	got := h.postPreferAsync(map[string]any{"task_id": "t"}, "wait=5")
@@ -90,59 +109,67 @@ func TestPreferWaitDone(t *testing.T) {
 // TestPreferWaitFailed: a job that ends FAILED within the wait answers 200
 // with its terminal snapshot.
 func TestPreferWaitFailed(t *testing.T) {
+	t.Parallel()
 	g := newGate()
 	h := newHarness(t, g, nil)
-	got := h.postPreferAsync(map[string]any{"task_id": "t", "params": map[string]any{"fail": "boom"}}, "respond-async, wait=5")
+	got := h.submitWaitAsync(client.Request{TaskID: "t", Params: json.RawMessage(`{"fail":"boom"}`)}, 5*time.Second)
 	<-g.started
 	h.untilWaiting(1)
 	g.release <- struct{}{}
-	r := <-got
-	require.Equal(t, http.StatusOK, r.Status, "%s", r.Raw)
-	require.Equal(t, "wait=5", r.Header.Get("Preference-Applied"))
-	require.Equal(t, "FAILED", r.Body["state"])
-	require.Equal(t, "boom", r.Body["error"])
-	require.Contains(t, r.Body, "expires_at")
-	require.Equal(t, h.get("/jobs/"+r.Body["job_id"].(string)).Body, r.Body, "the snapshot of GET /jobs/{id}")
+	w := <-got
+	require.NoError(t, w.err)
+	require.Equal(t, 5*time.Second, w.out.Applied)
+	require.Nil(t, w.out.Result)
+	s := w.out.Snapshot
+	require.NotNil(t, s, "the terminal snapshot")
+	require.Equal(t, client.Failed, s.State)
+	require.Equal(t, "boom", s.Error)
+	require.NotZero(t, s.ExpiresAt)
+	require.Equal(t, h.snapshot(w.out.JobID), *s, "the snapshot of GET /jobs/{id}")
 }
 
 // TestPreferWaitRunsOut: a job still running when the wait ends answers
 // 202 as without the preference, saying the wait that was applied.
 func TestPreferWaitRunsOut(t *testing.T) {
+	t.Parallel()
 	g := newGate()
 	h := newHarness(t, g, nil)
-	got := h.postPreferAsync(map[string]any{"task_id": "t"}, "wait=5")
+	got := h.submitWaitAsync(client.Request{TaskID: "t"}, 5*time.Second)
 	<-g.started
 	h.untilWaiting(1)
 	h.clock.Advance(5*time.Second - time.Millisecond)
 	select {
-	case r := <-got:
-		t.Fatalf("answered before the wait ran out: %d %s", r.Status, r.Raw)
+	case w := <-got:
+		t.Fatalf("answered before the wait ran out: %+v %v", w.out, w.err)
 	default:
 	}
 	h.clock.Advance(time.Millisecond)
-	r := <-got
-	require.Equal(t, http.StatusAccepted, r.Status, "%s", r.Raw)
-	require.Equal(t, "wait=5", r.Header.Get("Preference-Applied"))
-	require.Equal(t, "PENDING", r.Body["state"])
-	id := r.Body["job_id"].(string)
-	require.Equal(t, "jobs/"+id, r.Header.Get("Location"))
-	require.Equal(t, "RUNNING", h.get("/jobs/" + id).Body["state"], "the job runs on")
+	w := <-got
+	require.NoError(t, w.err)
+	require.False(t, w.out.Ended(), "%+v", w.out)
+	require.Equal(t, 5*time.Second, w.out.Applied)
+	require.Equal(t, client.Pending, w.out.State)
+	id := w.out.JobID
+	require.Equal(t, h.ts.URL+"/jobs/"+id, w.out.Location.String())
+	require.Equal(t, client.Running, h.snapshot(id).State, "the job runs on")
 	g.release <- struct{}{}
-	require.Equal(t, "DONE", h.waitDone(id).Body["state"])
+	require.Equal(t, client.Done, h.waitDone(id).State)
 }
 
 // TestPreferWaitCappedByMaxWait: the wait is at most max_wait, in whole
 // seconds, and Preference-Applied says the wait applied.
 func TestPreferWaitCappedByMaxWait(t *testing.T) {
+	t.Parallel()
 	g := newGate()
 	h := newHarness(t, g, func(c *jobapi.Config) { c.MaxWait = 2500 * time.Millisecond })
-	got := h.postPreferAsync(map[string]any{"task_id": "t"}, "wait=600")
+	got := h.submitWaitAsync(client.Request{TaskID: "t"}, 600*time.Second)
 	<-g.started
 	h.untilWaiting(1)
 	h.clock.Advance(2 * time.Second)
-	r := <-got
-	require.Equal(t, http.StatusAccepted, r.Status, "%s", r.Raw)
-	require.Equal(t, "wait=2", r.Header.Get("Preference-Applied"))
+	w := <-got
+	require.NoError(t, w.err)
+	require.False(t, w.out.Ended(), "%+v", w.out)
+	require.Equal(t, 2*time.Second, w.out.Applied)
 	g.release <- struct{}{}
 }
 
@@ -151,6 +178,7 @@ func TestPreferWaitCappedByMaxWait(t *testing.T) {
 // any wait when max_wait is under a second, answer 202 at once with no
 // Preference-Applied. Only the first wait counts.
 func TestPreferIgnored(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name    string
 		maxWait time.Duration
@@ -183,6 +211,7 @@ func TestPreferIgnored(t *testing.T) {
 
 // TestPreferWaitForms: the forms RFC 7240 allows for one well-formed wait.
 func TestPreferWaitForms(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name   string
 		prefer []string
@@ -213,6 +242,7 @@ func TestPreferWaitForms(t *testing.T) {
 // TestPreferWaitClientGone: a client that hangs up during the wait gets
 // nothing, the wait ends, and its job runs on.
 func TestPreferWaitClientGone(t *testing.T) {
+	t.Parallel()
 	g := newGate()
 	clock := newFakeClock()
 	l, _ := openStore(t, "memory", "", harnessDefaults(), clock, fakeclock.Seq("j"))
@@ -220,7 +250,7 @@ func TestPreferWaitClientGone(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		_, err := h.postPrefer(ctx, map[string]any{"task_id": "t"}, "wait=5")
+		_, err := h.api.SubmitWait(ctx, client.Request{TaskID: "t"}, 5*time.Second)
 		done <- err
 	}()
 	<-g.started
@@ -228,9 +258,9 @@ func TestPreferWaitClientGone(t *testing.T) {
 	cancel()
 	require.ErrorIs(t, <-done, context.Canceled)
 	h.untilWaiting(0)
-	require.Equal(t, "RUNNING", h.get("/jobs/j1").Body["state"], "the job runs on")
+	require.Equal(t, client.Running, h.snapshot("j1").State, "the job runs on")
 	g.release <- struct{}{}
-	require.Equal(t, "DONE", h.waitDone("j1").Body["state"])
+	require.Equal(t, client.Done, h.waitDone("j1").State)
 }
 
 // TestPreferWaitEndsAtShutdown: on a durable store a job that has not
@@ -238,49 +268,53 @@ func TestPreferWaitClientGone(t *testing.T) {
 // so a submit waiting on it must not wait on: it is answered 202 when the
 // grace period ends.
 func TestPreferWaitEndsAtShutdown(t *testing.T) {
+	t.Parallel()
 	g := newGate()
 	h := newHarnessStore(t, "sqlite:"+filepath.Join(t.TempDir(), "jobs.db"), "", jobapi.Options{Model: g}, nil)
 	h.submit("running", nil) // holds the one worker
 	<-g.started
-	got := h.postPreferAsync(map[string]any{"task_id": "pending"}, "wait=30")
+	got := h.submitWaitAsync(client.Request{TaskID: "pending"}, 30*time.Second)
 	h.untilWaiting(1)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // no grace
 	_ = h.srv.Shutdown(ctx)
 	require.ErrorIs(t, <-g.ended, jobapi.ErrShuttingDown)
-	r := <-got
-	require.Equal(t, http.StatusAccepted, r.Status, "%s", r.Raw)
-	require.Equal(t, "wait=30", r.Header.Get("Preference-Applied"))
-	require.Equal(t, "PENDING", h.get("/jobs/" + r.Body["job_id"].(string)).Body["state"], "left for the next process")
+	w := <-got
+	require.NoError(t, w.err)
+	require.False(t, w.out.Ended(), "answered 202: %+v", w.out)
+	require.Equal(t, 30*time.Second, w.out.Applied)
+	require.Equal(t, client.Pending, h.snapshot(w.out.JobID).State, "left for the next process")
 }
 
 // TestPreferWaitStoreFails: once the job is admitted the answer is never
 // an error. A store that fails the wait gets the 202; one that fails the
 // read of a DONE job's result gets the DONE snapshot.
 func TestPreferWaitStoreFails(t *testing.T) {
+	t.Parallel()
 	clock := newFakeClock()
 	st := newFailing(t, clock)
 	g := newGate()
 	h := newHarnessOn(t, st, jobapi.Options{Model: g, Clock: clock}, nil)
 
 	st.failNext("Wait", 1)
-	r, err := h.postPrefer(context.Background(), map[string]any{"task_id": "w"}, "wait=5")
+	out, err := h.api.SubmitWait(t.Context(), client.Request{TaskID: "w"}, 5*time.Second)
 	require.NoError(t, err)
-	require.Equal(t, http.StatusAccepted, r.Status, "%s", r.Raw)
-	require.Equal(t, "wait=5", r.Header.Get("Preference-Applied"))
+	require.False(t, out.Ended(), "answered 202: %+v", out)
+	require.Equal(t, 5*time.Second, out.Applied)
 	<-g.started
 	g.release <- struct{}{}
-	require.Equal(t, "DONE", h.waitDone(r.Body["job_id"].(string)).Body["state"])
+	require.Equal(t, client.Done, h.waitDone(out.JobID).State)
 
 	st.failNext("Result", 1)
-	got := h.postPreferAsync(map[string]any{"task_id": "r"}, "wait=5")
+	got := h.submitWaitAsync(client.Request{TaskID: "r"}, 5*time.Second)
 	<-g.started
 	h.untilWaiting(1)
 	g.release <- struct{}{}
-	r = <-got
-	require.Equal(t, http.StatusOK, r.Status, "%s", r.Raw)
-	require.Equal(t, "DONE", r.Body["state"])
-	require.NotContains(t, r.Body, "result")
-	require.Equal(t, "jobs/"+r.Body["job_id"].(string), r.Header.Get("Location"))
+	w := <-got
+	require.NoError(t, w.err)
+	require.Nil(t, w.out.Result, "no result")
+	require.NotNil(t, w.out.Snapshot, "the DONE snapshot")
+	require.Equal(t, client.Done, w.out.Snapshot.State)
+	require.Equal(t, h.ts.URL+"/jobs/"+w.out.JobID, w.out.Location.String())
 }

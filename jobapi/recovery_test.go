@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobledger/jobledger/client"
 	"github.com/jobledger/jobledger/jobapi"
 	"github.com/jobledger/jobledger/ledger"
 )
@@ -43,6 +44,7 @@ func submitTo(t *testing.T, s store, taskID string) ledger.Snapshot {
 // the others run, and end TIMEOUT at admission plus async_timeout, not
 // async_timeout after the restart.
 func TestRecoveredJobsRun(t *testing.T) {
+	t.Parallel()
 	const timeout = 30 * time.Second
 	clock := newFakeClock()
 	mem := newMemory(t, clock, 8)
@@ -62,36 +64,37 @@ func TestRecoveredJobsRun(t *testing.T) {
 	require.Equal(t, 1, rec.asked)
 
 	r := h.waitBounded(stale.ID)
-	require.Equal(t, "TIMEOUT", r.Body["state"], "past its deadline at the restart: %s", r.Raw)
-	require.Equal(t, "deadline exceeded", r.Body["error"])
-	require.NotContains(t, r.Body, "started_at", "it never ran")
+	require.Equal(t, client.TimedOut, r.State, "past its deadline at the restart: %+v", r)
+	require.Equal(t, "deadline exceeded", r.Error)
+	require.Zero(t, r.StartedAt, "it never ran")
 
 	started := map[string]bool{<-g.started: true, <-g.started: true}
 	require.Equal(t, map[string]bool{"slow": true, "quick": true}, started, "the others run")
 	g.release <- struct{}{}
 	until(t, "one recovered job done", func() bool {
-		return h.get("/jobs/" + quick.ID).Body["state"] == "DONE" || h.get("/jobs/" + slow.ID).Body["state"] == "DONE"
+		return h.snapshot(quick.ID).State == client.Done || h.snapshot(slow.ID).State == client.Done
 	})
 	done, running := quick.ID, slow.ID
-	if h.get("/jobs/" + slow.ID).Body["state"] == "DONE" {
+	if h.snapshot(slow.ID).State == client.Done {
 		done, running = slow.ID, quick.ID
 	}
-	res := h.get("/jobs/" + done + "/result")
-	require.Equal(t, 200, res.Status, "%s", res.Raw)
+	_, err := h.api.Result(t.Context(), done)
+	require.NoError(t, err)
 
 	// The job still running has its deadline at its admission plus 30 s.
 	left := map[string]time.Duration{slow.ID: 15 * time.Second, quick.ID: 25 * time.Second}[running]
 	clock.Advance(left - time.Second)
-	require.Equal(t, "RUNNING", h.get("/jobs/" + running).Body["state"])
+	require.Equal(t, client.Running, h.snapshot(running).State)
 	clock.Advance(time.Second)
 	r = h.waitBounded(running)
-	require.Equal(t, "TIMEOUT", r.Body["state"], "%s", r.Raw)
+	require.Equal(t, client.TimedOut, r.State, "%+v", r)
 	require.ErrorIs(t, <-g.ended, jobapi.ErrDeadline)
 }
 
 // TestNothingRecoveredFromMemory: a server on its own memory store starts
 // with no job.
 func TestNothingRecoveredFromMemory(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, newGate(), nil)
 	require.Contains(t, string(h.get("/metrics").Raw), "jobledger_jobs_held 0")
 }

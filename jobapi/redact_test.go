@@ -15,6 +15,7 @@ import (
 // TestHealthzRedactsTheListener: a listener's error that quotes the store's
 // URL shows in /healthz with its password redacted.
 func TestHealthzRedactsTheListener(t *testing.T) {
+	t.Parallel()
 	mem, err := ledger.NewMemory[[]byte, []byte](ledger.Config{MaxQueue: 8})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, mem.Close()) })

@@ -18,6 +18,7 @@ import (
 // the model's result is lost, and an operator must be able to see why.
 // Regression: such an end was dropped in silence.
 func TestRefusedEndIsLogged(t *testing.T) {
+	t.Parallel()
 	clock := newFakeClock()
 	mem := newMemory(t, clock, 8)
 	g := newGate()

@@ -9,9 +9,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobledger/jobledger/client"
 	"github.com/jobledger/jobledger/jobapi"
 	"github.com/jobledger/jobledger/ledger"
 )
@@ -92,24 +94,30 @@ func budgetConfig(c *jobapi.Config) {
 // back however the reply ends, written, cut off by a client gone or by a
 // panic, so that the next reply fits again.
 func TestResultReplyBudget(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, budgetConfig)
 	id := h.submit("big", map[string]any{"pad": strings.Repeat("x", 3000)})
 	h.waitDone(id)
 	target := "/jobs/" + id + "/result"
-	require.Equal(t, http.StatusOK, h.get(target).Status)
+	_, err := h.api.Result(t.Context(), id)
+	require.NoError(t, err)
 	for _, how := range []string{"ok", "fail", "panic"} {
 		t.Run(how, func(t *testing.T) {
 			finish := holdResult(t, h, target, how)
-			r := h.get(target)
-			requireProblem(t, r, http.StatusServiceUnavailable, "too many result bytes in flight")
-			require.Equal(t, "1", r.Header.Get("Retry-After"))
+			_, err := h.api.Result(t.Context(), id)
+			e := requireAPIError(t, err, http.StatusServiceUnavailable, "too many result bytes in flight")
+			require.ErrorIs(t, err, client.ErrUnavailable)
+			require.Equal(t, time.Second, e.RetryAfter)
 			small := h.submit("small", nil)
 			h.waitDone(small)
-			require.Equal(t, http.StatusOK, h.get("/jobs/"+small+"/result").Status, "a small result still fits")
+			_, err = h.api.Result(t.Context(), small)
+			require.NoError(t, err, "a small result still fits")
 			finish()
-			r = h.get(target)
-			require.Equal(t, http.StatusOK, r.Status, "%s", r.Raw)
-			require.Len(t, r.Body["result"].(map[string]any)["pad"], 3000)
+			res, err := h.api.Result(t.Context(), id)
+			require.NoError(t, err)
+			var got struct{ Pad string }
+			require.NoError(t, json.Unmarshal(res.Result, &got))
+			require.Len(t, got.Pad, 3000)
 		})
 	}
 }
@@ -117,17 +125,20 @@ func TestResultReplyBudget(t *testing.T) {
 // TestResultLargerThanBudget: a result larger than the whole budget takes
 // all of it and is still answered, alone.
 func TestResultLargerThanBudget(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, budgetConfig)
 	id := h.submit("huge", map[string]any{"pad": strings.Repeat("x", 20000)})
 	h.waitDone(id)
-	target := "/jobs/" + id + "/result"
-	require.Equal(t, http.StatusOK, h.get(target).Status)
-	finish := holdResult(t, h, target, "ok")
+	_, err := h.api.Result(t.Context(), id)
+	require.NoError(t, err)
+	finish := holdResult(t, h, "/jobs/"+id+"/result", "ok")
 	small := h.submit("small", nil)
 	h.waitDone(small)
-	requireProblem(t, h.get("/jobs/"+small+"/result"), http.StatusServiceUnavailable, "too many result bytes in flight")
+	_, err = h.api.Result(t.Context(), small)
+	requireAPIError(t, err, http.StatusServiceUnavailable, "too many result bytes in flight")
 	finish()
-	require.Equal(t, http.StatusOK, h.get("/jobs/"+small+"/result").Status)
+	_, err = h.api.Result(t.Context(), small)
+	require.NoError(t, err)
 }
 
 // TestPreferWaitReplyOverBudget: a Prefer: wait submit whose job ends DONE
@@ -135,18 +146,19 @@ func TestResultLargerThanBudget(t *testing.T) {
 // the DONE snapshot, without the result, which GET /jobs/{id}/result reads
 // later: the outcome is known, and a 503 would deny the admission.
 func TestPreferWaitReplyOverBudget(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, budgetConfig)
 	id := h.submit("big", map[string]any{"pad": strings.Repeat("x", 3000)})
 	h.waitDone(id)
 	finish := holdResult(t, h, "/jobs/"+id+"/result", "ok")
-	r, err := h.postPrefer(context.Background(), map[string]any{"params": map[string]any{"pad": strings.Repeat("y", 3000)}}, "wait=5")
+	out, err := h.api.SubmitWait(t.Context(), client.Request{Params: params(t, map[string]any{"pad": strings.Repeat("y", 3000)})}, 5*time.Second)
 	require.NoError(t, err)
-	require.Equal(t, http.StatusOK, r.Status, "%s", r.Raw)
-	require.Equal(t, "DONE", r.Body["state"])
-	require.NotContains(t, r.Body, "result")
+	require.Nil(t, out.Result, "no result")
+	require.NotNil(t, out.Snapshot, "the DONE snapshot")
+	require.Equal(t, client.Done, out.Snapshot.State)
 	finish()
-	loc := r.Header.Get("Location")
-	require.Equal(t, http.StatusOK, h.get("/"+loc+"/result").Status)
+	_, err = h.api.Result(t.Context(), out.JobID)
+	require.NoError(t, err, "the result is read later")
 }
 
 // TestResultReplyShareCountsEscapes: a stored result whose encoding is
@@ -154,6 +166,7 @@ func TestPreferWaitReplyOverBudget(t *testing.T) {
 // and &, each written as six bytes) takes a share of its encoded length:
 // while its reply is being written, no other fits in the budget.
 func TestResultReplyShareCountsEscapes(t *testing.T) {
+	t.Parallel()
 	l, err := ledger.NewMemory[jobapi.Request, json.RawMessage](ledger.Config{MaxQueue: 4})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, l.Close()) })
@@ -171,10 +184,14 @@ func TestResultReplyShareCountsEscapes(t *testing.T) {
 	small := finished(`{}`)
 	h := newHarnessOn(t, l, jobapi.Options{}, budgetConfig)
 	finish := holdResult(t, h, "/jobs/"+escaped+"/result", "ok")
-	requireProblem(t, h.get("/jobs/"+small+"/result"), http.StatusServiceUnavailable, "too many result bytes in flight")
+	_, err = h.api.Result(t.Context(), small)
+	requireAPIError(t, err, http.StatusServiceUnavailable, "too many result bytes in flight")
 	finish()
-	r := h.get("/jobs/" + escaped + "/result")
-	require.Equal(t, http.StatusOK, r.Status)
-	require.Equal(t, strings.Repeat("<", 1000), r.Body["result"])
-	require.Equal(t, http.StatusOK, h.get("/jobs/"+small+"/result").Status)
+	res, err := h.api.Result(t.Context(), escaped)
+	require.NoError(t, err)
+	var got string
+	require.NoError(t, json.Unmarshal(res.Result, &got))
+	require.Equal(t, strings.Repeat("<", 1000), got)
+	_, err = h.api.Result(t.Context(), small)
+	require.NoError(t, err)
 }

@@ -3,13 +3,13 @@ package jobapi_test
 import (
 	"log/slog"
 	"net/http"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobledger/jobledger/client"
 	"github.com/jobledger/jobledger/jobapi"
 	"github.com/jobledger/jobledger/model"
 )
@@ -28,14 +28,6 @@ func advanceRetries(t *testing.T, clock *fakeClock, st *failing, from, to int) {
 	}
 }
 
-// metric returns the value of the series named name in h's /metrics.
-func (h *harness) metric(name string) string {
-	h.t.Helper()
-	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name) + ` (\S+)$`).FindStringSubmatch(string(h.get("/metrics").Raw))
-	require.NotNil(h.t, m, "no series %s", name)
-	return m[1]
-}
-
 // TestRefusedEndIsRetried pins the wedge of a brief full disk: the runner
 // gave up on an end the store failed, so the job stayed RUNNING past its
 // deadline, holding its place in the queue, and every later submit got
@@ -44,6 +36,7 @@ func (h *harness) metric(name string) string {
 // admission comes back by itself. While the writes fail, /healthz and the
 // metrics say so.
 func TestRefusedEndIsRetried(t *testing.T) {
+	t.Parallel()
 	const refusals = 4
 	clock := newFakeClock()
 	st := newFailingQueue(t, clock, 1)
@@ -64,27 +57,31 @@ func TestRefusedEndIsRetried(t *testing.T) {
 	require.Equal(t, http.StatusOK, r.Status)
 	require.Equal(t, "degraded", r.Body["status"])
 	require.Equal(t, "writes failing since "+first.UTC().Format(time.RFC3339)+": disk I/O error", r.Body["store"])
-	require.Equal(t, "1", h.metric("jobledger_store_writes_failing"))
-	require.Equal(t, "RUNNING", h.get("/jobs/" + id).Body["state"])
-	requireProblem(t, h.postJSON("/jobs", map[string]any{"task_id": "full"}), http.StatusTooManyRequests, "job queue is full")
+	require.Equal(t, 1.0, h.metric("jobledger_store_writes_failing"))
+	require.Equal(t, client.Running, h.snapshot(id).State)
+	_, err := h.api.Submit(t.Context(), client.Request{TaskID: "full"})
+	requireAPIError(t, err, http.StatusTooManyRequests, "job queue is full")
+	require.ErrorIs(t, err, client.ErrQueueFull)
 
 	advanceRetries(t, clock, st, 1, refusals)
-	r = h.waitBounded(id)
-	require.Equal(t, "DONE", r.Body["state"], "%s", r.Raw)
-	require.Equal(t, map[string]any{"task": "t"}, h.get("/jobs/" + id + "/result").Body["result"], "the model's result")
+	s := h.waitBounded(id)
+	require.Equal(t, client.Done, s.State, "%+v", s)
+	res, err := h.api.Result(t.Context(), id)
+	require.NoError(t, err)
+	require.JSONEq(t, `{"task":"t"}`, string(res.Result), "the model's result")
 	until(t, "the end logged", func() bool { return strings.Contains(logs.String(), `"msg":"job ended"`) })
 	require.Equal(t, 1, strings.Count(logs.String(), `"msg":"job ended"`), "ended once")
-	require.Equal(t, "1", h.metric(`jobledger_jobs_completed_total{state="DONE"}`))
-	require.Equal(t, "0", h.metric(`jobledger_jobs_completed_total{state="FAILED"}`))
+	require.Equal(t, 1.0, h.metric(`jobledger_jobs_completed_total{state="DONE"}`))
+	require.Equal(t, 0.0, h.metric(`jobledger_jobs_completed_total{state="FAILED"}`))
 	require.NotContains(t, logs.String(), "job left live")
 
 	require.Equal(t, map[string]any{"status": "ok"}, h.get("/healthz").Body)
-	require.Equal(t, "0", h.metric("jobledger_store_writes_failing"))
-	require.Equal(t, "4", h.metric("jobledger_store_write_failures_total"))
+	require.Equal(t, 0.0, h.metric("jobledger_store_writes_failing"))
+	require.Equal(t, 4.0, h.metric("jobledger_store_write_failures_total"))
 	next := h.submit("next", nil)
 	require.Equal(t, "next", <-g.started, "admission came back by itself")
 	g.release <- struct{}{}
-	require.Equal(t, "DONE", h.waitBounded(next).Body["state"])
+	require.Equal(t, client.Done, h.waitBounded(next).State)
 }
 
 // TestRefusedStartIsRetried: a job whose start the store fails stays
@@ -92,6 +89,7 @@ func TestRefusedEndIsRetried(t *testing.T) {
 // writes; one whose deadline passes meanwhile ends TIMEOUT once the store
 // takes its end, rather than stay PENDING with nobody to end it.
 func TestRefusedStartIsRetried(t *testing.T) {
+	t.Parallel()
 	t.Run("started", func(t *testing.T) {
 		clock := newFakeClock()
 		st := newFailingQueue(t, clock, 1)
@@ -99,9 +97,9 @@ func TestRefusedStartIsRetried(t *testing.T) {
 		st.failNext("Start", 2)
 		id := h.submit("t", nil)
 		advanceRetries(t, clock, st, 0, 2)
-		require.Equal(t, "DONE", h.waitBounded(id).Body["state"])
-		require.Equal(t, "2", h.metric("jobledger_store_write_failures_total"))
-		require.Equal(t, "DONE", h.waitBounded(h.submit("next", nil)).Body["state"])
+		require.Equal(t, client.Done, h.waitBounded(id).State)
+		require.Equal(t, 2.0, h.metric("jobledger_store_write_failures_total"))
+		require.Equal(t, client.Done, h.waitBounded(h.submit("next", nil)).State)
 	})
 	t.Run("past its deadline", func(t *testing.T) {
 		clock := newFakeClock()
@@ -112,18 +110,18 @@ func TestRefusedStartIsRetried(t *testing.T) {
 		st.failNext("Timeout", -1)
 		id := h.submit("t", nil)
 		advanceRetries(t, clock, st, 0, 5) // 50+100+200+400+800 ms
-		require.Equal(t, "PENDING", h.get("/jobs/" + id).Body["state"])
+		require.Equal(t, client.Pending, h.snapshot(id).State)
 		until(t, "a retry armed", func() bool { return clock.PendingIn(jobapi.RetryBackoff(5)) == 1 })
 		clock.Advance(time.Second) // past the deadline: the start's retry stops, the TIMEOUT is refused
 		advanceRetries(t, clock, st, 0, 2)
 		until(t, "a retry armed", func() bool { return clock.PendingIn(jobapi.RetryBackoff(2)) == 1 })
-		require.Equal(t, "PENDING", h.get("/jobs/" + id).Body["state"])
+		require.Equal(t, client.Pending, h.snapshot(id).State)
 		st.failNext("Timeout", 0)
 		clock.Advance(jobapi.RetryBackoff(2))
 		r := h.waitBounded(id)
-		require.Equal(t, "TIMEOUT", r.Body["state"], "%s", r.Raw)
+		require.Equal(t, client.TimedOut, r.State, "%+v", r)
 		until(t, "the commit reported", func() bool { return h.get("/healthz").Body["status"] == "ok" })
 		st.failNext("Start", 0)
-		require.Equal(t, "DONE", h.waitBounded(h.submit("next", nil)).Body["state"])
+		require.Equal(t, client.Done, h.waitBounded(h.submit("next", nil)).State)
 	})
 }

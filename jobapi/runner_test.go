@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobledger/jobledger/client"
 	"github.com/jobledger/jobledger/jobapi"
 )
 
@@ -64,6 +65,7 @@ func (c *panicClock) Now() time.Time {
 // for a runner that never started. The panic is programmer misuse and still
 // reaches the caller; it no longer leaves the count behind.
 func TestShutdownAfterPanicInSubmit(t *testing.T) {
+	t.Parallel()
 	cfg := jobapi.DefaultConfig()
 	cfg.Workers = 1
 	cfg.Model = "echo"
@@ -128,6 +130,7 @@ func (h endHook) Handle(_ context.Context, r slog.Record) error {
 // writes, and the test's log handler then moves the clock past the TTL and
 // submits a job, which evicts the cancelled one.
 func TestCancelAnswersFromItsOwnSnapshot(t *testing.T) {
+	t.Parallel()
 	g := newGate()
 	clock := newFakeClock()
 	cfg := jobapi.DefaultConfig()
@@ -153,7 +156,7 @@ func TestCancelAnswersFromItsOwnSnapshot(t *testing.T) {
 	srv, err := jobapi.New(memoryStore(t, cfg, clock), cfg, jobapi.Options{Model: g, Clock: clock, Logger: slog.New(hook), LedgerJobTTL: cfg.AsyncJobTTL})
 	require.NoError(t, err)
 	ts := httptest.NewServer(srv)
-	h := &harness{t: t, srv: srv, ts: ts, clock: clock}
+	h := &harness{t: t, srv: srv, ts: ts, api: newClient(t, ts), clock: clock}
 	t.Cleanup(func() {
 		checkDrained(t, srv, clock)
 		ts.Close()
@@ -163,14 +166,15 @@ func TestCancelAnswersFromItsOwnSnapshot(t *testing.T) {
 	<-g.started
 	target.Store(id)
 
-	r := h.do(http.MethodPost, "/jobs/"+id+"/cancel", "", nil)
+	s, err := h.api.Cancel(t.Context(), id)
 	require.Equal(t, http.StatusAccepted, <-submitted, "the eviction ran between the transition and the reply")
-	require.Equal(t, http.StatusOK, r.Status, "%s", r.Raw)
-	require.Equal(t, id, r.Body["job_id"])
-	require.Equal(t, "doomed", r.Body["task_id"])
-	require.Equal(t, "FAILED", r.Body["state"])
-	require.Equal(t, "canceled", r.Body["error"])
-	require.NotEmpty(t, r.Body["completed_at"])
+	require.NoError(t, err)
+	require.Equal(t, id, s.JobID)
+	require.Equal(t, "doomed", s.TaskID)
+	require.Equal(t, client.Failed, s.State)
+	require.Equal(t, "canceled", s.Error)
+	require.NotZero(t, s.CompletedAt)
 
-	requireProblem(t, h.get("/jobs/"+id), http.StatusNotFound, "no such job")
+	_, err = h.api.Snapshot(t.Context(), id)
+	requireAPIError(t, err, http.StatusNotFound, "no such job")
 }

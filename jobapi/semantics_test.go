@@ -23,6 +23,7 @@ import (
 // answers HEAD with GET's status and headers and no body, and lists HEAD in
 // Allow.
 func TestHeadMissingOnGetRoutes(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, echoConfig)
 	id := h.submit("h", nil)
 	h.waitDone(id)
@@ -52,6 +53,7 @@ func TestHeadMissingOnGetRoutes(t *testing.T) {
 // whole (RFC 9110 §9.3.7) that was answered 404 "no such route": it is a
 // 200 with no content and an Allow of every method the API accepts.
 func TestOptionsStar404(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, echoConfig)
 	rec := httptest.NewRecorder()
 	h.srv.ServeHTTP(rec, httptest.NewRequest(http.MethodOptions, "*", nil))
@@ -76,6 +78,7 @@ func TestOptionsStar404(t *testing.T) {
 // TestRetryAfterMissingOn503 walks every cause of a 503 and pins that each
 // carries Retry-After; only the 429 did.
 func TestRetryAfterMissingOn503(t *testing.T) {
+	t.Parallel()
 	check := func(t *testing.T, r reply, detail string) {
 		t.Helper()
 		requireProblem(t, r, http.StatusServiceUnavailable, detail)
@@ -124,6 +127,7 @@ func TestRetryAfterMissingOn503(t *testing.T) {
 // net/http's older phrases ("Request Entity Too Large", "Unprocessable
 // Entity") rather than RFC 9110's.
 func TestTitlesNotRFC9110(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, func(c *jobapi.Config) { c.Model = "echo"; c.MaxBodyBytes = 64 })
 	r := h.do(http.MethodPost, "/jobs", "application/json", []byte(`{"task_id":"`+strings.Repeat("x", 100)+`"}`))
 	require.Equal(t, http.StatusRequestEntityTooLarge, r.Status, "%s", r.Raw)
@@ -138,6 +142,7 @@ func TestTitlesNotRFC9110(t *testing.T) {
 // a prefix: resolved against the request URL it names the new job, at the
 // root and under http.StripPrefix alike.
 func TestLocationWrongUnderPrefix(t *testing.T) {
+	t.Parallel()
 	for _, prefix := range []string{"", "/api", "/v1/ledger"} {
 		t.Run("prefix "+prefix, func(t *testing.T) {
 			cfg := jobapi.DefaultConfig()
@@ -181,6 +186,7 @@ func TestLocationWrongUnderPrefix(t *testing.T) {
 // the /jobs routes, as docs/http.md says: the listing, and the 405 of a
 // method a route lacks, which was once answered before the header was set.
 func TestCacheControlMissingOnJobState(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, func(c *jobapi.Config) { c.Model = "echo"; c.Workers = 2 })
 	accepted := h.postJSON("/jobs", map[string]any{"task_id": "c", "params": map[string]any{"sleep_ms": 600000}})
 	require.Equal(t, http.StatusAccepted, accepted.Status)
@@ -207,6 +213,7 @@ func TestCacheControlMissingOnJobState(t *testing.T) {
 // TestMetricsLackProcessCollector pins the process collector, missing from
 // /metrics: memory, CPU and open files beside the Go runtime's series.
 func TestMetricsLackProcessCollector(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, echoConfig)
 	r := h.get("/metrics")
 	require.Equal(t, http.StatusOK, r.Status)

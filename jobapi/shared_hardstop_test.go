@@ -37,6 +37,7 @@ func (h hungTimeout) Timeout(ctx context.Context, id string, _ error) (ledger.Sn
 // hard-stop bound now covers that wait too: past it the store's writes
 // end, the hung Timeout returns, and Shutdown returns.
 func TestSharedShutdownHardStopEndsHungTimeout(t *testing.T) {
+	t.Parallel()
 	clock := newFakeClock()
 	hb := newHub(t, clock, 8)
 	v := hungTimeout{view: hb.view(), entered: make(chan string, 1)}

@@ -15,6 +15,7 @@ import (
 // taking in every end of every replica after Shutdown and Close, under its
 // lock, for as long as the ledger lived. Once drained it returns at once.
 func TestSharedEndsIgnoredOnceDrained(t *testing.T) {
+	t.Parallel()
 	hb := newHub(t, newFakeClock(), 8)
 	a := newHarnessOn(t, hb.view(), jobapi.Options{Model: newGate()}, nil)
 	other := hb.view()

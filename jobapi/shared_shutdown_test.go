@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobledger/jobledger/client"
 	"github.com/jobledger/jobledger/jobapi"
 )
 
@@ -18,6 +19,7 @@ import (
 // job its one worker frees up for stays PENDING, Shutdown returns as soon
 // as the running job has ended, and another replica runs the job.
 func TestSharedShutdownClaimsNothing(t *testing.T) {
+	t.Parallel()
 	hb := newHub(t, newFakeClock(), 8)
 	gA := newGate()
 	a := newHarnessOn(t, hb.view(), jobapi.Options{Model: gA}, nil)
@@ -38,15 +40,15 @@ func TestSharedShutdownClaimsNothing(t *testing.T) {
 	case id := <-gA.started:
 		endGrace()
 		<-shut
-		t.Fatalf("A claimed job %q after its shutdown began; it ended %v", id, a.get("/jobs/" + pending).Body["state"])
+		t.Fatalf("A claimed job %q after its shutdown began; it ended %v", id, a.snapshot(pending).State)
 	}
-	require.Equal(t, "DONE", a.get("/jobs/" + running).Body["state"])
-	require.Equal(t, "PENDING", a.get("/jobs/" + pending).Body["state"], "left for another replica")
+	require.Equal(t, client.Done, a.snapshot(running).State)
+	require.Equal(t, client.Pending, a.snapshot(pending).State, "left for another replica")
 	require.NoError(t, a.srv.CheckInvariants())
 
 	gB := newGate()
 	b := newHarnessOn(t, hb.view(), jobapi.Options{Model: gB}, nil)
 	require.Equal(t, "pending", received(t, gB.started, "B runs the job A left"))
 	gB.release <- struct{}{}
-	require.Equal(t, "DONE", b.waitBounded(pending).Body["state"])
+	require.Equal(t, client.Done, b.waitBounded(pending).State)
 }

@@ -3,13 +3,13 @@ package jobapi_test
 import (
 	"context"
 	"errors"
-	"net/http"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobledger/jobledger/client"
 	"github.com/jobledger/jobledger/internal/pgtest"
 	"github.com/jobledger/jobledger/jobapi"
 	"github.com/jobledger/jobledger/ledger"
@@ -48,6 +48,7 @@ func pgReplicas(t *testing.T) replicaFunc {
 // the first one's jobs; a cancel on the admitting replica stops the model
 // call on the one running the job. On a hub, and on PostgreSQL.
 func TestSharedWorkMovesToIdleReplica(t *testing.T) {
+	t.Parallel()
 	t.Run("hub", func(t *testing.T) { testWorkMovesToIdleReplica(t, hubReplicas(t)) })
 	t.Run("postgres", func(t *testing.T) { testWorkMovesToIdleReplica(t, pgReplicas(t)) })
 }
@@ -61,18 +62,18 @@ func testWorkMovesToIdleReplica(t *testing.T, replica replicaFunc) {
 	second := a.submit("second", nil)
 	require.Equal(t, "second", received(t, gB.started, "B runs A's job"), "A's one worker is busy: B runs A's job")
 
-	require.Equal(t, "RUNNING", b.get("/jobs/" + first).Body["state"])
+	require.Equal(t, client.Running, b.snapshot(first).State)
 	gA.release <- struct{}{}
-	require.Equal(t, "DONE", b.waitBounded(first).Body["state"], "B waits on A's job")
-	res := b.get("/jobs/" + first + "/result")
-	require.Equal(t, http.StatusOK, res.Status, "%s", res.Raw)
+	require.Equal(t, client.Done, b.waitBounded(first).State, "B waits on A's job")
+	_, err := b.api.Result(t.Context(), first)
+	require.NoError(t, err, "B reads A's result")
 
-	r := a.do(http.MethodPost, "/jobs/"+second+"/cancel", "", nil)
-	require.Equal(t, http.StatusOK, r.Status, "%s", r.Raw)
+	_, err = a.api.Cancel(t.Context(), second)
+	require.NoError(t, err)
 	require.ErrorIs(t, received(t, gB.ended, "B's model call cancelled"), jobapi.ErrJobEnded, "the cancel on A stops B's model call")
-	r = b.waitBounded(second)
-	require.Equal(t, "FAILED", r.Body["state"])
-	require.Equal(t, "canceled", r.Body["error"])
+	s := b.waitBounded(second)
+	require.Equal(t, client.Failed, s.State)
+	require.Equal(t, "canceled", s.Error)
 }
 
 // TestSharedAdmissionDeadline: a job that no replica could start before
@@ -80,6 +81,7 @@ func testWorkMovesToIdleReplica(t *testing.T, replica replicaFunc) {
 // admitted it. The models ignore their contexts, so that the workers stay
 // busy past the deadlines.
 func TestSharedAdmissionDeadline(t *testing.T) {
+	t.Parallel()
 	const timeout = 30 * time.Second
 	hb := newHub(t, newFakeClock(), 8)
 	gA, gB := newGate(), newGate()
@@ -92,15 +94,15 @@ func TestSharedAdmissionDeadline(t *testing.T) {
 	busyB := b.submit("busy-b", nil)
 	require.Equal(t, "busy-b", <-gB.started)
 	waiting := a.submit("waiting", nil)
-	require.Equal(t, "PENDING", b.get("/jobs/" + waiting).Body["state"])
+	require.Equal(t, client.Pending, b.snapshot(waiting).State)
 
 	b.clock.Advance(timeout)
 	a.clock.Advance(timeout)
 	r := b.waitBounded(waiting)
-	require.Equal(t, "TIMEOUT", r.Body["state"], "%s", r.Raw)
-	require.Nil(t, r.Body["started_at"], "it never started")
-	require.Equal(t, "TIMEOUT", a.waitBounded(busyB).Body["state"])
-	require.Equal(t, "TIMEOUT", b.waitBounded(busyA).Body["state"])
+	require.Equal(t, client.TimedOut, r.State, "%+v", r)
+	require.Zero(t, r.StartedAt, "it never started")
+	require.Equal(t, client.TimedOut, a.waitBounded(busyB).State)
+	require.Equal(t, client.TimedOut, b.waitBounded(busyA).State)
 	gA.release <- struct{}{}
 	gB.release <- struct{}{}
 	<-gA.ended
@@ -113,6 +115,7 @@ func TestSharedAdmissionDeadline(t *testing.T) {
 // fires before AfterFunc has returned (a real timer may) still ends its
 // job TIMEOUT, and leaves no timer armed.
 func TestSharedAdmissionTimerFiringAtOnce(t *testing.T) {
+	t.Parallel()
 	hb := newHub(t, newFakeClock(), 8)
 	g := newGate()
 	a := newHarnessOn(t, hb.view(), jobapi.Options{Model: g}, nil)
@@ -123,13 +126,13 @@ func TestSharedAdmissionTimerFiringAtOnce(t *testing.T) {
 	// end the late job; its timer fires inside the POST.
 	a.clock.fireNextTimer()
 	late := a.submit("late", nil)
-	r := a.get("/jobs/" + late)
-	require.Equal(t, "TIMEOUT", r.Body["state"], "%s", r.Raw)
-	require.Nil(t, r.Body["started_at"], "it never started")
+	r := a.snapshot(late)
+	require.Equal(t, client.TimedOut, r.State, "%+v", r)
+	require.Zero(t, r.StartedAt, "it never started")
 	require.NoError(t, a.srv.CheckInvariants())
 
 	g.release <- struct{}{}
-	require.Equal(t, "DONE", a.waitBounded(busy).Body["state"])
+	require.Equal(t, client.Done, a.waitBounded(busy).State)
 	require.Empty(t, g.started, "nobody ran the late job")
 }
 
@@ -138,6 +141,7 @@ func TestSharedAdmissionTimerFiringAtOnce(t *testing.T) {
 // without running: its deadline counts from its admission on the hub's
 // clock.
 func TestSharedClaimPastDeadline(t *testing.T) {
+	t.Parallel()
 	dbClock := newFakeClock()
 	hb := newHub(t, dbClock, 8)
 	late := submitTo(t, hb.view(), "late")
@@ -145,7 +149,7 @@ func TestSharedClaimPastDeadline(t *testing.T) {
 	g := newGate()
 	h := newHarnessOn(t, hb.view(), jobapi.Options{Model: g}, nil)
 	r := h.waitBounded(late.ID)
-	require.Equal(t, "TIMEOUT", r.Body["state"], "%s", r.Raw)
+	require.Equal(t, client.TimedOut, r.State, "%+v", r)
 	require.Empty(t, g.started, "its model never ran")
 }
 
@@ -153,6 +157,7 @@ func TestSharedClaimPastDeadline(t *testing.T) {
 // it admitted and nobody started PENDING, with no admission deadline left
 // armed; another replica runs them. On a hub, and on PostgreSQL.
 func TestSharedShutdownLeavesPending(t *testing.T) {
+	t.Parallel()
 	t.Run("hub", func(t *testing.T) { testShutdownLeavesPending(t, hubReplicas(t)) })
 	t.Run("postgres", func(t *testing.T) { testShutdownLeavesPending(t, pgReplicas(t)) })
 }
@@ -170,14 +175,14 @@ func testShutdownLeavesPending(t *testing.T, replica replicaFunc) {
 	require.ErrorIs(t, <-gA.ended, jobapi.ErrShuttingDown)
 	require.NoError(t, a.srv.CheckInvariants(), "drained, no admission deadline armed")
 	require.Zero(t, a.clock.Pending(), "every timer of A stopped")
-	require.Equal(t, "FAILED", a.get("/jobs/" + running).Body["state"])
-	require.Equal(t, "PENDING", a.get("/jobs/" + pending).Body["state"], "left for another replica")
+	require.Equal(t, client.Failed, a.snapshot(running).State)
+	require.Equal(t, client.Pending, a.snapshot(pending).State, "left for another replica")
 
 	gB := newGate()
 	b := replica(t, "b", gB, nil)
 	require.Equal(t, "pending", received(t, gB.started, "B runs the job A left"))
 	gB.release <- struct{}{}
-	require.Equal(t, "DONE", b.waitBounded(pending).Body["state"])
+	require.Equal(t, client.Done, b.waitBounded(pending).State)
 }
 
 // received returns the next value of ch. Each value these tests wait for
@@ -214,13 +219,14 @@ func (u undecodable) Claim(ctx context.Context) (ledger.Snapshot, jobapi.Request
 // ends FAILED "job store failure" at once, instead of staying RUNNING on
 // the replica that claimed it; its model never runs.
 func TestSharedClaimUndecodable(t *testing.T) {
+	t.Parallel()
 	hb := newHub(t, newFakeClock(), 8)
 	g := newGate()
 	h := newHarnessOn(t, undecodable{hb.view()}, jobapi.Options{Model: g}, nil)
 	id := h.submit("broken", nil)
 	r := h.waitBounded(id)
-	require.Equal(t, "FAILED", r.Body["state"], "%s", r.Raw)
-	require.Equal(t, "job store failure", r.Body["error"])
+	require.Equal(t, client.Failed, r.State, "%+v", r)
+	require.Equal(t, "job store failure", r.Error)
 	require.Empty(t, g.started, "its model never ran")
 }
 
@@ -247,13 +253,14 @@ func (c cancelledAtClaim) Claim(ctx context.Context) (ledger.Snapshot, jobapi.Re
 // Claim and the registration of its flight still stops it here: its model
 // never runs.
 func TestSharedEndHeardBeforeFlight(t *testing.T) {
+	t.Parallel()
 	hb := newHub(t, newFakeClock(), 8)
 	var m countingModel
 	h := newHarnessOn(t, cancelledAtClaim{view: hb.view(), other: hb.view()}, jobapi.Options{Model: &m}, nil)
 	id := h.submit("cancelled", nil)
 	r := h.waitBounded(id)
-	require.Equal(t, "FAILED", r.Body["state"], "%s", r.Raw)
-	require.Equal(t, "canceled", r.Body["error"])
+	require.Equal(t, client.Failed, r.State, "%+v", r)
+	require.Equal(t, "canceled", r.Error)
 	require.NoError(t, h.srv.Shutdown(context.Background()), "drained: the claimer and every runner returned")
 	require.Zero(t, m.runs.Load(), "its model never ran")
 }

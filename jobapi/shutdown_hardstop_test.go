@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobledger/jobledger/client"
 	"github.com/jobledger/jobledger/jobapi"
 	"github.com/jobledger/jobledger/ledger"
 )
@@ -33,6 +34,7 @@ func (h hungFinish) Finish(ctx context.Context, id string, _ json.RawMessage) (l
 // the hung Finish returns, the runner falls back to FAILED "job store
 // failure" (which this store records), and Shutdown returns.
 func TestShutdownHardStopEndsHungWrites(t *testing.T) {
+	t.Parallel()
 	clock := newFakeClock()
 	st := hungFinish{store: newMemory(t, clock, 8), entered: make(chan string, 1)}
 	g := newGate()
@@ -53,7 +55,7 @@ func TestShutdownHardStopEndsHungWrites(t *testing.T) {
 	clock.Advance(jobapi.HardStop)
 	require.ErrorIs(t, received(t, shut, "Shutdown returned at the hard stop"), context.Canceled)
 	require.NoError(t, h.srv.CheckInvariants())
-	r := h.get("/jobs/" + id)
-	require.Equal(t, "FAILED", r.Body["state"], "%s", r.Raw)
-	require.Equal(t, "job store failure", r.Body["error"])
+	r := h.snapshot(id)
+	require.Equal(t, client.Failed, r.State, "%+v", r)
+	require.Equal(t, "job store failure", r.Error)
 }

@@ -10,9 +10,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobledger/jobledger/client"
 	"github.com/jobledger/jobledger/jobapi"
 	"github.com/jobledger/jobledger/ledger"
 	"github.com/jobledger/jobledger/model"
@@ -154,22 +156,13 @@ func (b *logBuffer) String() string {
 	return b.buf.String()
 }
 
-// waitBounded is one wait of at most 5 s for job id: a server that never
-// ends the job fails the test at once rather than hanging it, as waitDone's
-// retries would.
-func (h *harness) waitBounded(id string) reply {
-	h.t.Helper()
-	r := h.get("/jobs/" + id + "/wait?timeout=5000")
-	require.Equal(h.t, http.StatusOK, r.Status, "%s", r.Raw)
-	return r
-}
-
 // requireStoreFailed checks the answer to a request whose store call
 // failed: 503 with Retry-After.
-func requireStoreFailed(t *testing.T, r reply) {
+func requireStoreFailed(t *testing.T, err error) {
 	t.Helper()
-	requireProblem(t, r, http.StatusServiceUnavailable, "job store unavailable")
-	require.Equal(t, "1", r.Header.Get("Retry-After"))
+	e := requireAPIError(t, err, http.StatusServiceUnavailable, "job store unavailable")
+	require.ErrorIs(t, err, client.ErrUnavailable)
+	require.Equal(t, time.Second, e.RetryAfter)
 }
 
 // TestStoreFailuresAnswer503: a store call that fails with anything but
@@ -177,6 +170,7 @@ func requireStoreFailed(t *testing.T, r reply) {
 // every route that calls the store; the server goes on, and its
 // bookkeeping stays whole (the harness checks it once drained).
 func TestStoreFailuresAnswer503(t *testing.T) {
+	t.Parallel()
 	clock := newFakeClock()
 	st := newFailing(t, clock)
 	logs := &logBuffer{}
@@ -185,26 +179,31 @@ func TestStoreFailuresAnswer503(t *testing.T) {
 		Logger: slog.New(slog.NewJSONHandler(logs, nil))}, nil)
 
 	st.failNext("Submit", 1)
-	requireStoreFailed(t, h.postJSON("/jobs", map[string]any{"task_id": "lost"}))
+	_, err := h.api.Submit(t.Context(), client.Request{TaskID: "lost"})
+	requireStoreFailed(t, err)
 	require.Contains(t, logs.String(), `"msg":"job store failed"`)
 	require.Contains(t, logs.String(), "disk I/O error")
 	require.Zero(t, st.Stats().Depth, "no job, and no runner")
 
 	id := h.submit("kept", nil)
 	<-g.started
-	for _, c := range []struct{ method, path, verb string }{
-		{"Snapshot", "/jobs/" + id, http.MethodGet},
-		{"Wait", "/jobs/" + id + "/wait?timeout=0", http.MethodGet},
-		{"Result", "/jobs/" + id + "/result", http.MethodGet},
-		{"Fail", "/jobs/" + id + "/cancel", http.MethodPost},
+	for _, c := range []struct {
+		method string // the store's
+		call   func() error
+	}{
+		{"Snapshot", func() error { _, err := h.api.Snapshot(t.Context(), id); return err }},
+		{"Wait", func() error { _, err := h.api.Wait(t.Context(), id, 0); return err }},
+		{"Result", func() error { _, err := h.api.Result(t.Context(), id); return err }},
+		{"Fail", func() error { _, err := h.api.Cancel(t.Context(), id); return err }},
 	} {
 		st.failNext(c.method, 1)
-		requireStoreFailed(t, h.do(c.verb, c.path, "", nil))
+		requireStoreFailed(t, c.call())
 	}
-	require.Equal(t, "RUNNING", h.get("/jobs/" + id).Body["state"], "the failed cancel changed nothing")
+	require.Equal(t, client.Running, h.snapshot(id).State, "the failed cancel changed nothing")
 	g.release <- struct{}{}
-	require.Equal(t, "DONE", h.waitBounded(id).Body["state"])
-	require.Equal(t, http.StatusOK, h.get("/jobs/"+id+"/result").Status)
+	require.Equal(t, client.Done, h.waitBounded(id).State)
+	_, err = h.api.Result(t.Context(), id)
+	require.NoError(t, err)
 }
 
 // lasting is a failing store that calls each of its failures lasting, as
@@ -218,6 +217,7 @@ func (lasting) Transient(error) bool { return false }
 // failure it calls lasting, the runner ends the job FAILED "job store
 // failure" rather than leave it holding its slot with no runner.
 func TestStoreFailureEndsTheJob(t *testing.T) {
+	t.Parallel()
 	for _, method := range []string{"TakeRequest", "Start", "Finish"} {
 		t.Run(method, func(t *testing.T) {
 			clock := newFakeClock()
@@ -225,10 +225,10 @@ func TestStoreFailureEndsTheJob(t *testing.T) {
 			h := newHarnessOn(t, lasting{st}, jobapi.Options{Model: model.Echo{}, Clock: clock}, nil)
 			st.failNext(method, 1)
 			r := h.waitBounded(h.submit("t", nil))
-			require.Equal(t, "FAILED", r.Body["state"])
-			require.Equal(t, "job store failure", r.Body["error"])
+			require.Equal(t, client.Failed, r.State)
+			require.Equal(t, "job store failure", r.Error)
 			require.Zero(t, st.Stats().Depth)
-			require.Equal(t, "DONE", h.waitBounded(h.submit("next", nil)).Body["state"], "the server goes on")
+			require.Equal(t, client.Done, h.waitBounded(h.submit("next", nil)).State, "the server goes on")
 		})
 	}
 }
@@ -238,6 +238,7 @@ func TestStoreFailureEndsTheJob(t *testing.T) {
 // writes, then logs it and returns, so that Shutdown returns and no flight
 // is left. The server's invariants then report the live job, and only it.
 func TestStoreRefusingEveryEnd(t *testing.T) {
+	t.Parallel()
 	clock := newFakeClock()
 	st := newFailing(t, clock)
 	logs := &logBuffer{}
@@ -266,7 +267,7 @@ func TestStoreRefusingEveryEnd(t *testing.T) {
 	require.ErrorContains(t, err, "DrainInv: drained with 1 jobs PENDING or RUNNING")
 	require.NotContains(t, err.Error(), "FlightsInv")
 	require.NotContains(t, err.Error(), "TimersInv")
-	require.Equal(t, "RUNNING", h.get("/jobs/" + id).Body["state"])
+	require.Equal(t, client.Running, h.snapshot(id).State)
 
 	st.failNext("Fail", 0) // as a restart would, end it, for the harness's own check
 	_, err = st.Fail(context.Background(), id, errDisk)
@@ -276,17 +277,21 @@ func TestStoreRefusingEveryEnd(t *testing.T) {
 // TestClose: Close leaves the store open for its owner; once the owner
 // closes it, the API answers 503.
 func TestClose(t *testing.T) {
+	t.Parallel()
 	t.Run("store closed by its owner", func(t *testing.T) {
 		h := newHarness(t, model.Echo{}, nil)
 		id := h.submit("t", nil)
-		require.Equal(t, "DONE", h.waitBounded(id).Body["state"])
+		require.Equal(t, client.Done, h.waitBounded(id).State)
 		requireShutdownReturns(t, h.srv)
-		require.Equal(t, http.StatusOK, h.get("/jobs/"+id).Status, "reads are served after Shutdown")
+		_, err := h.api.Snapshot(t.Context(), id)
+		require.NoError(t, err, "reads are served after Shutdown")
 		require.NoError(t, h.srv.Close())
 		require.NoError(t, h.srv.Close(), "Close twice")
 		require.NoError(t, h.store.Close())
-		requireStoreFailed(t, h.get("/jobs/"+id))
-		requireStoreFailed(t, h.get("/jobs/"+id+"/result"))
+		_, err = h.api.Snapshot(t.Context(), id)
+		requireStoreFailed(t, err)
+		_, err = h.api.Result(t.Context(), id)
+		requireStoreFailed(t, err)
 	})
 	t.Run("store left open", func(t *testing.T) {
 		clock := newFakeClock()
@@ -316,14 +321,16 @@ func (g garbling) Finish(ctx context.Context, id string, _ json.RawMessage) (led
 // Prefer: wait submit whose job ended DONE answers, as for any result it
 // cannot read, the DONE snapshot without result.
 func TestResultNotJSONAnswered500(t *testing.T) {
+	t.Parallel()
 	clock := newFakeClock()
 	logs := &logBuffer{}
 	h := newHarnessOn(t, garbling{newMemory(t, clock, 16)}, jobapi.Options{Model: model.Echo{},
 		Clock: clock, Logger: slog.New(slog.NewJSONHandler(logs, nil))}, nil)
 
 	id := h.submit("t", nil)
-	require.Equal(t, "DONE", h.waitBounded(id).Body["state"])
-	requireStoreFailed(t, h.get("/jobs/"+id+"/result"))
+	require.Equal(t, client.Done, h.waitBounded(id).State)
+	_, err := h.api.Result(t.Context(), id)
+	requireStoreFailed(t, err)
 	require.Contains(t, logs.String(), `"msg":"job store failed"`)
 
 	req, err := http.NewRequest(http.MethodPost, h.ts.URL+"/jobs", strings.NewReader(`{"task_id":"w"}`))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobledger/jobledger/client"
 	"github.com/jobledger/jobledger/jobapi"
 )
 
@@ -20,6 +21,7 @@ import (
 // wrapped round, the write deadline landed in the past, and every reply
 // of a wait, a Prefer: wait submit and /infer was cut off.
 func TestWriteDeadlineOverflows(t *testing.T) {
+	t.Parallel()
 	longest := time.Duration(math.MaxInt64/int64(time.Millisecond)) * time.Millisecond
 	cfg := jobapi.DefaultConfig()
 	cfg.Model, cfg.Workers, cfg.MaxWait, cfg.AsyncTimeout = "echo", 1, longest, longest
@@ -33,13 +35,13 @@ func TestWriteDeadlineOverflows(t *testing.T) {
 		checkDrained(t, srv, clock)
 		ts.Close()
 	})
-	h := &harness{t: t, srv: srv, ts: ts, clock: clock}
+	h := &harness{t: t, srv: srv, ts: ts, api: newClient(t, ts), clock: clock}
 
 	id := h.submit("plain", nil)
-	r := h.get("/jobs/" + id + "/wait?timeout=0")
-	require.Equal(t, http.StatusOK, r.Status, "%s", r.Raw)
-	r = h.postJSON("/infer", map[string]any{"task_id": "sync"})
-	require.Equal(t, http.StatusOK, r.Status, "%s", r.Raw)
+	_, err = h.api.Wait(t.Context(), id, 0)
+	require.NoError(t, err, "the wait is answered")
+	_, err = h.api.Infer(t.Context(), client.Request{TaskID: "sync"})
+	require.NoError(t, err, "/infer is answered")
 
 	req, err := http.NewRequest(http.MethodPost, ts.URL+"/jobs", strings.NewReader(`{"task_id":"waited"}`))
 	require.NoError(t, err)
