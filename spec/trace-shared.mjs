@@ -266,9 +266,10 @@ export function traceModule(spec) {
     [/^VARIABLES\n/m, (m) => `${m}    ti,\n`],
     // The ids of a batch's admissions are the trace's: exactly as many as
     // the spec admits, or no successor.
-    [/^NewIds\(k\) ==[^\n]*$/m, () => 'TraceNew == IF ti < Len(Trace) THEN Range(Trace[ti + 1].new) ELSE {}\n' +
-      'NewIds(k) == {s \\in {TraceNew} : Cardinality(s) = k}'],
-    [/\\E new \\in \{NewIds\((AdmitCount\(r, n, ends\))\)\} :/g, (_m, k) => `\\E new \\in NewIds(${k}) :`],
+    [/^NewIds\(p, k\) ==[^\n]*$/m, (m) => 'TraceNew == IF ti < Len(Trace) THEN Range(Trace[ti + 1].new) ELSE {}\n' +
+      'TraceIds(k) == {s \\in {TraceNew} : Cardinality(s) = k}\n' + m],
+    [/\\E new \\in \{AdmittedIds\(ts, (Admitted\(r, ts, e, ends\))\)\} :/g,
+      (_m, adm) => `\\E new \\in TraceIds(Cardinality(${adm})) :`],
     [/\n=+\s*$/, () => `\n${traceDefs(vars)}\n${'='.repeat(77)}\n`],
   ];
   return applyEdits(spec, 'SharedLedger.tla', edits);
