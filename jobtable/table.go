@@ -152,11 +152,15 @@ func (t *Table[Req, Res]) submit(tenant, taskID string, req Req) (string, error)
 // tenant's live jobs. It panics, changing nothing, if the id is taken.
 // t.mu must be held.
 func (t *Table[Req, Res]) insertLocked(j *job[Req, Res], tenant string) {
+	// Counted, and so given its tenant, before it is filed: a reader that
+	// finds j by its id reads j.tn without a lock.
+	t.countLocked(j, tenant)
 	if !t.jobs.insertLocked(j) {
+		t.uncountLocked(j)
+		t.releaseLocked(j)
 		panic(fmt.Sprintf("jobtable: Config.NewID returned duplicate id %q", j.id))
 	}
 	j.ord, j.pos = t.order.push(j)
-	t.countLocked(j, tenant)
 }
 
 // lookup returns the job with the given id, or nil. It takes no lock: the
