@@ -6,7 +6,8 @@
 (*                                                                         *)
 (* Shared memory, as in the Go code:                                       *)
 (*   depth           atomic.Int32, admitted non-terminal jobs; lock-free   *)
-(*   table mutex     guards only the id map and the LRU list               *)
+(*   table mutex     guards the id map, the LRU list and the tenants'      *)
+(*                   live counts (tlive)                                   *)
 (*   job mutex       one per job; guards the payload (req, res, err), the  *)
 (*                   timestamps and the done channel                       *)
 (*   state           atomic.Int32 per job, stored only under the job       *)
@@ -280,6 +281,9 @@ JobFree(j) == j \notin table \/ jobOwner[j] = NoThread
 -----------------------------------------------------------------------------
 (* Submit(taskID, req)                                                     *)
 
+\* The tenants with an id no submitter has picked.
+UnclaimedTenants == {c \in Tenants : ~(c \subseteq claimed)}
+
 \* The id a Submit works on: the one it holds on a retry, else the next
 \* unused one of a tenant, in a fixed order within each tenant.  The ids
 \* of one tenant are interchangeable (Config.NewID draws them at random
@@ -289,7 +293,7 @@ JobFree(j) == j \notin table \/ jobOwner[j] = NoThread
 NextId(s) ==
     IF tjob[s] # NoJob THEN {tjob[s]}
     ELSE IF claimed = Jobs THEN {}
-    ELSE {CHOOSE j \in c \ claimed : TRUE : c \in {c \in Tenants : ~(c \subseteq claimed)}}
+    ELSE {CHOOSE j \in c \ claimed : TRUE : c \in UnclaimedTenants}
 
 \* d := depth.Load(); if d >= MaxQueue -> ErrQueueFull.  A fresh call takes
 \* a new id (NextId); a CAS retry keeps its id.
