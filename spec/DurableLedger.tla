@@ -36,6 +36,14 @@
 (* The per-job state machine and its critical sections are JobTable.tla's *)
 (* subject; here each operation is one step of the writer.                 *)
 (*                                                                         *)
+(* Tenants: a job belongs to the tenant whose share of Jobs holds it      *)
+(* (Shares, a partition of some of the jobs, as in JobLedger.tla; a job in *)
+(* none is of a tenant that has no bound).  A Submit is admitted only if   *)
+(* its tenant's live rows are below TenantMax (0: no bound) and the depth  *)
+(* below MaxQueue, both counted in the open transaction by the one writer  *)
+(* as it takes the Submit, so check and count are one step                 *)
+(* (TenantBoundInv, committed and in the open transaction).                *)
+(*                                                                         *)
 (* The constant Defect puts back one defect; its configuration expects the *)
 (* invariant that names it to fail.                                        *)
 (***************************************************************************)
@@ -53,6 +61,8 @@ CONSTANTS
     Deadlines,         \* TRUE: a job's deadline may fire and race its runner
     MaxCrashes,        \* crashes (kill -9) at most
     MaxCommitFailures, \* failed commits at most
+    Shares,            \* the tenants, each as the set of its jobs (disjoint)
+    TenantMax,         \* each tenant's bound on its live rows; 0 for none
     Defect             \* "none", or the defect to put back (see Defects)
 
 \* wake_before_commit: waiters are woken as the writer takes the terminal
@@ -76,6 +86,9 @@ ASSUME
     /\ Deadlines \in BOOLEAN
     /\ MaxCrashes \in Nat
     /\ MaxCommitFailures \in Nat
+    /\ Shares \subseteq SUBSET Jobs
+    /\ \A s1, s2 \in Shares : s1 # s2 => s1 \cap s2 = {}
+    /\ TenantMax \in Nat
     /\ Defect \in Defects
 
 NoJob  == "nojob"   \* a waiter's job before it picks one
@@ -87,8 +100,8 @@ Live     == {"PENDING", "RUNNING"}
 States   == Live \cup Terminal
 
 \* What the writer answers.  ErrStore: the commit failed.
-Results == {"ok", "ErrQueueFull", "ErrNotPending", "ErrTerminal",
-            "ErrNotFound", "ErrStore"}
+Results == {"ok", "ErrQueueFull", "ErrTenantQueueFull", "ErrNotPending",
+            "ErrTerminal", "ErrNotFound", "ErrStore"}
 
 \* An operation queued to the writer, and who waits for its answer: the
 \* client of a Submit, the job's runner, or the job's deadline timer.
@@ -152,6 +165,19 @@ Range(s) == {s[i] : i \in DOMAIN s}
 \* The ids of the rows in the live states.
 LiveRows(t) == {j \in Jobs : t.st[j] \in Live}
 
+\* The share of j's tenant: its jobs, {} for a job of no bounded tenant.
+Owner(j) == IF \E s \in Shares : j \in s THEN CHOOSE s \in Shares : j \in s ELSE {}
+
+\* The live rows of the tenant whose share is s, in rows t.
+TenantLive(t, s) == Cardinality({i \in s : t.st[i] \in Live})
+
+\* j's tenant is below its bound in rows t.
+TenantRoom(t, j) ==
+    TenantMax = 0 \/ Owner(j) = {} \/ TenantLive(t, Owner(j)) < TenantMax
+
+\* The tenants' pools of ids: each share, and the jobs of no bounded tenant.
+Pools == {p \in Shares \cup {Jobs \ UNION Shares} : p # {}}
+
 \* The terminal state of job j: its row's, or the one it had when evicted.
 FinalOf(t, j) ==
     IF t.st[j] \in Terminal THEN t.st[j] ELSE t.gone[j]
@@ -182,7 +208,8 @@ Evict(t) ==
 Decide(t, op) ==
     LET s == t.st[op.job] IN
     CASE op.kind = "Submit" ->
-            IF t.depth < MaxQueue THEN "ok" ELSE "ErrQueueFull"
+            IF ~TenantRoom(t, op.job) THEN "ErrTenantQueueFull"
+            ELSE IF t.depth < MaxQueue THEN "ok" ELSE "ErrQueueFull"
       [] s = Absent -> "ErrNotFound"
       [] op.kind = "Start" ->
             IF s = "PENDING" THEN "ok"
@@ -301,10 +328,11 @@ Init ==
 (* The callers: each queues its operation to the writer.                   *)
 
 \* POST /jobs: the handler calls store.Submit, which queues the operation
-\* and waits for its answer.  Ids are interchangeable (drawn at random in
-\* Go), so they are handed out in a fixed order.
+\* and waits for its answer.  Ids are interchangeable within a tenant
+\* (drawn at random in Go), so each tenant's are handed out in a fixed
+\* order; the caller is of any tenant.
 NextId ==
-    IF claimed = Jobs THEN {} ELSE {CHOOSE j \in Jobs \ claimed : TRUE}
+    {CHOOSE j \in p \ claimed : TRUE : p \in {q \in Pools : q \ claimed # {}}}
 
 Submit ==
     /\ up
@@ -670,6 +698,14 @@ DepthInv ==
 DepthBoundInv ==
     /\ 0 <= db.depth /\ db.depth <= MaxQueue
     /\ 0 <= tx.depth /\ tx.depth <= MaxQueue
+
+\* The two-level bound (JobLedger.tla's TenantBoundInv), committed and in
+\* the open transaction: no tenant over its bound and the ledger not over
+\* its own.
+TenantBoundInv ==
+    \A t \in {db, tx} :
+        /\ TenantMax > 0 => \A s \in Shares : TenantLive(t, s) <= TenantMax
+        /\ t.depth <= MaxQueue
 
 \* A committed terminal state is absorbing, across restarts, until the row
 \* is deleted (history outcome).

@@ -161,9 +161,10 @@ AbsWpc ==
           [] wpc[w] = "woken" -> IF ok[w] THEN "Done" ELSE "Woken"
           [] OTHER -> "Done"]
 
+\* A job's tenant is the contract's: the same shares and bound.
 Abs == INSTANCE JobLedger WITH
-    Shares       <- {},
-    TenantMax    <- 0,
+    Shares       <- Shares,
+    TenantMax    <- TenantMax,
     SplitAdmission <- FALSE,
     checked      <- {},
     Keys         <- {},

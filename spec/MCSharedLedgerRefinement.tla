@@ -101,9 +101,10 @@ AbsWjob ==
     [w \in Waiters |->
         IF wpc[w] \in {"Idle", "Registered"} THEN NoJob ELSE wjob[w]]
 
+\* A job's tenant is the contract's: the same shares and bound.
 Abs == INSTANCE JobLedger WITH
-    Shares       <- {},
-    TenantMax    <- 0,
+    Shares       <- Shares,
+    TenantMax    <- TenantMax,
     SplitAdmission <- FALSE,
     checked      <- {},
     Keys         <- {},

@@ -47,6 +47,15 @@
 (* batch holds at most one end or one claim.  The job state machine inside *)
 (* a process is JobTable.tla's subject.                                    *)
 (*                                                                         *)
+(* Tenants: a job belongs to the tenant whose share of Jobs holds it      *)
+(* (Shares, as in JobLedger.tla; a job in none is of a tenant that has no  *)
+(* bound), and a batch's submits are each of some tenant.  Under the       *)
+(* ledger row's lock the batch admits them in order: a submit only if its  *)
+(* tenant's live jobs, counted there, and the tenant's earlier submits of  *)
+(* the batch are below TenantMax (0: no bound), and then only if its rank  *)
+(* among the submits that passed their tenant's bound is within the room   *)
+(* the ledger's bound leaves (TenantBoundInv).                             *)
+(*                                                                         *)
 (* Defect puts back one defect; its configuration expects the invariant    *)
 (* that names it to fail.  Self-contained, for tla-checker.                *)
 (***************************************************************************)
@@ -65,6 +74,8 @@ CONSTANTS
     MaxCrashes,    \* replica crashes at most
     MaxDrops,      \* listener connection drops at most
     MaxFailures,   \* batches that fail (Abort with errors, Lost) at most
+    Shares,        \* the tenants, each as the set of its jobs (disjoint)
+    TenantMax,     \* each tenant's bound on its live jobs; 0 for none
     Defect         \* "none", or the defect to put back (see Defects)
 
 \* notify_before_commit: the worker's end sends its notification before
@@ -95,6 +106,9 @@ ASSUME
     /\ MaxCrashes \in Nat
     /\ MaxDrops \in Nat
     /\ MaxFailures \in Nat
+    /\ Shares \subseteq SUBSET Jobs
+    /\ \A s1, s2 \in Shares : s1 # s2 => s1 \cap s2 = {}
+    /\ TenantMax \in Nat
     /\ Defect \in Defects
 
 Absent   == "ABSENT"
@@ -189,10 +203,19 @@ Swept(l, c) ==
                         THEN Len(afterTTL) - MaxCompleted ELSE 0
     IN  SubSeq(afterTTL, extra + 1, Len(afterTTL))
 
-\* Ids are interchangeable, so handing out the next ones in a fixed order
-\* loses no behaviour up to renaming.
+\* The tenants' pools of ids: each share, and the jobs of no bounded tenant.
+Pools == {p \in Shares \cup {Jobs \ UNION Shares} : p # {}}
+
+\* Ids are interchangeable within a tenant, so handing out the next ones of
+\* its pool in a fixed order loses no behaviour up to renaming.
 Unused == {j \in Jobs : st[j] = Absent}
-NewIds(k) == CHOOSE s \in SUBSET Unused : Cardinality(s) = k
+NewIds(p, k) == CHOOSE s \in SUBSET (Unused \cap p) : Cardinality(s) = k
+
+\* The tenants of a batch's n submits, in queue order: any, as long as each
+\* pool has an id left for each of its submits.
+TenantSeqs(n) ==
+    {ts \in [1..n -> Pools] :
+        \A p \in Pools : Cardinality({i \in 1..n : ts[i] = p}) <= Cardinality(Unused \cap p)}
 
 \* What every listener that is listening has after the commit of j's end.
 Notified(j) ==
@@ -296,20 +319,32 @@ Batch(r, n, w) ==
 \* The end the batch carries, or NoJob.
 EndOf(r, w) == IF w /\ wk[r].pc # "Idle" THEN wk[r].job ELSE NoJob
 
-\* The fresh submits admitted of n against depth d: the first
-\* MaxQueue - d of them (bound_once: all of them, if d < MaxQueue).
-Admits(n, d) ==
-    IF Defect = "bound_once"
-       THEN IF d < MaxQueue THEN n ELSE 0
-       ELSE IF n <= MaxQueue - d THEN n
-       ELSE IF MaxQueue - d > 0 THEN MaxQueue - d ELSE 0
+\* The live jobs of pool p once the batch's end of e is done (ends).
+PoolLive(p, e, ends) == Cardinality({i \in p : st[i] \in Live /\ ~(ends /\ i = e)})
 
-\* How many of the batch's n submits it admits: against the depth after
-\* its end, if it ends its job (read_then_write: the depth read before).
-AdmitCount(r, n, ends) ==
-    LET ended == IF ends THEN 1 ELSE 0
-    IN  Admits(n, IF Defect = "read_then_write" THEN wr[r].d - ended
-                                               ELSE depth - ended)
+\* The i-th of the submits ts passes its tenant's bound: the tenant's live
+\* jobs and its earlier submits of the batch are below it.
+TenantPass(ts, e, ends, i) ==
+    \/ TenantMax = 0
+    \/ ts[i] \notin Shares
+    \/ PoolLive(ts[i], e, ends) + Cardinality({k \in 1..(i - 1) : ts[k] = ts[i]})
+          < TenantMax
+
+\* The submits of ts the batch admits (their positions): of those that
+\* passed their tenant's bound, the first MaxQueue - d, against the depth
+\* d after its end, if it ends its job (read_then_write: the depth read
+\* before; bound_once: all of them, if d < MaxQueue).
+Admitted(r, ts, e, ends) ==
+    LET passed == {i \in DOMAIN ts : TenantPass(ts, e, ends, i)}
+        d == (IF Defect = "read_then_write" THEN wr[r].d ELSE depth)
+                 - (IF ends THEN 1 ELSE 0)
+    IN  IF Defect = "bound_once"
+           THEN IF d < MaxQueue THEN passed ELSE {}
+           ELSE {i \in passed : Cardinality({k \in passed : k <= i}) <= MaxQueue - d}
+
+\* The ids of the admitted submits adm of ts: each tenant's next ones.
+AdmittedIds(ts, adm) ==
+    UNION {NewIds(p, Cardinality({i \in adm : ts[i] = p})) : p \in Pools}
 
 \* The jobs the claim may take: a PENDING one (one the batch admits, new,
 \* too), or none if there is none or no claim.
@@ -364,9 +399,10 @@ DbUnchanged ==
 \* asked takes that as its own).  (\E x \in {v} names a value computed
 \* once.)
 Commit(r, n, w) ==
-    /\ \E e \in {EndOf(r, w)} :
+    /\ \E ts \in TenantSeqs(n) :
+       \E e \in {EndOf(r, w)} :
        \E ends \in {e # NoJob /\ st[e] \in Live} :
-       \E new \in {NewIds(AdmitCount(r, n, ends))} :
+       \E new \in {AdmittedIds(ts, Admitted(r, ts, e, ends))} :
        \E c \in Claimable(r, w, new) :
           /\ Applied(r, e, ends, new, c)
           /\ wk' = [wk EXCEPT ![r] =
@@ -398,9 +434,10 @@ Abort(r, n, w) ==
 \* Submits and the claim are answered with an error (a job claimed is held
 \* by nobody); the end is tried again, the second time given up.
 Lost(r, n, w) ==
-    /\ \/ \E e \in {EndOf(r, w)} :
+    /\ \/ \E ts \in TenantSeqs(n) :
+          \E e \in {EndOf(r, w)} :
           \E ends \in {e # NoJob /\ st[e] \in Live} :
-          \E new \in {NewIds(AdmitCount(r, n, ends))} :
+          \E new \in {AdmittedIds(ts, Admitted(r, ts, e, ends))} :
           \E c \in Claimable(r, w, new) :
              Applied(r, e, ends, new, c)
        \/ DbUnchanged
@@ -669,6 +706,13 @@ TypeInv ==
 \* across all replicas.
 DepthBoundInv ==
     0 <= depth /\ depth <= MaxQueue
+
+\* (3') The two-level bound (JobLedger.tla's TenantBoundInv): no tenant
+\* over its bound and the ledger not over its own.
+TenantBoundInv ==
+    /\ TenantMax > 0 =>
+          \A s \in Shares : Cardinality({i \in s : st[i] \in Live}) <= TenantMax
+    /\ depth <= MaxQueue
 
 \* (4) The ledger row's depth counts the live rows: one decrement per end,
 \* whoever ends it (worker, reaper, restart).

@@ -243,7 +243,9 @@ export function traceModule(spec) {
 
 const set = (xs) => `{${xs.map((x) => JSON.stringify(x)).join(', ')}}`;
 
-// traceCfg: constants from the trace, the trace as the constant Trace.
+// traceCfg: constants from the trace, the trace as the constant Trace. The
+// traces carry no tenant: every job is of the one tenant without a bound
+// (no Shares).
 export function traceCfg(t, upTo = t.events.length) {
   return [
     'CONSTANTS',
@@ -258,6 +260,8 @@ export function traceCfg(t, upTo = t.events.length) {
     '    Deadlines = FALSE',
     `    MaxCrashes = ${t.crashes}`,
     '    MaxCommitFailures = 0',
+    '    Shares = {}',
+    '    TenantMax = 0',
     '    Defect = "none"',
     `    Trace = <<${t.events.slice(0, upTo).map((e) => tlaValue(traceRecord(e))).join(',\n        ')}>>`,
     'INIT TraceInit',

@@ -266,9 +266,10 @@ export function traceModule(spec) {
     [/^VARIABLES\n/m, (m) => `${m}    ti,\n`],
     // The ids of a batch's admissions are the trace's: exactly as many as
     // the spec admits, or no successor.
-    [/^NewIds\(k\) ==[^\n]*$/m, () => 'TraceNew == IF ti < Len(Trace) THEN Range(Trace[ti + 1].new) ELSE {}\n' +
-      'NewIds(k) == {s \\in {TraceNew} : Cardinality(s) = k}'],
-    [/\\E new \\in \{NewIds\((AdmitCount\(r, n, ends\))\)\} :/g, (_m, k) => `\\E new \\in NewIds(${k}) :`],
+    [/^NewIds\(p, k\) ==[^\n]*$/m, (m) => 'TraceNew == IF ti < Len(Trace) THEN Range(Trace[ti + 1].new) ELSE {}\n' +
+      'TraceIds(k) == {s \\in {TraceNew} : Cardinality(s) = k}\n' + m],
+    [/\\E new \\in \{AdmittedIds\(ts, (Admitted\(r, ts, e, ends\))\)\} :/g,
+      (_m, adm) => `\\E new \\in TraceIds(Cardinality(${adm})) :`],
     [/\n=+\s*$/, () => `\n${traceDefs(vars)}\n${'='.repeat(77)}\n`],
   ];
   return applyEdits(spec, 'SharedLedger.tla', edits);
@@ -276,7 +277,9 @@ export function traceModule(spec) {
 
 const set = (xs) => `{${xs.map((x) => JSON.stringify(x)).join(', ')}}`;
 
-// traceCfg: constants from the trace, the trace as the constant Trace.
+// traceCfg: constants from the trace, the trace as the constant Trace. The
+// traces carry no tenant: every job is of the one tenant without a bound
+// (no Shares).
 export function traceCfg(t, upTo = t.events.length) {
   return [
     'CONSTANTS',
@@ -292,6 +295,8 @@ export function traceCfg(t, upTo = t.events.length) {
     `    MaxCrashes = ${t.crashes}`,
     '    MaxDrops = 0',
     '    MaxFailures = 0',
+    '    Shares = {}',
+    '    TenantMax = 0',
     '    Defect = "none"',
     `    Trace = <<${t.events.slice(0, upTo).map((e) => tlaValue(traceRecord(e))).join(',\n        ')}>>`,
     'INIT TraceInit',
