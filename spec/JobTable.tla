@@ -6,7 +6,8 @@
 (*                                                                         *)
 (* Shared memory, as in the Go code:                                       *)
 (*   depth           atomic.Int32, admitted non-terminal jobs; lock-free   *)
-(*   table mutex     guards only the id map and the LRU list               *)
+(*   table mutex     guards the id map, the LRU list and the tenants'      *)
+(*                   live counts (tlive)                                   *)
 (*   job mutex       one per job; guards the payload (req, res, err), the  *)
 (*                   timestamps and the done channel                       *)
 (*   state           atomic.Int32 per job, stored only under the job       *)
@@ -32,6 +33,17 @@
 (* configuration of that defect expects the property that names it to      *)
 (* fail.  Misusers and WaitDeadline add callers that misuse the API and    *)
 (* waits whose context ends.                                               *)
+(*                                                                         *)
+(* Tenants: every job belongs to one (Tenants: the bounded ones, Shares,   *)
+(* each as the set of its jobs, and the rest, of no bound), and the table  *)
+(* counts each tenant's live jobs under the table mutex (tlive).  A        *)
+(* submission of a bounded tenant (SubmitWith with TenantMaxQueue, i.e.    *)
+(* submitLocked) is one critical section of the table mutex: the tenant's  *)
+(* check (SubmitLock), then, the mutex still held, the CAS of depth, the   *)
+(* eviction, the insertion and the count (SubmitAdmit); the terminal       *)
+(* transition uncounts in the step that stores the state.  Any other       *)
+(* submission is counted at its insertion.  With Shares = {} and TenantMax *)
+(* = 0 every job is of one tenant with no bound: the model of before.      *)
 (***************************************************************************)
 EXTENDS Integers, Sequences, FiniteSets
 
@@ -49,6 +61,8 @@ CONSTANTS
     MaxTime,       \* bound of the abstract clock
     RunnerOutcomes,\* terminal states the runners' own calls may produce
     WaitDeadline,  \* TRUE: a waiter's context may end while it waits
+    Shares,        \* the bounded tenants, each as the set of its jobs
+    TenantMax,     \* each bounded tenant's TenantMaxQueue; 0: none bounded
     Defect         \* "none", or the defect to put back (see Defects)
 
 Threads == Submitters \cup Runners \cup Timers \cup Pollers \cup Waiters
@@ -70,6 +84,9 @@ ASSUME
     /\ RunnerOutcomes \subseteq {"DONE", "FAILED", "TIMEOUT"}
     /\ RunnerOutcomes # {}
     /\ WaitDeadline \in BOOLEAN
+    /\ Shares \subseteq SUBSET Jobs
+    /\ \A s1, s2 \in Shares : s1 # s2 => s1 \cap s2 = {}
+    /\ TenantMax \in Nat
     /\ Defect \in Defects
 
 NoThread == "nobody"   \* owner of a free mutex
@@ -88,7 +105,18 @@ Transitions ==
 \* What a refused call can be recorded as (history refusals): TakeRequest
 \* refused with ErrTerminal or ErrRequestTaken, Start refused with
 \* ErrNotPending on a RUNNING job.
-Refusals == {"TakeTerminal", "TakeTaken", "StartRunning"}
+Refusals == {"TakeTerminal", "TakeTaken", "StartRunning", "TenantFull",
+             "TenantQueueFull"}
+
+\* The tenants, each as the set of its jobs: the bounded ones (Shares) and
+\* one of the jobs in no share, which has no bound.
+Tenants == {c \in Shares \cup {Jobs \ UNION Shares} : c # {}}
+
+\* The tenant of job j.
+Owner(j) == CHOOSE c \in Tenants : j \in c
+
+\* A submission of job j is held to its tenant's bound (submitLocked).
+Bounded(j) == TenantMax > 0 /\ Owner(j) \in Shares
 
 VARIABLES
     \* shared memory
@@ -107,6 +135,7 @@ VARIABLES
     completedAt,  \* job.completedAt
     done,         \* job.done: "nil", "open" or "closed"
     now,          \* the injected clock
+    tlive,        \* Table.tenants[..].live per tenant, under the table mutex
     \* thread-local
     pc,           \* program counter
     tjob,         \* the job a thread works on
@@ -128,15 +157,16 @@ VARIABLES
     callsOK       \* every call so far returned what the contract says
 
 shared  == <<depth, tableOwner, table, lru, queue, jobOwner, state, req, res,
-             err, createdAt, startedAt, completedAt, done, now>>
+             err, createdAt, startedAt, completedAt, done, now, tlive>>
 local   == <<pc, tjob, dval, tnow, tfinal, view>>
 history == <<claimed, admitted, decs, outcome, runFrom, takes, refusals,
              expired, evicted, sweepOK, callsOK>>
 \* Written out flat: tla-checker does not see through a tuple of tuples.
 vars    == <<depth, tableOwner, table, lru, queue, jobOwner, state, req, res,
-             err, createdAt, startedAt, completedAt, done, now, pc, tjob,
-             dval, tnow, tfinal, view, claimed, admitted, decs, outcome,
-             runFrom, takes, refusals, expired, evicted, sweepOK, callsOK>>
+             err, createdAt, startedAt, completedAt, done, now, tlive, pc,
+             tjob, dval, tnow, tfinal, view, claimed, admitted, decs,
+             outcome, runFrom, takes, refusals, expired, evicted, sweepOK,
+             callsOK>>
 
 -----------------------------------------------------------------------------
 (* Views: what Snapshot, Result and Wait hand back.                        *)
@@ -220,6 +250,7 @@ Init ==
     /\ completedAt = [j \in Jobs |-> NoTime]
     /\ done = [j \in Jobs |-> "nil"]
     /\ now = 0
+    /\ tlive = [c \in Tenants |-> 0]
     /\ pc = [t \in Threads |->
                CASE t \in Submitters -> "SubmitLoad"
                  [] t \in Runners    -> "Start"
@@ -250,15 +281,19 @@ JobFree(j) == j \notin table \/ jobOwner[j] = NoThread
 -----------------------------------------------------------------------------
 (* Submit(taskID, req)                                                     *)
 
+\* The tenants with an id no submitter has picked.
+UnclaimedTenants == {c \in Tenants : ~(c \subseteq claimed)}
+
 \* The id a Submit works on: the one it holds on a retry, else the next
-\* unused one in a fixed order.  Ids are interchangeable (Config.NewID
-\* draws them at random and no action or property tells them apart), so a
-\* fixed order loses no behaviour up to renaming; it stands in for the
-\* symmetry reduction tla-checker lacks.
+\* unused one of a tenant, in a fixed order within each tenant.  The ids
+\* of one tenant are interchangeable (Config.NewID draws them at random
+\* and no action or property tells them apart), so a fixed order loses no
+\* behaviour up to renaming; it stands in for the symmetry reduction
+\* tla-checker lacks.
 NextId(s) ==
     IF tjob[s] # NoJob THEN {tjob[s]}
     ELSE IF claimed = Jobs THEN {}
-    ELSE {CHOOSE j \in Jobs \ claimed : TRUE}
+    ELSE {CHOOSE j \in c \ claimed : TRUE : c \in UnclaimedTenants}
 
 \* d := depth.Load(); if d >= MaxQueue -> ErrQueueFull.  A fresh call takes
 \* a new id (NextId); a CAS retry keeps its id.
@@ -266,6 +301,7 @@ NextId(s) ==
 SubmitLoad(s) ==
     /\ pc[s] = "SubmitLoad"
     /\ \E j \in NextId(s) :
+          /\ ~Bounded(j)
           /\ claimed' = claimed \cup {j}
           /\ IF depth >= MaxQueue
                 THEN /\ tjob' = [tjob EXCEPT ![s] = NoJob]
@@ -293,7 +329,7 @@ SubmitCAS(s) ==
     /\ UNCHANGED <<tableOwner, table, lru, queue, jobOwner, state, req, res,
                    err, createdAt, startedAt, completedAt, done, now, tjob,
                    tnow, tfinal, view, claimed, decs, outcome, runFrom,
-                   takes, refusals, expired, evicted, sweepOK, callsOK>>
+                   takes, refusals, expired, evicted, sweepOK, callsOK, tlive>>
 
 \* D2: the update is computed from the unsynchronised read: depth = d + 1.
 SubmitStore(s) ==
@@ -305,7 +341,7 @@ SubmitStore(s) ==
     /\ UNCHANGED <<tableOwner, table, lru, queue, jobOwner, state, req, res,
                    err, createdAt, startedAt, completedAt, done, now, tjob,
                    tnow, tfinal, view, claimed, decs, outcome, runFrom,
-                   takes, refusals, expired, evicted, sweepOK, callsOK>>
+                   takes, refusals, expired, evicted, sweepOK, callsOK, tlive>>
 
 \* D3: the queue-full check and the increment are two separate steps.
 SubmitIncrement(s) ==
@@ -317,15 +353,12 @@ SubmitIncrement(s) ==
     /\ UNCHANGED <<tableOwner, table, lru, queue, jobOwner, state, req, res,
                    err, createdAt, startedAt, completedAt, done, now, tjob,
                    tnow, tfinal, view, claimed, decs, outcome, runFrom,
-                   takes, refusals, expired, evicted, sweepOK, callsOK>>
+                   takes, refusals, expired, evicted, sweepOK, callsOK, tlive>>
 
-\* Under the table mutex: evictLocked(now), insert the job with createdAt,
-\* unlock.
-SubmitInsert(s) ==
-    /\ pc[s] = "SubmitInsert"
-    /\ TableFree
-    /\ LET j    == tjob[s]
-           kept == EvictLocked
+\* Under the table mutex: evictLocked(now), then insertLocked: the job j
+\* with createdAt, counted in its tenant's live jobs (countLocked).
+Insert(j) ==
+    /\ LET kept == EvictLocked
            gone == Range(lru) \ Range(kept)
        IN
        /\ lru' = kept
@@ -336,12 +369,65 @@ SubmitInsert(s) ==
        /\ state' = [state EXCEPT ![j] = "PENDING"]
        /\ req' = [req EXCEPT ![j] = TRUE]
        /\ createdAt' = [createdAt EXCEPT ![j] = now]
-       /\ tjob' = [tjob EXCEPT ![s] = NoJob]
-       /\ pc' = [pc EXCEPT ![s] = "SubmitLoad"]
+       /\ tlive' = [tlive EXCEPT ![Owner(j)] = @ + 1]
+
+\* Under the table mutex: the insertion, unlock.
+SubmitInsert(s) ==
+    /\ pc[s] = "SubmitInsert"
+    /\ TableFree
+    /\ Insert(tjob[s])
+    /\ tjob' = [tjob EXCEPT ![s] = NoJob]
+    /\ pc' = [pc EXCEPT ![s] = "SubmitLoad"]
     /\ UNCHANGED <<depth, tableOwner, jobOwner, res, err, startedAt,
                    completedAt, done, now, dval, tnow, tfinal, view, claimed,
                    admitted, decs, outcome, runFrom, takes, refusals, expired,
                    callsOK>>
+
+\* A submission of a bounded tenant (submitLocked), first step: lock the
+\* table mutex; a tenant with TenantMax live jobs -> ErrTenantQueueFull,
+\* and unlock; otherwise keep the mutex for SubmitAdmit.  A fresh id, as
+\* SubmitLoad's.
+SubmitLock(s) ==
+    /\ pc[s] = "SubmitLoad"
+    /\ TableFree
+    /\ \E j \in NextId(s) :
+          /\ Bounded(j)
+          /\ claimed' = claimed \cup {j}
+          /\ IF tlive[Owner(j)] >= TenantMax
+                THEN /\ refusals' = refusals \cup {"TenantFull"}
+                     /\ UNCHANGED <<pc, tjob, tableOwner>>
+                ELSE /\ tableOwner' = s
+                     /\ tjob' = [tjob EXCEPT ![s] = j]
+                     /\ pc' = [pc EXCEPT ![s] = "SubmitAdmit"]
+                     /\ UNCHANGED refusals
+    /\ UNCHANGED <<depth, table, lru, queue, jobOwner, state, req, res, err,
+                   createdAt, startedAt, completedAt, done, now, tlive, dval,
+                   tnow, tfinal, view, admitted, decs, outcome, runFrom, takes,
+                   expired, evicted, sweepOK, callsOK>>
+
+\* Second step, the table mutex still held: admit (its CAS loop on depth
+\* is one step here: between a load and its CAS only another Submit's CAS
+\* can change depth, and that only sends the loop round again); below
+\* MaxQueue, the eviction and the insertion (Insert); at MaxQueue,
+\* ErrQueueFull.  Unlock.
+SubmitAdmit(s) ==
+    LET j == tjob[s] IN
+    /\ pc[s] = "SubmitAdmit"
+    /\ tableOwner = s
+    /\ IF depth < MaxQueue
+          THEN /\ depth' = depth + 1
+               /\ admitted' = admitted \cup {j}
+               /\ Insert(j)
+               /\ UNCHANGED refusals
+          ELSE /\ refusals' = refusals \cup {"TenantQueueFull"}
+               /\ UNCHANGED <<depth, admitted, lru, table, evicted, sweepOK,
+                              queue, state, req, createdAt, tlive>>
+    /\ tableOwner' = NoThread
+    /\ tjob' = [tjob EXCEPT ![s] = NoJob]
+    /\ pc' = [pc EXCEPT ![s] = "SubmitLoad"]
+    /\ UNCHANGED <<jobOwner, res, err, startedAt, completedAt, done, now, dval,
+                   tnow, tfinal, view, claimed, decs, outcome, runFrom, takes,
+                   expired, callsOK>>
 
 \* A submitter with no id left to submit stops.
 SubmitDone(s) ==
@@ -424,7 +510,7 @@ Start(r) ==
     /\ UNCHANGED <<depth, tableOwner, table, lru, jobOwner, req, res, err,
                    createdAt, completedAt, done, now, dval, tnow, tfinal,
                    view, claimed, admitted, decs, outcome, takes, expired,
-                   evicted, sweepOK>>
+                   evicted, sweepOK, tlive>>
 
 \* clock_outside_lock only: now := t.cfg.Now(), no lock held.
 StartClock(r) ==
@@ -442,7 +528,7 @@ StartLock(r) ==
     /\ UNCHANGED <<depth, tableOwner, table, lru, queue, jobOwner, req, res,
                    err, createdAt, completedAt, done, now, dval, tfinal,
                    view, claimed, admitted, decs, outcome, takes, expired,
-                   evicted, sweepOK>>
+                   evicted, sweepOK, tlive>>
 
 \* Once every submitter has stopped and the channel is drained, the
 \* runner's loop ends.
@@ -461,7 +547,7 @@ TakeRequest(r) ==
     /\ UNCHANGED <<depth, tableOwner, table, lru, queue, jobOwner, state, res,
                    err, createdAt, startedAt, completedAt, done, now, tjob,
                    dval, tnow, tfinal, view, claimed, admitted, decs,
-                   outcome, runFrom, expired, evicted, sweepOK>>
+                   outcome, runFrom, expired, evicted, sweepOK, tlive>>
 
 -----------------------------------------------------------------------------
 (* The misuser: a second worker on a job it should leave alone (a message  *)
@@ -482,7 +568,7 @@ MisuseStart(m) ==
     /\ UNCHANGED <<depth, tableOwner, table, lru, queue, jobOwner, req, res,
                    err, createdAt, completedAt, done, now, dval, tnow, tfinal,
                    view, claimed, admitted, decs, outcome, takes, expired,
-                   evicted, sweepOK>>
+                   evicted, sweepOK, tlive>>
 
 MisuseTake(m) ==
     /\ pc[m] = "MisuseTake"
@@ -492,7 +578,7 @@ MisuseTake(m) ==
     /\ UNCHANGED <<depth, tableOwner, table, lru, queue, jobOwner, state, res,
                    err, createdAt, startedAt, completedAt, done, now, tjob,
                    dval, tnow, tfinal, view, claimed, admitted, decs,
-                   outcome, runFrom, expired, evicted, sweepOK>>
+                   outcome, runFrom, expired, evicted, sweepOK, tlive>>
 
 -----------------------------------------------------------------------------
 (* The terminal transition: Finish, Fail and Timeout.                      *)
@@ -531,7 +617,7 @@ TerminateWrite(t, j, final, at) ==
     /\ tnow' = [tnow EXCEPT ![t] = 0]
     /\ UNCHANGED <<depth, table, lru, queue, state, createdAt, startedAt, done,
                    now, dval, view, claimed, admitted, decs, outcome, runFrom,
-                   takes, refusals, expired, evicted, sweepOK>>
+                   takes, refusals, expired, evicted, sweepOK, tlive>>
 
 \* A thread's terminal call on its job is ready: the whole first step, the
 \* clock read under both mutexes; or, after TerminateClock
@@ -574,17 +660,19 @@ TerminateClock(t) ==
     /\ pc' = [pc EXCEPT ![t] = "TerminateLock"]
     /\ UNCHANGED <<depth, table, lru, queue, jobOwner, state, req, res, err,
                    createdAt, startedAt, completedAt, done, now, dval, tfinal,
-                   view, history>>
+                   view, history, tlive>>
 
 \* Second step of terminate, still under both mutexes: state.Store(final)
 \* and depth.Add(-1) (terminateLocked), close done if a waiter made it
-\* (wakeLocked; no_wakeup: never), unlock the job, push the job onto the
-\* LRU list (retainLocked), unlock the table.
+\* (wakeLocked; no_wakeup: never), unlock the job, take it out of its
+\* tenant's live jobs (uncountLocked), push it onto the LRU list
+\* (retainLocked), unlock the table.
 TerminateRelease(t) ==
     LET j == tjob[t] IN
     /\ pc[t] = "TerminateRelease"
     /\ state' = [state EXCEPT ![j] = tfinal[t]]
     /\ outcome' = [outcome EXCEPT ![j] = tfinal[t]]
+    /\ tlive' = [tlive EXCEPT ![Owner(j)] = @ - 1]
     /\ depth' = depth - 1
     /\ decs' = [decs EXCEPT ![j] = @ + 1]
     /\ done' = IF done[j] = "open" /\ Defect # "no_wakeup"
@@ -674,7 +762,7 @@ WaitCheck(w) ==
                      /\ UNCHANGED view
     /\ UNCHANGED <<depth, tableOwner, table, lru, queue, state, req, res, err,
                    createdAt, startedAt, completedAt, done, now, dval, tnow,
-                   tfinal, history>>
+                   tfinal, history, tlive>>
 
 \* waitChanLocked: make done if it is nil and take it, then unlock.
 \* D4: a second critical section, which takes the mutex again and does not
@@ -688,7 +776,7 @@ WaitRegister(w) ==
     /\ pc' = [pc EXCEPT ![w] = "WaitBlock"]
     /\ UNCHANGED <<depth, tableOwner, table, lru, queue, state, req, res, err,
                    createdAt, startedAt, completedAt, now, tjob, dval, tnow,
-                   tfinal, view, history>>
+                   tfinal, view, history, tlive>>
 
 \* select { case <-done: ... }: the receive completes once done is closed.
 WaitBlock(w) ==
@@ -736,7 +824,7 @@ Tick ==
     /\ now' = now + 1
     /\ UNCHANGED <<depth, tableOwner, table, lru, queue, jobOwner, state, req,
                    res, err, createdAt, startedAt, completedAt, done, local,
-                   history>>
+                   history, tlive>>
 
 \* Every thread has returned: stutter, so that this is not a deadlock.
 Terminated ==
@@ -747,7 +835,7 @@ Terminated ==
 \* misuser's Finish is a terminal call too).
 Submitter(s) ==
     \/ SubmitLoad(s) \/ SubmitCAS(s) \/ SubmitStore(s) \/ SubmitIncrement(s)
-    \/ SubmitInsert(s) \/ SubmitDone(s)
+    \/ SubmitInsert(s) \/ SubmitLock(s) \/ SubmitAdmit(s) \/ SubmitDone(s)
 Runner(r) ==
     \/ Start(r) \/ StartClock(r) \/ StartLock(r) \/ RunnerDone(r)
     \/ TakeRequest(r) \/ Finish(r) \/ Fail(r)
@@ -792,6 +880,7 @@ TypeInv ==
     /\ completedAt \in [Jobs -> Time]
     /\ done \in [Jobs -> {"nil", "open", "closed"}]
     /\ now \in 0..MaxTime
+    /\ tlive \in [Tenants -> 0..Cardinality(Jobs)]
     /\ tjob \in [Threads -> Jobs \cup {NoJob}]
     /\ dval \in [Threads -> Int]
     /\ tnow \in [Threads -> 0..MaxTime]
@@ -843,6 +932,20 @@ ConsistentReadInv ==
 \* Contract 3 (D3): the queue bound holds.
 DepthBoundInv ==
     0 <= depth /\ depth <= MaxQueue
+
+\* The live jobs of tenant c: in the map and not terminal.
+TenantLive(c) == Cardinality({j \in c \cap table : state[j] \notin Terminal})
+
+\* Contract 3, two levels: no bounded tenant over its bound and the table
+\* not over its own, stated on the jobs, apart from the counters.
+TenantBoundInv ==
+    /\ TenantMax > 0 => \A c \in Shares : TenantLive(c) <= TenantMax
+    /\ depth <= MaxQueue
+
+\* Each tenant's counter is its live jobs: it moves in the steps that
+\* insert a job and store its terminal state.
+TenantDepthInv ==
+    \A c \in Tenants : tlive[c] = TenantLive(c)
 
 \* Contracts 3 and 4 (D2): depth counts the admitted jobs not yet
 \* decremented, and those are not terminal: the state is stored in the
@@ -968,6 +1071,15 @@ NoRequestTakenWitness ==
 \* Start is refused with ErrNotPending on a RUNNING job.
 NoStartRunningWitness ==
     "StartRunning" \notin refusals
+
+\* A bounded tenant's submission is refused with ErrTenantQueueFull.
+NoTenantFullWitness ==
+    "TenantFull" \notin refusals
+
+\* A bounded tenant's submission, with room in its tenant, is refused with
+\* ErrQueueFull.
+NoTenantQueueFullWitness ==
+    "TenantQueueFull" \notin refusals
 
 \* Wait returns a non-terminal snapshot with ctx.Err().
 NoWaitDeadlineWitness ==

@@ -13,7 +13,10 @@
 (*   Submit       SubmitInsert, the insertion under the table mutex (the   *)
 (*                CAS before it took a slot of the depth counter: the      *)
 (*                contract's depth is that counter less the slots taken    *)
-(*                by admissions not yet inserted)                          *)
+(*                by admissions not yet inserted; for a bounded tenant,    *)
+(*                SubmitAdmit, which admits and inserts in one step, with  *)
+(*                the table mutex held since SubmitLock checked the        *)
+(*                tenant's room, so the room is still there)               *)
 (*   Start, TakeRequest  their one critical section of the job mutex; a    *)
 (*                TakeRequest of a live job refused (nothing moved out)    *)
 (*                is the contract's TakeTaken, the first time a refusal    *)
@@ -29,8 +32,12 @@
 (*                which takes done, for a live one; the receive and the    *)
 (*                return are the contract's WaitReturn                     *)
 (*   Snapshot, Result  the step that copies the view                       *)
-(* Refused calls, the admission loop's loads and CAS, the clock reads and  *)
-(* TerminateWrite change no mapped variable: stuttering steps.             *)
+(* Refused calls, the admission loop's loads and CAS, SubmitLock, the      *)
+(* clock reads and TerminateWrite change no mapped variable: stuttering    *)
+(* steps.  The tenants are the contract's (Shares, TenantMax): its bound   *)
+(* counts the live jobs of each share from the states, which tlive, the    *)
+(* table's counter, equals (TenantDepthInv), so the counter needs no       *)
+(* mapping of its own.                                                     *)
 (***************************************************************************)
 EXTENDS JobTable, TLC
 
@@ -78,8 +85,8 @@ AbsWout ==
           [] OTHER -> "none"]
 
 Abs == INSTANCE JobLedger WITH
-    Shares       <- {},
-    TenantMax    <- 0,
+    Shares       <- Shares,
+    TenantMax    <- TenantMax,
     SplitAdmission <- FALSE,
     checked      <- {},
     Keys        <- {},

@@ -202,7 +202,8 @@ EndNotFound(t, j) ==
     /\ UNCHANGED <<depth, tableOwner, table, lru, queue, jobOwner, state, req,
                    res, err, createdAt, startedAt, completedAt, done, now,
                    dval, tfinal, view, claimed, admitted, decs, outcome,
-                   runFrom, takes, refusals, expired, evicted, sweepOK>>
+                   runFrom, takes, refusals, expired, evicted, sweepOK,
+                   tlive>>
 
 \* Any step of thread t in its role.
 ThreadNext(t) ==
@@ -417,7 +418,7 @@ export function traceModule(spec) {
     // NextId hands ids out in a fixed order to stand in for symmetry; a
     // trace names its own, so any unclaimed id may come next (ids are
     // interchangeable: spec/README.md, Reductions).
-    [/ELSE IF claimed = Jobs THEN \{\}\s*ELSE \{CHOOSE j \\in Jobs \\ claimed : TRUE\}/,
+    [/ELSE IF claimed = Jobs THEN \{\}\s*ELSE \{CHOOSE j \\in c \\ claimed : TRUE : c \\in [^\n]*\}/,
       () => `ELSE ((Jobs \\ claimed) \\cup {${str(REFUSED)}}) \\cap TraceJob`],
     // Every choice of a job is narrowed to the job the next event names:
     // Step requires that job of each of these actions anyway (or, for a
@@ -464,6 +465,9 @@ export function traceCfg(t, upTo = t.events.length) {
     '    MaxTime = 0',
     '    RunnerOutcomes = {"DONE", "FAILED", "TIMEOUT"}',
     '    WaitDeadline = TRUE',
+    // Go logs no tenant: every job is of one tenant, with no bound.
+    '    Shares = {}',
+    '    TenantMax = 0',
     '    Defect = "none"',
     `    Trace = <<${t.events.slice(0, upTo).map((e) => tlaValue(traceRecord(e))).join(',\n        ')}>>`,
     'INIT TraceInit',
