@@ -31,7 +31,8 @@ for (const f of readdirSync(here)) {
 const tally = new Tally();
 for (const c of configs) {
   const r = runTlc(jar, files, c.spec, c.cfg, c.expect === 'pass' ? workers : '1');
-  tally.record(c, r.outcome, r.distinct, c.tlc.distinct, r.secs.toFixed(1));
+  // A configuration whose TLC count is not recorded yet fails, saying so.
+  tally.record(c, r.outcome, r.distinct, c.tlc?.distinct ?? 'no recorded', r.secs.toFixed(1));
   if (r.outcome === 'error') console.log(r.out.split('\n').slice(-30).join('\n'));
 }
 tally.finish('tlc');
