@@ -262,9 +262,19 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 			body["listener"] = fmt.Sprintf("down since %s: %s", since.UTC().Format(time.RFC3339), redact.Store(err.Error()))
 		}
 	}
-	if failing, since, err := s.exec.health.report(); failing {
+	if health := s.storeHealth(); health != "" {
 		body["status"] = "degraded"
-		body["store"] = fmt.Sprintf("writes failing since %s: %v", since.UTC().Format(time.RFC3339), err)
+		body["store"] = health
 	}
 	writeJSON(w, http.StatusOK, body)
+}
+
+// storeHealth says since when and why the store's writes fail, with any
+// password the error quotes redacted, or "" while they commit.
+func (s *Server) storeHealth() string {
+	failing, since, err := s.exec.health.report()
+	if !failing {
+		return ""
+	}
+	return fmt.Sprintf("writes failing since %s: %s", since.UTC().Format(time.RFC3339), redact.Store(err.Error()))
 }

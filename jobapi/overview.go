@@ -54,9 +54,7 @@ func (s *Server) Overview() Overview {
 		ShuttingDown:       s.exec.isClosed(),
 		Shared:             s.exec.shared != nil,
 	}
-	if failing, since, err := s.exec.health.report(); failing {
-		o.StoreError = fmt.Sprintf("writes failing since %s: %v", since.UTC().Format(time.RFC3339), err)
-	}
+	o.StoreError = s.storeHealth()
 	if s.listener != nil {
 		o.Listener = "up"
 		if ok, since, err := s.listener.ListenerHealth(); !ok {

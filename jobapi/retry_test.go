@@ -1,6 +1,7 @@
 package jobapi_test
 
 import (
+	"errors"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -124,4 +125,30 @@ func TestRefusedStartIsRetried(t *testing.T) {
 		st.failNext("Start", 0)
 		require.Equal(t, client.Done, h.waitBounded(h.submit("next", nil)).State)
 	})
+}
+
+// TestStoreHealthRedactsPasswords: /healthz, which answers without a
+// token, and the console's overview say why the store's writes fail, but
+// never a password the store's error quotes.
+func TestStoreHealthRedactsPasswords(t *testing.T) {
+	t.Parallel()
+	clock := newFakeClock()
+	st := newFailingQueue(t, clock, 1)
+	st.err = errors.New(`dial postgres://jobs:s3cret@db.internal/jobs: connection refused`)
+	g := newGate()
+	h := newHarnessOn(t, st, jobapi.Options{Model: g, Clock: clock}, nil)
+	st.failNext("Finish", 2)
+	id := h.submit("t", nil)
+	require.Equal(t, "t", <-g.started)
+	g.release <- struct{}{}
+	advanceRetries(t, clock, st, 0, 1)
+
+	health, _ := h.get("/healthz").Body["store"].(string)
+	overview := h.srv.Overview().StoreError
+	advanceRetries(t, clock, st, 1, 2) // the job ends before any assertion can stop the test
+	require.Equal(t, client.Done, h.waitBounded(id).State)
+
+	require.Contains(t, health, "postgres://jobs:xxxxx@db.internal/jobs: connection refused")
+	require.NotContains(t, health, "s3cret")
+	require.Equal(t, health, overview)
 }

@@ -44,6 +44,7 @@ var errDisk = errors.New("disk I/O error")
 // as the test asks, call by call; every other call reaches the store.
 type failing struct {
 	store
+	err   error // what a failing call returns: errDisk unless a test says
 	mu    sync.Mutex
 	fails map[string]int // method -> failures to come; -1 for every one
 }
@@ -54,7 +55,7 @@ func newFailing(t *testing.T, clock *fakeClock) *failing {
 
 // newFailingQueue is newFailing on a queue of maxQueue jobs.
 func newFailingQueue(t *testing.T, clock *fakeClock, maxQueue int) *failing {
-	return &failing{store: newMemory(t, clock, maxQueue), fails: map[string]int{}}
+	return &failing{store: newMemory(t, clock, maxQueue), err: errDisk, fails: map[string]int{}}
 }
 
 // failNext makes the next n calls of method fail (n -1: all of them, 0:
@@ -77,63 +78,63 @@ func (f *failing) fail(method string) bool {
 
 func (f *failing) Submit(ctx context.Context, s ledger.Submission, req jobapi.Request) (string, bool, error) {
 	if f.fail("Submit") {
-		return "", false, errDisk
+		return "", false, f.err
 	}
 	return f.store.Submit(ctx, s, req)
 }
 
 func (f *failing) TakeRequest(ctx context.Context, id string) (jobapi.Request, error) {
 	if f.fail("TakeRequest") {
-		return jobapi.Request{}, errDisk
+		return jobapi.Request{}, f.err
 	}
 	return f.store.TakeRequest(ctx, id)
 }
 
 func (f *failing) Start(ctx context.Context, id string) (ledger.Snapshot, error) {
 	if f.fail("Start") {
-		return ledger.Snapshot{}, errDisk
+		return ledger.Snapshot{}, f.err
 	}
 	return f.store.Start(ctx, id)
 }
 
 func (f *failing) Timeout(ctx context.Context, id string, cause error) (ledger.Snapshot, error) {
 	if f.fail("Timeout") {
-		return ledger.Snapshot{}, errDisk
+		return ledger.Snapshot{}, f.err
 	}
 	return f.store.Timeout(ctx, id, cause)
 }
 
 func (f *failing) Finish(ctx context.Context, id string, res json.RawMessage) (ledger.Snapshot, error) {
 	if f.fail("Finish") {
-		return ledger.Snapshot{}, errDisk
+		return ledger.Snapshot{}, f.err
 	}
 	return f.store.Finish(ctx, id, res)
 }
 
 func (f *failing) Fail(ctx context.Context, id string, cause error) (ledger.Snapshot, error) {
 	if f.fail("Fail") {
-		return ledger.Snapshot{}, errDisk
+		return ledger.Snapshot{}, f.err
 	}
 	return f.store.Fail(ctx, id, cause)
 }
 
 func (f *failing) Snapshot(ctx context.Context, id string) (ledger.Snapshot, error) {
 	if f.fail("Snapshot") {
-		return ledger.Snapshot{}, errDisk
+		return ledger.Snapshot{}, f.err
 	}
 	return f.store.Snapshot(ctx, id)
 }
 
 func (f *failing) Wait(ctx context.Context, id string) (ledger.Snapshot, error) {
 	if f.fail("Wait") {
-		return ledger.Snapshot{}, errDisk
+		return ledger.Snapshot{}, f.err
 	}
 	return f.store.Wait(ctx, id)
 }
 
 func (f *failing) Result(ctx context.Context, id string) (json.RawMessage, ledger.Snapshot, error) {
 	if f.fail("Result") {
-		return nil, ledger.Snapshot{}, errDisk
+		return nil, ledger.Snapshot{}, f.err
 	}
 	return f.store.Result(ctx, id)
 }
