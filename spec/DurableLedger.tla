@@ -36,6 +36,17 @@
 (* The per-job state machine and its critical sections are JobTable.tla's *)
 (* subject; here each operation is one step of the writer.                 *)
 (*                                                                         *)
+(* Idempotency keys: a keyed Submit is decided by the writer like any      *)
+(* other, in the open transaction: the key is looked up first, and a row   *)
+(* that holds it answers the Submit (a replay: nothing admitted, nothing   *)
+(* evicted); otherwise the Submit is admitted or refused as any, and the   *)
+(* admitted row holds the key from its insertion on.  A key is a column of *)
+(* its job's row: it commits, rolls back and survives restarts with it,    *)
+(* and leaves with it when retention deletes the row (KeyInv,              *)
+(* AnswerKeyInv).  Keys are one set for all tenants here, as in            *)
+(* JobLedger.tla (the store's are each tenant's own; the configurations    *)
+(* with keys have one tenant).                                             *)
+(*                                                                         *)
 (* Tenants: a job belongs to the tenant whose share of Jobs holds it      *)
 (* (Shares, a partition of some of the jobs, as in JobLedger.tla; a job in *)
 (* none is of a tenant that has no bound).  A Submit is admitted only if   *)
@@ -51,6 +62,7 @@ EXTENDS Integers, Sequences, FiniteSets
 
 CONSTANTS
     Jobs,              \* task ids (model values), submitted in a fixed order
+    Keys,              \* idempotency keys a Submit may be given
     Waiters,           \* threads calling Wait
     Pollers,           \* threads calling Snapshot/State/Result once
     MaxQueue,          \* Config.MaxQueue: admitted non-terminal jobs at most
@@ -92,6 +104,7 @@ ASSUME
     /\ Defect \in Defects
 
 NoJob  == "nojob"   \* a waiter's job before it picks one
+NoKey  == "nokey"   \* a Submit without an idempotency key
 NoTime == -1        \* a completion time that is not set
 Absent == "ABSENT"  \* no row: never inserted, or evicted
 
@@ -99,20 +112,26 @@ Terminal == {"DONE", "FAILED", "TIMEOUT"}
 Live     == {"PENDING", "RUNNING"}
 States   == Live \cup Terminal
 
-\* What the writer answers.  ErrStore: the commit failed.
-Results == {"ok", "ErrQueueFull", "ErrTenantQueueFull", "ErrNotPending",
-            "ErrTerminal", "ErrNotFound", "ErrStore"}
+\* What the writer answers.  ErrStore: the commit failed.  replay: a keyed
+\* Submit answered with the job that holds its key.
+Results == {"ok", "replay", "ErrQueueFull", "ErrTenantQueueFull",
+            "ErrNotPending", "ErrTerminal", "ErrNotFound", "ErrStore"}
 
 \* An operation queued to the writer, and who waits for its answer: the
-\* client of a Submit, the job's runner, or the job's deadline timer.
+\* client of a Submit, the job's runner, or the job's deadline timer; a
+\* Submit's idempotency key, or NoKey.
 Ops == [kind : {"Submit", "Start", "End"}, job : Jobs, to : States,
-        by : {"client", "runner", "timer"}]
+        by : {"client", "runner", "timer"}, key : Keys \cup {NoKey}]
 
 NoOutcome == "none"  \* a runner that has not called its end
 
-SubmitOp(j)   == [kind |-> "Submit", job |-> j, to |-> "PENDING", by |-> "client"]
-StartOp(j)    == [kind |-> "Start", job |-> j, to |-> "RUNNING", by |-> "runner"]
-EndOp(j, s, b) == [kind |-> "End", job |-> j, to |-> s, by |-> b]
+SubmitOp(j)    == [kind |-> "Submit", job |-> j, to |-> "PENDING",
+                   by |-> "client", key |-> NoKey]
+KeyedOp(j, k)  == [SubmitOp(j) EXCEPT !.key = k]
+StartOp(j)     == [kind |-> "Start", job |-> j, to |-> "RUNNING",
+                   by |-> "runner", key |-> NoKey]
+EndOp(j, s, b) == [kind |-> "End", job |-> j, to |-> s, by |-> b,
+                   key |-> NoKey]
 
 VARIABLES
     \* durable
@@ -141,24 +160,29 @@ VARIABLES
     ppc,         \* per poller: "idle", "done"
     \* history, for the invariants only
     ackedSubmit, \* ids whose Submit a client was told succeeded
+    answers,     \* [key, job]: each keyed Submit's key and the job it was
+                 \* answered with (admitted, or replayed)
     observed,    \* per job, the terminal states clients were shown
     outcome      \* per job, the first terminal state committed
 
 vars == <<db, now, up, crashes, failures, queue, tx, batch, wphase, claimed,
-          rpc, rend, tpc, wpc, wjob, wview, ppc, ackedSubmit, observed,
-          outcome>>
+          rpc, rend, tpc, wpc, wjob, wview, ppc, ackedSubmit, answers,
+          observed, outcome>>
 
 -----------------------------------------------------------------------------
 (* The rows.  st: the job's row (Absent: none); at: its completion time;   *)
 (* lru: the terminal rows in completion order (the retention order);       *)
-(* depth: the depth row; started: the row has a start time (started_at).   *)
-(* gone (history, kept with the rows so that it commits and rolls back     *)
-(* with them): the state a row had when retention deleted it; started is   *)
-(* kept too once the row is deleted.                                       *)
+(* depth: the depth row; started: the row has a start time (started_at);   *)
+(* key: the idempotency key the job was inserted with (idem_key), NoKey    *)
+(* for none.  gone (history, kept with the rows so that it commits and     *)
+(* rolls back with them): the state a row had when retention deleted it;   *)
+(* started and key are kept too once the row is deleted, but only a row    *)
+(* holds its key: a key leaves with its job.                               *)
 
 EmptyRows == [st |-> [j \in Jobs |-> Absent], at |-> [j \in Jobs |-> NoTime],
               lru |-> <<>>, depth |-> 0, gone |-> [j \in Jobs |-> Absent],
-              started |-> [j \in Jobs |-> FALSE]]
+              started |-> [j \in Jobs |-> FALSE],
+              key |-> [j \in Jobs |-> NoKey]]
 
 Range(s) == {s[i] : i \in DOMAIN s}
 
@@ -204,11 +228,20 @@ Evict(t) ==
                   !.gone = [j \in Jobs |-> IF j \in out THEN t.st[j]
                                            ELSE t.gone[j]]]
 
-\* The writer's answer to operation op against rows t.
+\* The rows of t that hold key k: at most one (KeyInv).
+KeyHolders(t, k) == {j \in Jobs : t.st[j] # Absent /\ t.key[j] = k}
+
+\* The job a keyed Submit of k is answered with when a row holds k.
+Holder(t, k) == CHOOSE j \in KeyHolders(t, k) : TRUE
+
+\* The writer's answer to operation op against rows t: a keyed Submit
+\* looks its key up first, in the same transaction, and a row that holds
+\* it answers (a replay, which admits and evicts nothing).
 Decide(t, op) ==
     LET s == t.st[op.job] IN
     CASE op.kind = "Submit" ->
-            IF ~TenantRoom(t, op.job) THEN "ErrTenantQueueFull"
+            IF op.key # NoKey /\ KeyHolders(t, op.key) # {} THEN "replay"
+            ELSE IF ~TenantRoom(t, op.job) THEN "ErrTenantQueueFull"
             ELSE IF t.depth < MaxQueue THEN "ok" ELSE "ErrQueueFull"
       [] s = Absent -> "ErrNotFound"
       [] op.kind = "Start" ->
@@ -217,11 +250,13 @@ Decide(t, op) ==
       [] OTHER ->
             IF s \in Terminal THEN "ErrTerminal" ELSE "ok"
 
-\* Rows t after operation op, which Decide accepted.
+\* Rows t after operation op, which Decide accepted: a Submit's row holds
+\* its key from its insertion on.
 Apply(t, op) ==
     LET j == op.job IN
     CASE op.kind = "Submit" ->
-            [Evict(t) EXCEPT !.st[j] = "PENDING", !.depth = @ + 1]
+            [Evict(t) EXCEPT !.st[j] = "PENDING", !.depth = @ + 1,
+                             !.key[j] = op.key]
       [] op.kind = "Start" ->
             [t EXCEPT !.st[j] = "RUNNING", !.started[j] = TRUE]
       [] OTHER ->
@@ -280,12 +315,19 @@ ShownBy(b) ==
                     {e.op.to : e \in {x \in b : x.op.kind = "End" /\ x.res = "ok"
                                                 /\ x.op.job = j}}]
 
+\* The keyed Submits b answered with a job: each key and its job.
+KeyAnswers(b) ==
+    {[key |-> e.op.key, job |-> e.ans] :
+        e \in {x \in b : x.op.kind = "Submit" /\ x.op.key # NoKey
+                         /\ x.res \in {"ok", "replay"}}}
+
 \* Every caller of b gets its answer.
 Reply(b) ==
     /\ rpc' = RunnerAnswered(b)
     /\ rend' = RendAnswered(b)
     /\ tpc' = TimerAnswered(b)
     /\ ackedSubmit' = ackedSubmit \cup AdmittedBy(b)
+    /\ answers' = answers \cup KeyAnswers(b)
     /\ observed' = ShownBy(b)
 
 \* Waking: every registered waiter of a job that b made terminal is woken
@@ -321,26 +363,29 @@ Init ==
     /\ wview = [w \in Waiters |-> Absent]
     /\ ppc = [p \in Pollers |-> "idle"]
     /\ ackedSubmit = {}
+    /\ answers = {}
     /\ observed = [j \in Jobs |-> {}]
     /\ outcome = [j \in Jobs |-> Absent]
 
 -----------------------------------------------------------------------------
 (* The callers: each queues its operation to the writer.                   *)
 
-\* POST /jobs: the handler calls store.Submit, which queues the operation
-\* and waits for its answer.  Ids are interchangeable within a tenant
-\* (drawn at random in Go), so each tenant's are handed out in a fixed
-\* order; the caller is of any tenant.
+\* POST /jobs: the handler calls store.Submit (or SubmitKeyed, with an
+\* idempotency key), which queues the operation and waits for its answer.
+\* Ids are interchangeable within a tenant (drawn at random in Go), so
+\* each tenant's are handed out in a fixed order; the caller is of any
+\* tenant.  A replayed or refused Submit's id is never used.
 NextId ==
     {CHOOSE j \in p \ claimed : TRUE : p \in {q \in Pools : q \ claimed # {}}}
 
 Submit ==
     /\ up
-    /\ \E j \in NextId :
+    /\ \E j \in NextId, k \in Keys \cup {NoKey} :
           /\ claimed' = claimed \cup {j}
-          /\ queue' = queue \cup {SubmitOp(j)}
-    /\ UNCHANGED <<db, now, up, crashes, failures, tx, batch, wphase, rpc, rend,
-                   tpc, wpc, wjob, wview, ppc, ackedSubmit, observed, outcome>>
+          /\ queue' = queue \cup {KeyedOp(j, k)}
+    /\ UNCHANGED <<db, now, up, crashes, failures, tx, batch, wphase, rpc,
+                   rend, tpc, wpc, wjob, wview, ppc, ackedSubmit, answers,
+                   observed, outcome>>
 
 \* A runner that was handed job j calls Start.
 RunnerStart(j) ==
@@ -349,8 +394,8 @@ RunnerStart(j) ==
     /\ queue' = queue \cup {StartOp(j)}
     /\ rpc' = [rpc EXCEPT ![j] = "start"]
     /\ UNCHANGED <<db, now, up, crashes, failures, tx, batch, wphase, claimed,
-                   rend, tpc, wpc, wjob, wview, ppc, ackedSubmit, observed,
-                   outcome>>
+                   rend, tpc, wpc, wjob, wview, ppc, ackedSubmit, answers,
+                   observed, outcome>>
 
 \* The runner ends job j: Finish, Fail or Timeout (RunnerOutcomes).
 RunnerEnd(j) ==
@@ -361,7 +406,8 @@ RunnerEnd(j) ==
           /\ rend' = [rend EXCEPT ![j] = s]
     /\ rpc' = [rpc EXCEPT ![j] = "end"]
     /\ UNCHANGED <<db, now, up, crashes, failures, tx, batch, wphase, claimed,
-                   tpc, wpc, wjob, wview, ppc, ackedSubmit, observed, outcome>>
+                   tpc, wpc, wjob, wview, ppc, ackedSubmit, answers, observed,
+                   outcome>>
 
 \* The store refused the runner's end (ErrStore): after a pause it sends
 \* the same end again, until one commits or finds the job ended.
@@ -371,8 +417,8 @@ RunnerRetry(j) ==
     /\ queue' = queue \cup {EndOp(j, rend[j], "runner")}
     /\ rpc' = [rpc EXCEPT ![j] = "end"]
     /\ UNCHANGED <<db, now, up, crashes, failures, tx, batch, wphase, claimed,
-                   rend, tpc, wpc, wjob, wview, ppc, ackedSubmit, observed,
-                   outcome>>
+                   rend, tpc, wpc, wjob, wview, ppc, ackedSubmit, answers,
+                   observed, outcome>>
 
 \* Job j's deadline, counted from admission, fires: Timeout, racing the
 \* runner (and, after a restart, a deadline that passed while down).
@@ -382,8 +428,8 @@ DeadlineFires(j) ==
     /\ queue' = queue \cup {EndOp(j, "TIMEOUT", "timer")}
     /\ tpc' = [tpc EXCEPT ![j] = "fired"]
     /\ UNCHANGED <<db, now, up, crashes, failures, tx, batch, wphase, claimed,
-                   rpc, rend, wpc, wjob, wview, ppc, ackedSubmit, observed,
-                   outcome>>
+                   rpc, rend, wpc, wjob, wview, ppc, ackedSubmit, answers,
+                   observed, outcome>>
 
 -----------------------------------------------------------------------------
 (* The writer: take, commit, ack, publish.                                 *)
@@ -401,13 +447,17 @@ Take ==
     /\ up
     /\ wphase = "take"
     /\ \E op \in queue :
-          LET e == [op |-> op, res |-> Decide(tx, op)] IN
+          LET res == Decide(tx, op)
+              ans == IF res = "replay" THEN Holder(tx, op.key) ELSE op.job
+              e == [op |-> op, res |-> res, ans |-> ans]
+          IN
           /\ queue' = queue \ {op}
           /\ tx' = IF e.res = "ok" THEN Apply(tx, op) ELSE tx
           /\ batch' = batch \cup {e}
           /\ IF Defect = "ack_before_commit"
                 THEN Reply({e})
-                ELSE UNCHANGED <<rpc, rend, tpc, ackedSubmit, observed>>
+                ELSE UNCHANGED <<rpc, rend, tpc, ackedSubmit, answers,
+                                 observed>>
           /\ IF Defect = "wake_before_commit"
                 THEN /\ wpc' = Woken({e})
                      /\ wview' = WokenWith({e})
@@ -427,7 +477,8 @@ Commit ==
                                   ELSE outcome[j]]
     /\ wphase' = "ack"
     /\ UNCHANGED <<now, up, crashes, failures, queue, tx, batch, claimed, rpc,
-                   rend, tpc, wpc, wjob, wview, ppc, ackedSubmit, observed>>
+                   rend, tpc, wpc, wjob, wview, ppc, ackedSubmit, answers,
+                   observed>>
 
 \* The COMMIT fails: the transaction is rolled back and every caller of the
 \* batch gets ErrStore (a runner or timer retries; a client was not
@@ -442,8 +493,8 @@ CommitFails ==
     /\ tx' = db
     /\ batch' = {}
     /\ IF Defect = "ack_before_commit"
-          THEN UNCHANGED <<rpc, rend, tpc, ackedSubmit, observed>>
-          ELSE Reply({[op |-> e.op, res |-> "ErrStore"] : e \in batch})
+          THEN UNCHANGED <<rpc, rend, tpc, ackedSubmit, answers, observed>>
+          ELSE Reply({[e EXCEPT !.res = "ErrStore"] : e \in batch})
     /\ UNCHANGED <<db, now, up, crashes, queue, wphase, claimed, wpc, wjob,
                    wview, ppc, outcome>>
 
@@ -453,7 +504,7 @@ Ack ==
     /\ up
     /\ wphase = "ack"
     /\ IF Defect = "ack_before_commit"
-          THEN UNCHANGED <<rpc, rend, tpc, ackedSubmit, observed>>
+          THEN UNCHANGED <<rpc, rend, tpc, ackedSubmit, answers, observed>>
           ELSE Reply(batch)
     /\ wphase' = "publish"
     /\ UNCHANGED <<db, now, up, crashes, failures, queue, tx, batch, claimed,
@@ -476,7 +527,7 @@ Publish ==
     /\ batch' = {}
     /\ wphase' = "take"
     /\ UNCHANGED <<db, now, up, crashes, failures, queue, tx, claimed, wjob,
-                   ppc, ackedSubmit, observed, outcome>>
+                   ppc, ackedSubmit, answers, observed, outcome>>
 
 -----------------------------------------------------------------------------
 (* Readers: they see committed rows only.                                  *)
@@ -492,7 +543,7 @@ Poll(p) ==
     /\ ppc' = [ppc EXCEPT ![p] = "done"]
     /\ UNCHANGED <<db, now, up, crashes, failures, queue, tx, batch, wphase,
                    claimed, rpc, rend, tpc, wpc, wjob, wview, ackedSubmit,
-                   outcome>>
+                   answers, outcome>>
 
 \* Wait(j), first step: register locally (the writer will wake it), then
 \* read.  register_after_read: read first (WaitReadFirst), register after
@@ -504,8 +555,8 @@ WaitRegister(w) ==
     /\ \E j \in Jobs : wjob' = [wjob EXCEPT ![w] = j]
     /\ wpc' = [wpc EXCEPT ![w] = "read"]
     /\ UNCHANGED <<db, now, up, crashes, failures, queue, tx, batch, wphase,
-                   claimed, rpc, rend, tpc, wview, ppc, ackedSubmit, observed,
-                   outcome>>
+                   claimed, rpc, rend, tpc, wview, ppc, ackedSubmit, answers,
+                   observed, outcome>>
 
 \* What a waiter does with the row it read for job j: none -> ErrNotFound;
 \* terminal -> return it; live -> go on to next (block, or register).
@@ -523,7 +574,7 @@ WaitRead(w) ==
     /\ ReadRow(w, wjob[w], "blocked")
     /\ UNCHANGED <<db, now, up, crashes, failures, queue, tx, batch, wphase,
                    claimed, rpc, rend, tpc, wjob, wview, ppc, ackedSubmit,
-                   outcome>>
+                   answers, outcome>>
 
 \* register_after_read: Wait reads the row first and registers after.
 WaitReadFirst(w) ==
@@ -534,7 +585,8 @@ WaitReadFirst(w) ==
           /\ wjob' = [wjob EXCEPT ![w] = j]
           /\ ReadRow(w, j, "register")
     /\ UNCHANGED <<db, now, up, crashes, failures, queue, tx, batch, wphase,
-                   claimed, rpc, rend, tpc, wview, ppc, ackedSubmit, outcome>>
+                   claimed, rpc, rend, tpc, wview, ppc, ackedSubmit, answers,
+                   outcome>>
 
 \* register_after_read: register after the read, and block.
 WaitRegisterLate(w) ==
@@ -543,7 +595,7 @@ WaitRegisterLate(w) ==
     /\ wpc' = [wpc EXCEPT ![w] = "blocked"]
     /\ UNCHANGED <<db, now, up, crashes, failures, queue, tx, batch, wphase,
                    claimed, rpc, rend, tpc, wjob, wview, ppc, ackedSubmit,
-                   observed, outcome>>
+                   answers, observed, outcome>>
 
 \* Woken: return the terminal state the writer published.
 WaitReturn(w) ==
@@ -553,7 +605,7 @@ WaitReturn(w) ==
     /\ wpc' = [wpc EXCEPT ![w] = "done"]
     /\ UNCHANGED <<db, now, up, crashes, failures, queue, tx, batch, wphase,
                    claimed, rpc, rend, tpc, wjob, wview, ppc, ackedSubmit,
-                   outcome>>
+                   answers, outcome>>
 
 -----------------------------------------------------------------------------
 (* Crash and restart.                                                      *)
@@ -575,7 +627,7 @@ Crash ==
     /\ tpc' = [j \in Jobs |-> "off"]
     /\ wpc' = [w \in Waiters |-> IF wpc[w] = "idle" THEN "idle" ELSE "done"]
     /\ UNCHANGED <<db, now, failures, claimed, wjob, wview, ppc, ackedSubmit,
-                   observed, outcome>>
+                   answers, observed, outcome>>
 
 \* Open: the stored depth must equal the live rows (else Open refuses to
 \* start: no step); then, in one transaction, every RUNNING row ends
@@ -594,7 +646,7 @@ Open ==
                                     THEN "armed" ELSE "off"]
     /\ up' = TRUE
     /\ UNCHANGED <<now, crashes, failures, queue, batch, wphase, claimed, rend,
-                   wpc, wjob, wview, ppc, ackedSubmit, observed>>
+                   wpc, wjob, wview, ppc, ackedSubmit, answers, observed>>
 
 \* The clock moves on, up or down.
 Tick ==
@@ -602,7 +654,7 @@ Tick ==
     /\ now' = now + 1
     /\ UNCHANGED <<db, up, crashes, failures, queue, tx, batch, wphase,
                    claimed, rpc, rend, tpc, wpc, wjob, wview, ppc, ackedSubmit,
-                   observed, outcome>>
+                   answers, observed, outcome>>
 
 \* Every call has returned and every admitted job has ended.  A live row
 \* that nobody will end (no runner, no deadline) never gets here.
@@ -651,7 +703,8 @@ Rows == [st : [Jobs -> States \cup {Absent}],
          lru : Seq(Jobs),
          depth : Int,
          gone : [Jobs -> States \cup {Absent}],
-         started : [Jobs -> BOOLEAN]]
+         started : [Jobs -> BOOLEAN],
+         key : [Jobs -> Keys \cup {NoKey}]]
 
 TypeInv ==
     /\ db \in Rows
@@ -661,7 +714,7 @@ TypeInv ==
     /\ crashes \in 0..MaxCrashes
     /\ failures \in 0..MaxCommitFailures
     /\ queue \subseteq Ops
-    /\ batch \subseteq [op : Ops, res : Results]
+    /\ batch \subseteq [op : Ops, res : Results, ans : Jobs]
     /\ wphase \in {"take", "ack", "publish"}
     /\ claimed \subseteq Jobs
     /\ rpc \in [Jobs -> {"idle", "ready", "start", "run", "end", "retry"}]
@@ -673,6 +726,7 @@ TypeInv ==
     /\ wview \in [Waiters -> Terminal \cup {Absent}]
     /\ ppc \in [Pollers -> {"idle", "done"}]
     /\ ackedSubmit \subseteq claimed
+    /\ answers \subseteq [key : Keys, job : Jobs]
     /\ observed \in [Jobs -> SUBSET Terminal]
     /\ outcome \in [Jobs -> Terminal \cup {Absent}]
 
@@ -784,6 +838,20 @@ DeadlineArmedInv ==
             (db.st[j] \in Live) =>
                 (\/ tpc[j] \in {"armed", "fired"}
                  \/ (wphase # "take" /\ j \in AdmittedBy(batch)))
+
+\* At most one row holds each key, committed and in the open transaction
+\* (the unique index on idem_key; JobLedger.tla's KeyInv), across
+\* restarts: a key is a column of its job's row.
+KeyInv ==
+    \A t \in {db, tx} : \A i, j \in Jobs :
+        (/\ i # j /\ t.st[i] # Absent /\ t.st[j] # Absent
+         /\ t.key[i] # NoKey) => t.key[i] # t.key[j]
+
+\* A keyed Submit is answered with the job that holds its own key: the one
+\* it inserted, or on a replay the row that held the key (IdempotencyKeys'
+\* AnswerKeyInv), and that job keeps the key, across restarts.
+AnswerKeyInv ==
+    \A a \in answers : db.key[a.job] = a.key
 
 \* No row goes back from RUNNING to PENDING (TLC: tla-checker does not
 \* evaluate action properties; RestartRuleInv is its state form).

@@ -37,6 +37,8 @@
 (* the queue, Take, Ack and Publish change nothing the contract sees       *)
 (* (pollers are not mapped: a read changes no state); a failed commit or a *)
 (* crash ends the open batch, and the ticks it let pass are shown then.    *)
+(* A keyed Submit that admits is the contract's SubmitKeyed, with the key  *)
+(* its row holds; a replay changes nothing the contract sees.              *)
 (***************************************************************************)
 EXTENDS DurableLedger, TLC
 
@@ -59,6 +61,7 @@ View(t, c) ==
      st |-> [j \in Jobs |-> IF t.st[j] # Absent THEN t.st[j] ELSE t.gone[j]],
      table |-> {j \in Jobs : t.st[j] # Absent},
      started |-> t.started,
+     keyOf |-> t.key,
      lru |-> t.lru,
      completedAt |-> [j \in Jobs |-> IF t.at[j] # NoTime THEN t.at[j]
                                      ELSE IF t.gone[j] # Absent THEN doneAt[j]
@@ -167,7 +170,7 @@ Abs == INSTANCE JobLedger WITH
     TenantMax    <- TenantMax,
     SplitAdmission <- FALSE,
     checked      <- {},
-    Keys         <- {},
+    Keys         <- Keys,
     Readers      <- {},
     Outcomes     <- RunnerOutcomes \cup {"FAILED", "TIMEOUT"},
     WaitDeadline <- FALSE,
@@ -183,7 +186,7 @@ Abs == INSTANCE JobLedger WITH
     taken        <- [j \in Jobs |-> FALSE],
     TakeRefusals <- FALSE,
     refusedTake  <- [j \in Jobs |-> FALSE],
-    keyOf        <- [j \in Jobs |-> "nokey"],
+    keyOf        <- V.keyOf,
     wpc          <- AbsWpc,
     wjob         <- [w \in Waiters |-> IF named[w] THEN wjob[w] ELSE "nojob"],
     wout         <- [w \in Waiters |-> IF ok[w] THEN "ok" ELSE "none"],

@@ -22,7 +22,9 @@
 (* is a stuttering step.  Renewals, transfers, failed batches that did not *)
 (* commit, listener drops and reconnects, LISTEN, a crash's loss of the    *)
 (* worker's call change nothing the contract sees; a crash ends its        *)
-(* waiters' calls (WaitVanish).                                            *)
+(* waiters' calls (WaitVanish).  A keyed Submit that admits is the        *)
+(* contract's SubmitKeyed, with the key its row holds; a replay changes    *)
+(* nothing the contract sees.                                              *)
 (*                                                                         *)
 (* What the mapping cannot see: a wakeup that never comes is a liveness    *)
 (* failure, and refinement of the contract's safety says nothing of it;    *)
@@ -39,9 +41,9 @@ VARIABLE pend  \* the contract's states a commit passes through, to show
 \* contract's bound is MaxTime + LeaseTTL.
 
 \* The rows and the ledger row's depth as the contract sees them.
-View(s, t, sd, l, c, o, d) ==
+View(s, t, sd, l, c, o, d, k) ==
     [st |-> s, table |-> t, started |-> sd, lru |-> l, completedAt |-> c,
-     outcome |-> o, depth |-> d]
+     outcome |-> o, depth |-> d, keyOf |-> k]
 
 RECURSIVE SeqOf(_)
 SeqOf(S) == IF S = {} THEN <<>>
@@ -62,16 +64,18 @@ Between ==
                                          ELSE completedAt[j]]
         oE == [j \in Jobs |-> IF j \in E THEN outcome'[j] ELSE outcome[j]]
         lE == IF E = {} THEN lru ELSE Append(lru, CHOOSE j \in E : TRUE)
-        \* after E and the first m admissions
+        \* after E and the first m admissions, each holding its key
         S(m) ==
             IF m = 0 THEN View(sE, table, started, lE, cE, oE,
-                               depth - Cardinality(E))
+                               depth - Cardinality(E), key)
             ELSE LET done == {A[i] : i \in 1..m}
                      rest == {A[i] : i \in (m + 1)..Len(A)}
                  IN  View([j \in Jobs |-> IF j \in done THEN "PENDING"
                                                         ELSE sE[j]],
                           table' \ rest, started, lru', cE, oE,
-                          depth - Cardinality(E) + m)
+                          depth - Cardinality(E) + m,
+                          [j \in Jobs |-> IF j \in done THEN key'[j]
+                                                     ELSE key[j]])
     IN  IF n <= 1 THEN <<>>
         ELSE [i \in 1..(n - 1) |-> S(i - Cardinality(E))]
 
@@ -86,7 +90,7 @@ NextR ==
        /\ UNCHANGED vars
 
 V == IF pend = <<>>
-        THEN View(st, table, started, lru, completedAt, outcome, depth)
+        THEN View(st, table, started, lru, completedAt, outcome, depth, key)
         ELSE Head(pend)
 
 AbsWpc ==
@@ -107,7 +111,7 @@ Abs == INSTANCE JobLedger WITH
     TenantMax    <- TenantMax,
     SplitAdmission <- FALSE,
     checked      <- {},
-    Keys         <- {},
+    Keys         <- Keys,
     Readers      <- {},
     Outcomes     <- {"DONE", "FAILED"},
     WaitDeadline <- FALSE,
@@ -121,7 +125,7 @@ Abs == INSTANCE JobLedger WITH
     taken        <- [j \in Jobs |-> FALSE],
     TakeRefusals <- FALSE,
     refusedTake  <- [j \in Jobs |-> FALSE],
-    keyOf        <- [j \in Jobs |-> "nokey"],
+    keyOf        <- V.keyOf,
     depth        <- V.depth,
     now          <- dbnow,
     wpc          <- AbsWpc,

@@ -42,10 +42,20 @@
 (* leaves every other replica's alone.                                     *)
 (*                                                                         *)
 (* Not modelled: SQL, TakeRequest (one UPDATE whose WHERE is the whole     *)
-(* check), reads other than Wait's, idempotency keys, cancel, a waiter's   *)
-(* deadline, the database's own failover.  One worker per replica, so a    *)
-(* batch holds at most one end or one claim.  The job state machine inside *)
-(* a process is JobTable.tla's subject.                                    *)
+(* check), reads other than Wait's, cancel, a waiter's deadline, the      *)
+(* database's own failover.  One worker per replica, so a batch holds at   *)
+(* most one end or one claim.  The job state machine inside a process is   *)
+(* JobTable.tla's subject.                                                 *)
+(*                                                                         *)
+(* Idempotency keys: a key is a column of its job's row (a unique index on *)
+(* it), so it lives as long as the row and survives every crash.  A batch  *)
+(* looks its submits' keys up under the ledger row's lock, before its      *)
+(* retention pass: a row that holds the key answers the submit (a replay,  *)
+(* admitting nothing), and the others are admitted as any, each holding    *)
+(* its key.  Replicas racing one fresh key are one batch after the other:  *)
+(* the second finds the first's row (KeyInv, AnswerKeyInv).  Keys are one  *)
+(* set for all tenants here, as in JobLedger.tla (the store's are each     *)
+(* tenant's own; the configurations with keys have one tenant).            *)
 (*                                                                         *)
 (* Tenants: a job belongs to the tenant whose share of Jobs holds it      *)
 (* (Shares, as in JobLedger.tla; a job in none is of a tenant that has no  *)
@@ -63,6 +73,7 @@ EXTENDS Integers, Sequences, FiniteSets
 
 CONSTANTS
     Jobs,          \* job ids, submitted in a fixed order
+    Keys,          \* idempotency keys a Submit may be given
     Replicas,      \* server processes sharing the database
     Waiters,       \* callers of Wait, one call each (HomeOf: where)
     Submitters,    \* callers of Submit on each replica
@@ -115,6 +126,7 @@ Absent   == "ABSENT"
 NoJob    == "nojob"
 NoOwner  == "noowner"
 NoTime   == -1
+NoKey    == "nokey"
 Live     == {"PENDING", "RUNNING"}
 Terminal == {"DONE", "FAILED", "TIMEOUT"}
 States   == Live \cup Terminal
@@ -134,6 +146,9 @@ VARIABLES
     st,           \* st[j]: Absent or the row's state (kept after eviction)
     table,        \* the rows: submitted, not deleted by retention
     started,      \* started[j]: a claim made it RUNNING
+    key,          \* key[j]: the idempotency key j was inserted with (idem_key),
+                  \*   or NoKey; kept after the row is deleted, but only a row
+                  \*   holds its key
     depth,        \* the ledger row's depth
     lru,          \* terminal rows, in completion order
     completedAt,  \* completedAt[j], database time, or NoTime
@@ -155,13 +170,15 @@ VARIABLES
     \* history, for the invariants only
     outcome,      \* the first terminal state of each job
     acked,        \* jobs whose Submit was acknowledged
+    answers,      \* [key, job]: each keyed Submit's key and the job it was
+                  \*   answered with (admitted, or replayed)
     crashes,      \* crashes so far
     drops,        \* listener drops so far
     failures      \* failed batches so far
 
-vars == <<st, table, started, depth, lru, completedAt, owner, expiry, dbnow,
-          phase, conn, lst, inbox, wk, wr, wpc, wjob, wout, outcome,
-          acked, crashes, drops, failures>>
+vars == <<st, table, started, key, depth, lru, completedAt, owner, expiry,
+          dbnow, phase, conn, lst, inbox, wk, wr, wpc, wjob, wout, outcome,
+          acked, answers, crashes, drops, failures>>
 
 Range(s) == {s[i] : i \in DOMAIN s}
 
@@ -227,6 +244,7 @@ Init ==
     /\ st = [j \in Jobs |-> Absent]
     /\ table = {}
     /\ started = [j \in Jobs |-> FALSE]
+    /\ key = [j \in Jobs |-> NoKey]
     /\ depth = 0
     /\ lru = <<>>
     /\ completedAt = [j \in Jobs |-> NoTime]
@@ -244,6 +262,7 @@ Init ==
     /\ wout = [w \in Waiters |-> "none"]
     /\ outcome = [j \in Jobs |-> Absent]
     /\ acked = {}
+    /\ answers = {}
     /\ crashes = 0
     /\ drops = 0
     /\ failures = 0
@@ -262,9 +281,9 @@ Transfer(r) ==
                /\ wk' = [wk EXCEPT ![r] = [@ EXCEPT !.pc = "Running"]]
           ELSE /\ wk' = [wk EXCEPT ![r] = IdleWorker]
                /\ UNCHANGED expiry
-    /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, dbnow,
-                   phase, conn, lst, inbox, wr, wpc, wjob, wout, outcome,
-                   acked, crashes, drops, failures>>
+    /\ UNCHANGED <<st, table, started, key, depth, lru, completedAt, owner,
+                   dbnow, phase, conn, lst, inbox, wr, wpc, wjob, wout,
+                   outcome, acked, answers, crashes, drops, failures>>
 
 \* The keeper's round for the running job (lease.go); a job no longer its
 \* own (reaped) answers ErrTerminal and the worker lets it go.
@@ -277,9 +296,9 @@ Renew(r) ==
                /\ UNCHANGED wk
           ELSE /\ wk' = [wk EXCEPT ![r] = IdleWorker]
                /\ UNCHANGED expiry
-    /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, dbnow,
-                   phase, conn, lst, inbox, wr, wpc, wjob, wout, outcome,
-                   acked, crashes, drops, failures>>
+    /\ UNCHANGED <<st, table, started, key, depth, lru, completedAt, owner,
+                   dbnow, phase, conn, lst, inbox, wr, wpc, wjob, wout,
+                   outcome, acked, answers, crashes, drops, failures>>
 
 \* Defects only: the worker's notification as a step of its own, before
 \* its end's commit (from Running) or after it (from Committed).
@@ -290,9 +309,9 @@ WorkerNotify(r) ==
     /\ wk' = [wk EXCEPT ![r] = IF wk[r].pc = "Running"
                                   THEN [@ EXCEPT !.pc = "Notified"]
                                   ELSE IdleWorker]
-    /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, expiry,
-                   dbnow, phase, conn, lst, wr, wpc, wjob, wout, outcome,
-                   acked, crashes, drops, failures>>
+    /\ UNCHANGED <<st, table, started, key, depth, lru, completedAt, owner,
+                   expiry, dbnow, phase, conn, lst, wr, wpc, wjob, wout,
+                   outcome, acked, answers, crashes, drops, failures>>
 
 -----------------------------------------------------------------------------
 (* The writer (write.go): Submit, Claim and the ends queue their writes,   *)
@@ -322,20 +341,37 @@ EndOf(r, w) == IF w /\ wk[r].pc # "Idle" THEN wk[r].job ELSE NoJob
 \* The live jobs of pool p once the batch's end of e is done (ends).
 PoolLive(p, e, ends) == Cardinality({i \in p : st[i] \in Live /\ ~(ends /\ i = e)})
 
+\* The keys of a batch's n submits, in queue order: NoKey or a key, no key
+\* twice (the queue keeps a second Submit of a key for a later batch).
+KeySeqs(n) ==
+    {ks \in [1..n -> Keys \cup {NoKey}] :
+        \A i, k \in 1..n : (i # k /\ ks[i] # NoKey) => ks[i] # ks[k]}
+
+\* The rows that hold key k when the batch looks it up, under the ledger
+\* row's lock and before its retention pass: at most one (KeyInv).
+Held(k) == {j \in table : key[j] = k}
+
+\* The keyed submits of ks whose key a row holds (their positions): each
+\* is answered with that row's job, a replay that admits nothing.
+Replayed(ks) == {i \in DOMAIN ks : ks[i] # NoKey /\ Held(ks[i]) # {}}
+
+Holder(k) == CHOOSE j \in Held(k) : TRUE
+
 \* The i-th of the submits ts passes its tenant's bound: the tenant's live
-\* jobs and its earlier submits of the batch are below it.
-TenantPass(ts, e, ends, i) ==
+\* jobs and its earlier submits of the batch (but the replays rp) are
+\* below it.
+TenantPass(ts, rp, e, ends, i) ==
     \/ TenantMax = 0
     \/ ts[i] \notin Shares
-    \/ PoolLive(ts[i], e, ends) + Cardinality({k \in 1..(i - 1) : ts[k] = ts[i]})
-          < TenantMax
+    \/ PoolLive(ts[i], e, ends)
+         + Cardinality({k \in (1..(i - 1)) \ rp : ts[k] = ts[i]}) < TenantMax
 
-\* The submits of ts the batch admits (their positions): of those that
-\* passed their tenant's bound, the first MaxQueue - d, against the depth
-\* d after its end, if it ends its job (read_then_write: the depth read
-\* before; bound_once: all of them, if d < MaxQueue).
-Admitted(r, ts, e, ends) ==
-    LET passed == {i \in DOMAIN ts : TenantPass(ts, e, ends, i)}
+\* The submits of ts the batch admits (their positions): of those that are
+\* no replay (rp) and passed their tenant's bound, the first MaxQueue - d,
+\* against the depth d after its end, if it ends its job (read_then_write:
+\* the depth read before; bound_once: all of them, if d < MaxQueue).
+Admitted(r, ts, rp, e, ends) ==
+    LET passed == {i \in (DOMAIN ts) \ rp : TenantPass(ts, rp, e, ends, i)}
         d == (IF Defect = "read_then_write" THEN wr[r].d ELSE depth)
                  - (IF ends THEN 1 ELSE 0)
     IN  IF Defect = "bound_once"
@@ -345,6 +381,22 @@ Admitted(r, ts, e, ends) ==
 \* The ids of the admitted submits adm of ts: each tenant's next ones.
 AdmittedIds(ts, adm) ==
     UNION {NewIds(p, Cardinality({i \in adm : ts[i] = p})) : p \in Pools}
+
+Ordered(S) == CHOOSE q \in [1..Cardinality(S) -> S] : Range(q) = S
+
+\* The key column once the admissions adm of ts and ks are inserted as the
+\* ids new: the m-th admission of a tenant (in queue order) is the m-th of
+\* its new ids (in a fixed order: ids are interchangeable) and holds its key.
+KeysAfter(ts, ks, adm, new) ==
+    IF \A i \in adm : ks[i] = NoKey THEN key
+    ELSE [j \in Jobs |->
+            IF j \notin new THEN key[j]
+            ELSE LET p   == CHOOSE q \in Pools : j \in q
+                     ids == Ordered(new \cap p)
+                     m   == CHOOSE x \in DOMAIN ids : ids[x] = j
+                     at  == {i \in adm : ts[i] = p}
+                 IN  ks[CHOOSE i \in at :
+                          Cardinality({x \in at : x <= i}) = m]]
 
 \* The jobs the claim may take: a PENDING one (one the batch admits, new,
 \* too), or none if there is none or no claim.
@@ -356,9 +408,10 @@ Claimable(r, w, new) ==
 \* The batch's effect on the database, committed: the ledger row locked (a
 \* seq reserved for its end e, the depth), the end if it takes effect
 \* (ends: the state guard found the job live), the admissions of the jobs
-\* new, the retention pass if it admitted, the claim of job c.
-\* retry_overwrites: a retried end writes over a terminal row.
-Applied(r, e, ends, new, c) ==
+\* new, holding their keys (the key column kn), the retention pass if it
+\* admitted, the claim of job c.  retry_overwrites: a retried end writes
+\* over a terminal row.
+Applied(r, e, ends, new, kn, c) ==
     \E over \in {/\ Defect = "retry_overwrites"
                  /\ e # NoJob /\ wk[r].pc = "Retry"
                  /\ st[e] \in Terminal} :
@@ -372,6 +425,7 @@ Applied(r, e, ends, new, c) ==
                     ELSE IF j \in new THEN "PENDING" ELSE st[j]]} :
     /\ st' = IF c = NoJob THEN st1 ELSE [st1 EXCEPT ![c] = "RUNNING"]
     /\ table' = (table \ gone) \cup new
+    /\ key' = kn
     /\ depth' = depth - (IF ends THEN 1 ELSE 0) + Cardinality(new)
     /\ lru' = kept
     /\ completedAt' = at1
@@ -388,23 +442,27 @@ Applied(r, e, ends, new, c) ==
                    THEN Notified(e) ELSE inbox
 
 DbUnchanged ==
-    UNCHANGED <<st, table, started, depth, lru, completedAt, owner, expiry,
-                outcome, inbox>>
+    UNCHANGED <<st, table, started, key, depth, lru, completedAt, owner,
+                expiry, outcome, inbox>>
 
 \* The batch (Batch(r, n, w)) commits, then its callers are answered
 \* (nothing sees an answer before its caller, so in the same step): the
-\* Submits it admitted with their ids, the others with ErrQueueFull; the
-\* claim with its job (or ErrNoWork); the end with nil, or ErrTerminal for
-\* a job another end ended (a retried end that finds its job ended as it
-\* asked takes that as its own).  (\E x \in {v} names a value computed
-\* once.)
+\* Submits it admitted with their ids, a keyed one whose key a row holds
+\* with that row's id (a replay), the others with ErrQueueFull; the claim
+\* with its job (or ErrNoWork); the end with nil, or ErrTerminal for a job
+\* another end ended (a retried end that finds its job ended as it asked
+\* takes that as its own).  (\E x \in {v} names a value computed once.)
 Commit(r, n, w) ==
     /\ \E ts \in TenantSeqs(n) :
+       \E ks \in KeySeqs(n) :
+       \E rp \in {Replayed(ks)} :
        \E e \in {EndOf(r, w)} :
        \E ends \in {e # NoJob /\ st[e] \in Live} :
-       \E new \in {AdmittedIds(ts, Admitted(r, ts, e, ends))} :
+       \E adm \in {Admitted(r, ts, rp, e, ends)} :
+       \E new \in {AdmittedIds(ts, adm)} :
+       \E kn \in {KeysAfter(ts, ks, adm, new)} :
        \E c \in Claimable(r, w, new) :
-          /\ Applied(r, e, ends, new, c)
+          /\ Applied(r, e, ends, new, kn, c)
           /\ wk' = [wk EXCEPT ![r] =
                       IF ~w THEN @
                       ELSE IF c # NoJob
@@ -413,6 +471,11 @@ Commit(r, n, w) ==
                          THEN [@ EXCEPT !.pc = "Committed"]
                       ELSE IdleWorker]
           /\ acked' = acked \cup new
+          /\ answers' =
+                answers
+                    \cup {[key |-> ks[i], job |-> Holder(ks[i])] : i \in rp}
+                    \cup {[key |-> kn[j], job |-> j] :
+                             j \in {x \in new : kn[x] # NoKey}}
     /\ wr' = [wr EXCEPT ![r] = IdleWriter]
     /\ UNCHANGED <<dbnow, phase, conn, lst, wpc, wjob, wout, crashes, drops,
                    failures>>
@@ -427,19 +490,23 @@ Abort(r, n, w) ==
     /\ wr' = [wr EXCEPT ![r] = IdleWriter]
     /\ failures' = failures + 1
     /\ DbUnchanged
-    /\ UNCHANGED <<dbnow, phase, conn, lst, wpc, wjob, wout, acked, crashes,
-                   drops>>
+    /\ UNCHANGED <<dbnow, phase, conn, lst, wpc, wjob, wout, acked, answers,
+                   crashes, drops>>
 
 \* The connection failed with the batch sent: it committed or not.  The
 \* Submits and the claim are answered with an error (a job claimed is held
 \* by nobody); the end is tried again, the second time given up.
 Lost(r, n, w) ==
     /\ \/ \E ts \in TenantSeqs(n) :
+          \E ks \in KeySeqs(n) :
+          \E rp \in {Replayed(ks)} :
           \E e \in {EndOf(r, w)} :
           \E ends \in {e # NoJob /\ st[e] \in Live} :
-          \E new \in {AdmittedIds(ts, Admitted(r, ts, e, ends))} :
+          \E adm \in {Admitted(r, ts, rp, e, ends)} :
+          \E new \in {AdmittedIds(ts, adm)} :
+          \E kn \in {KeysAfter(ts, ks, adm, new)} :
           \E c \in Claimable(r, w, new) :
-             Applied(r, e, ends, new, c)
+             Applied(r, e, ends, new, kn, c)
        \/ DbUnchanged
     /\ conn' = [conn EXCEPT ![r] = "lost"]
     /\ wk' = [wk EXCEPT ![r] =
@@ -450,16 +517,16 @@ Lost(r, n, w) ==
                 ELSE @]
     /\ wr' = [wr EXCEPT ![r] = IdleWriter]
     /\ failures' = failures + 1
-    /\ UNCHANGED <<dbnow, phase, lst, wpc, wjob, wout, acked, crashes,
+    /\ UNCHANGED <<dbnow, phase, lst, wpc, wjob, wout, acked, answers, crashes,
                    drops>>
 
 \* The writer connects again.
 WriterReconnect(r) ==
     /\ conn[r] = "lost"
     /\ conn' = [conn EXCEPT ![r] = "up"]
-    /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, expiry,
-                   dbnow, phase, lst, inbox, wk, wr, wpc, wjob, wout,
-                   outcome, acked, crashes, drops, failures>>
+    /\ UNCHANGED <<st, table, started, key, depth, lru, completedAt, owner,
+                   expiry, dbnow, phase, lst, inbox, wk, wr, wpc, wjob, wout,
+                   outcome, acked, answers, crashes, drops, failures>>
 
 \* read_then_write only: the depth read in a statement of its own.
 WriterRead(r) ==
@@ -469,9 +536,9 @@ WriterRead(r) ==
     /\ wr[r].pc = "Idle"
     /\ Submitters > 0 /\ Unused # {}
     /\ wr' = [wr EXCEPT ![r] = [pc |-> "Read", d |-> depth]]
-    /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, expiry,
-                   dbnow, phase, conn, lst, inbox, wk, wpc, wjob, wout,
-                   outcome, acked, crashes, drops, failures>>
+    /\ UNCHANGED <<st, table, started, key, depth, lru, completedAt, owner,
+                   expiry, dbnow, phase, conn, lst, inbox, wk, wpc, wjob, wout,
+                   outcome, acked, answers, crashes, drops, failures>>
 
 -----------------------------------------------------------------------------
 (* Ends outside the writer: the reaper, a restart.                         *)
@@ -498,8 +565,9 @@ Reap(r) ==
           /\ ~Holds(r, j)
           /\ (Defect # "reaper_ignores_lease") => (expiry[j] <= dbnow)
           /\ EndCommit(j, "FAILED")
-    /\ UNCHANGED <<table, started, expiry, dbnow, phase, conn, lst, wk, wr,
-                   wpc, wjob, wout, acked, crashes, drops, failures>>
+    /\ UNCHANGED <<table, started, key, expiry, dbnow, phase, conn, lst, wk,
+                   wr, wpc, wjob, wout, acked, answers, crashes, drops,
+                   failures>>
 
 -----------------------------------------------------------------------------
 (* Waiters: register locally, read the row, block; woken by the listener.  *)
@@ -509,9 +577,9 @@ WaitRegister(w) ==
     /\ phase[HomeOf(w)] = "serving"
     /\ \E j \in Jobs : wjob' = [wjob EXCEPT ![w] = j]
     /\ wpc' = [wpc EXCEPT ![w] = "Registered"]
-    /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, expiry,
-                   dbnow, phase, conn, lst, inbox, wk, wr, wout,
-                   outcome, acked, crashes, drops, failures>>
+    /\ UNCHANGED <<st, table, started, key, depth, lru, completedAt, owner,
+                   expiry, dbnow, phase, conn, lst, inbox, wk, wr, wout,
+                   outcome, acked, answers, crashes, drops, failures>>
 
 \* The read of the committed row, after the registration or again after a
 \* reconnect (Reread): gone (ErrNotFound), terminal (return it), or live
@@ -527,9 +595,9 @@ WaitRead(w) ==
                /\ wout' = [wout EXCEPT ![w] = "ok"]
           ELSE /\ wpc' = [wpc EXCEPT ![w] = "Blocked"]
                /\ UNCHANGED wout
-    /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, expiry,
-                   dbnow, phase, conn, lst, inbox, wk, wr, wjob,
-                   outcome, acked, crashes, drops, failures>>
+    /\ UNCHANGED <<st, table, started, key, depth, lru, completedAt, owner,
+                   expiry, dbnow, phase, conn, lst, inbox, wk, wr, wjob,
+                   outcome, acked, answers, crashes, drops, failures>>
 
 \* The listener reads notification j and wakes the local waiters blocked
 \* on j, with the final snapshot it carries.
@@ -540,17 +608,17 @@ Deliver(r) ==
           /\ wpc' = [w \in Waiters |->
                        IF HomeOf(w) = r /\ wpc[w] = "Blocked" /\ wjob[w] = j
                           THEN "Woken" ELSE wpc[w]]
-    /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, expiry,
-                   dbnow, phase, conn, lst, wk, wr, wjob, wout,
-                   outcome, acked, crashes, drops, failures>>
+    /\ UNCHANGED <<st, table, started, key, depth, lru, completedAt, owner,
+                   expiry, dbnow, phase, conn, lst, wk, wr, wjob, wout,
+                   outcome, acked, answers, crashes, drops, failures>>
 
 WaitReturn(w) ==
     /\ wpc[w] = "Woken"
     /\ wpc' = [wpc EXCEPT ![w] = "Done"]
     /\ wout' = [wout EXCEPT ![w] = "ok"]
-    /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, expiry,
-                   dbnow, phase, conn, lst, inbox, wk, wr, wjob,
-                   outcome, acked, crashes, drops, failures>>
+    /\ UNCHANGED <<st, table, started, key, depth, lru, completedAt, owner,
+                   expiry, dbnow, phase, conn, lst, inbox, wk, wr, wjob,
+                   outcome, acked, answers, crashes, drops, failures>>
 
 -----------------------------------------------------------------------------
 (* The listener's connection, replica crashes and restarts, the clock.     *)
@@ -563,9 +631,9 @@ ListenerDrop(r) ==
     /\ lst' = [lst EXCEPT ![r] = "lost"]
     /\ inbox' = [inbox EXCEPT ![r] = {}]
     /\ drops' = drops + 1
-    /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, expiry,
-                   dbnow, phase, conn, wk, wr, wpc, wjob, wout,
-                   outcome, acked, crashes, failures>>
+    /\ UNCHANGED <<st, table, started, key, depth, lru, completedAt, owner,
+                   expiry, dbnow, phase, conn, wk, wr, wpc, wjob, wout,
+                   outcome, acked, answers, crashes, failures>>
 
 \* Reconnect, LISTEN again, then make every local waiter re-read its row
 \* (no_reread: leave them blocked).
@@ -576,9 +644,9 @@ Reconnect(r) ==
               ELSE [w \in Waiters |->
                       IF HomeOf(w) = r /\ wpc[w] = "Blocked" THEN "Reread"
                       ELSE wpc[w]]
-    /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, expiry,
-                   dbnow, phase, conn, inbox, wk, wr, wjob, wout,
-                   outcome, acked, crashes, drops, failures>>
+    /\ UNCHANGED <<st, table, started, key, depth, lru, completedAt, owner,
+                   expiry, dbnow, phase, conn, inbox, wk, wr, wjob, wout,
+                   outcome, acked, answers, crashes, drops, failures>>
 
 \* kill -9: the local waiters, the worker's call, the writer's queue and
 \* the listener vanish; the database keeps everything.
@@ -598,8 +666,9 @@ Crash(r) ==
                   IF HomeOf(w) = r /\ wpc[w] = "Registered" THEN NoJob
                   ELSE wjob[w]]
     /\ crashes' = crashes + 1
-    /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, expiry,
-                   dbnow, wout, outcome, acked, drops, failures>>
+    /\ UNCHANGED <<st, table, started, key, depth, lru, completedAt, owner,
+                   expiry, dbnow, wout, outcome, acked, answers, drops,
+                   failures>>
 
 \* The restarted replica fails its own RUNNING jobs, one transaction each,
 \* with the notification (restart_fails_all: every RUNNING job).
@@ -609,8 +678,9 @@ RecoverFail(r) ==
           /\ st[j] = "RUNNING"
           /\ (Defect # "restart_fails_all") => (owner[j] = r)
           /\ EndCommit(j, "FAILED")
-    /\ UNCHANGED <<table, started, expiry, dbnow, phase, conn, lst, wk, wr,
-                   wpc, wjob, wout, acked, crashes, drops, failures>>
+    /\ UNCHANGED <<table, started, key, expiry, dbnow, phase, conn, lst, wk,
+                   wr, wpc, wjob, wout, acked, answers, crashes, drops,
+                   failures>>
 
 \* Open, once no RUNNING job is its own: LISTEN, then serve
 \* (listen_after_serve: serve now, LISTEN in Listen).
@@ -620,18 +690,18 @@ Open(r) ==
     /\ phase' = [phase EXCEPT ![r] = "serving"]
     /\ lst' = [lst EXCEPT ![r] =
                  IF Defect = "listen_after_serve" THEN "off" ELSE "listening"]
-    /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, expiry,
-                   dbnow, conn, inbox, wk, wr, wpc, wjob, wout,
-                   outcome, acked, crashes, drops, failures>>
+    /\ UNCHANGED <<st, table, started, key, depth, lru, completedAt, owner,
+                   expiry, dbnow, conn, inbox, wk, wr, wpc, wjob, wout,
+                   outcome, acked, answers, crashes, drops, failures>>
 
 \* listen_after_serve only: the LISTEN, after the replica began serving.
 Listen(r) ==
     /\ phase[r] = "serving"
     /\ lst[r] = "off"
     /\ lst' = [lst EXCEPT ![r] = "listening"]
-    /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner, expiry,
-                   dbnow, phase, conn, inbox, wk, wr, wpc, wjob, wout,
-                   outcome, acked, crashes, drops, failures>>
+    /\ UNCHANGED <<st, table, started, key, depth, lru, completedAt, owner,
+                   expiry, dbnow, phase, conn, inbox, wk, wr, wpc, wjob, wout,
+                   outcome, acked, answers, crashes, drops, failures>>
 
 \* A RUNNING job of a serving replica that nobody there holds (its claim's
 \* answer or its end was lost): its lease runs out, unrenewed.
@@ -649,9 +719,9 @@ Tick ==
     /\ dbnow' = dbnow + 1
     /\ expiry' = [j \in Jobs |->
                     IF Renewed(j) THEN dbnow + 1 + LeaseTTL ELSE expiry[j]]
-    /\ UNCHANGED <<st, table, started, depth, lru, completedAt, owner,
-                   phase, conn, lst, inbox, wk, wr, wpc, wjob, wout,
-                   outcome, acked, crashes, drops, failures>>
+    /\ UNCHANGED <<st, table, started, key, depth, lru, completedAt, owner,
+                   phase, conn, lst, inbox, wk, wr, wpc, wjob, wout, outcome,
+                   acked, answers, crashes, drops, failures>>
 
 \* Every job submitted and ended, every waiter returned, every replica
 \* serving: stutter.
@@ -690,6 +760,8 @@ Spec == Init /\ [][Next]_vars
 TypeInv ==
     /\ st \in [Jobs -> States \cup {Absent}]
     /\ table \subseteq Jobs
+    /\ key \in [Jobs -> Keys \cup {NoKey}]
+    /\ answers \subseteq [key : Keys, job : Jobs]
     /\ depth \in Int
     /\ lru \in Seq(Jobs)
     /\ owner \in [Jobs -> Replicas \cup {NoOwner}]
@@ -787,6 +859,17 @@ LeaseFutureProp ==
 \* A RUNNING job has an owner, and only RUNNING jobs have one.
 OwnedInv ==
     \A j \in Jobs : (owner[j] # NoOwner) = (st[j] = "RUNNING")
+
+\* At most one row holds each key (the unique index; JobLedger.tla's
+\* KeyInv): replicas racing one fresh key end with one job.
+KeyInv ==
+    \A i, j \in table : (i # j /\ key[i] # NoKey) => key[i] # key[j]
+
+\* A keyed Submit is answered with the job that holds its own key: the one
+\* it inserted, or on a replay the row that held the key (IdempotencyKeys'
+\* AnswerKeyInv).
+AnswerKeyInv ==
+    \A a \in answers : key[a.job] = a.key
 
 \* Nothing acknowledged is lost: every acknowledged job has its row, or
 \* had it until retention deleted it once terminal; crashes lose none.

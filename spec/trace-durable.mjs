@@ -245,11 +245,13 @@ const set = (xs) => `{${xs.map((x) => JSON.stringify(x)).join(', ')}}`;
 
 // traceCfg: constants from the trace, the trace as the constant Trace. The
 // traces carry no tenant: every job is of the one tenant without a bound
-// (no Shares).
+// (no Shares); and no key: a keyed Submit that admits is a Submit (Keys is
+// empty), and the keys themselves are not checked.
 export function traceCfg(t, upTo = t.events.length) {
   return [
     'CONSTANTS',
     `    Jobs = ${set(t.jobs)}`,
+    '    Keys = {}',
     '    Waiters = {}',
     '    Pollers = {}',
     `    MaxQueue = ${t.config.MaxQueue}`,

@@ -268,8 +268,8 @@ export function traceModule(spec) {
     // the spec admits, or no successor.
     [/^NewIds\(p, k\) ==[^\n]*$/m, (m) => 'TraceNew == IF ti < Len(Trace) THEN Range(Trace[ti + 1].new) ELSE {}\n' +
       'TraceIds(k) == {s \\in {TraceNew} : Cardinality(s) = k}\n' + m],
-    [/\\E new \\in \{AdmittedIds\(ts, (Admitted\(r, ts, e, ends\))\)\} :/g,
-      (_m, adm) => `\\E new \\in TraceIds(Cardinality(${adm})) :`],
+    [/\\E new \\in \{AdmittedIds\(ts, adm\)\} :/g,
+      () => '\\E new \\in TraceIds(Cardinality(adm)) :'],
     [/\n=+\s*$/, () => `\n${traceDefs(vars)}\n${'='.repeat(77)}\n`],
   ];
   return applyEdits(spec, 'SharedLedger.tla', edits);
@@ -279,11 +279,13 @@ const set = (xs) => `{${xs.map((x) => JSON.stringify(x)).join(', ')}}`;
 
 // traceCfg: constants from the trace, the trace as the constant Trace. The
 // traces carry no tenant: every job is of the one tenant without a bound
-// (no Shares).
+// (no Shares); and no key: a keyed Submit that admits is a Submit (Keys is
+// empty), and the keys themselves are not checked.
 export function traceCfg(t, upTo = t.events.length) {
   return [
     'CONSTANTS',
     `    Jobs = ${set(t.jobs)}`,
+    '    Keys = {}',
     `    Replicas = ${set(t.replicas)}`,
     '    Waiters = {}',
     `    Submitters = ${t.maxSub}`,
