@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/jobledger/jobledger/stress"
+	"github.com/jobledger/jobledger/internal/stress"
 )
 
 // runCrash is -level=crash: stress.RunCrash, then the history, restarts
