@@ -5,50 +5,44 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
-	"github.com/anishathalye/porcupine"
 	"github.com/jobledger/jobledger/jobtable"
-	"github.com/jobledger/jobledger/linearizability"
 )
 
-// Result is what a stress run of the table recorded and found.
+// Result is what a stress run of one ledger recorded and found.
 type Result struct {
 	Config Config
 	Record
 
-	Stats jobtable.Stats // the table at the end
+	Stats jobtable.Stats // the table at the end (Run only)
 	// StuckWaiters counts waiters still blocked when Grace ran out.
 	StuckWaiters int
+	// Polls counts the reads that found their job, Waits the Waits that
+	// returned it ended.
+	Polls, Waits int64
 }
 
-// Run drives a fresh table with the configured workers, records every
-// operation, and checks the stress invariants at the end: no call
-// panicked, depth back to zero, every accepted job terminated exactly once,
-// ids unique, no waiter left blocked, and the table's own invariant
-// checker clean. It returns an
-// error only for a bad configuration; violations are in the result.
+// Run drives a fresh table with the configured workers (Drive), and then
+// checks that the depth is back to zero and the table's own invariant
+// checker is clean. It returns an error only for a bad configuration;
+// violations are in the result.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
-	if err := cfg.validate(); err != nil {
-		return nil, err
-	}
 	t, err := jobtable.New[string, string](jobtable.Config{
 		MaxQueue: cfg.MaxQueue, MaxCompleted: cfg.MaxCompleted, JobTTL: cfg.JobTTL,
 	})
 	if err != nil {
 		return nil, err
 	}
-	var l Ledger = TableLedger{T: t}
-	if cfg.Wrap != nil {
-		l = cfg.Wrap(l)
+	if cfg.Check == nil {
+		cfg.Check = t.CheckInvariants
 	}
-	panics := new(panicLog)
-	rec := NewRecorder()
-	res := runWorkload(ctx, cfg, rec, guarded{l: l, log: panics})
+	res, err := Drive(ctx, cfg, TableLedger{T: t})
+	if err != nil {
+		return nil, err
+	}
 	res.Stats = t.Stats()
-	if v := panics.violation(); v != "" {
-		res.Violations = append(res.Violations, v)
-	}
 	if d := t.Depth(); d != 0 {
 		res.Violations = append(res.Violations, fmt.Sprintf("depth is %d after every job ended, want 0", d))
 	}
@@ -58,27 +52,58 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	return res, nil
 }
 
-// runWorkload runs the workers against l and checks what the history alone
-// can tell: ids unique, each accepted job terminated exactly once, no
-// waiter stuck.
+// Drive drives l, wrapped by Config.Wrap, with the configured workers,
+// records every operation (unless Config.Unrecorded), and checks what
+// holds of every correct ledger: while running, each worker's own checks
+// (workers.go); at the end, that no call panicked, ids were unique, every
+// accepted job ended exactly once, and no waiter was left blocked. The
+// ledger's MaxQueue, retention and clock are the caller's, who checks
+// the ledger's depth and invariants when Drive returns. It returns an
+// error only for a bad configuration; violations are in the result.
+func Drive(ctx context.Context, cfg Config, l Ledger) (*Result, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Wrap != nil {
+		l = cfg.Wrap(l)
+	}
+	panics := new(panicLog)
+	rec := NewRecorder()
+	rec.discard = cfg.Unrecorded
+	res := runWorkload(ctx, cfg, rec, guarded{l: l, log: panics})
+	if v := panics.violation(); v != "" {
+		res.Violations = append(res.Violations, v)
+	}
+	return res, nil
+}
+
+// runWorkload runs the workers against l and checks what they saw.
 func runWorkload(ctx context.Context, cfg Config, rec *Recorder, l Ledger) *Result {
 	w := &workload{
 		stressRun: newStressRun(cfg, rec),
 		ledger:    l,
+		calls:     ctx,
 		jobs:      make(chan string, 1024),
+		freed:     make(chan struct{}, max(cfg.MaxQueue, 1)),
+		enough:    make(chan struct{}),
 	}
-	runCtx, stopRun := context.WithTimeout(ctx, cfg.Duration)
+	if cfg.MinAccepted <= 0 {
+		close(w.enough)
+	}
+	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
-	waitCtx, stopWaits := context.WithCancel(context.Background())
+	var clock sync.WaitGroup
+	clock.Go(func() { w.runFor(runCtx, stopRun) })
+	waitCtx, stopWaits := context.WithCancel(ctx)
 	defer stopWaits()
 
 	var submitters, runners, readers, waiters sync.WaitGroup
 	rng := func(i int) *rand.Rand { return rand.New(rand.NewPCG(cfg.Seed, uint64(i))) }
 	n := 0
-	for range cfg.Submitters {
+	for i := range cfg.Submitters {
 		c, r := rec.Client(l), rng(n)
 		n++
-		submitters.Go(func() { w.submitter(runCtx, c, r) })
+		submitters.Go(func() { w.submitter(runCtx, i, c, r) })
 	}
 	for range cfg.Runners {
 		c, r := rec.Client(l), rng(n)
@@ -100,67 +125,97 @@ func runWorkload(ctx context.Context, cfg Config, rec *Recorder, l Ledger) *Resu
 	// Submitters stop at the end of the run; runners then finish every job
 	// still queued, so every accepted job ends.
 	submitters.Wait()
+	stopRun()
+	clock.Wait()
 	close(w.jobs)
 	runners.Wait()
 	readers.Wait()
 	stopProgress()
 
-	// Every job has ended, so every waiter must return by itself. Grace is
-	// an upper bound that a correct ledger never reaches.
-	stuck := 0
-	waitersDone := make(chan struct{})
-	go func() { waiters.Wait(); close(waitersDone) }()
-	grace := time.NewTimer(cfg.Grace)
-	select {
-	case <-waitersDone:
-	case <-grace.C:
-		stuck = int(w.inWait.Load())
-		stopWaits()
-		<-waitersDone
+	stuck, lost := w.awaitWaiters(&waiters, stopWaits)
+	res := &Result{Config: cfg, Record: w.record(), StuckWaiters: stuck, Polls: w.polls.Load(), Waits: w.waits.Load()}
+	res.Violations = append(res.Violations, w.list()...)
+	if lost != "" {
+		res.Violations = append(res.Violations, lost)
 	}
-	grace.Stop()
-
-	res := &Result{Config: cfg, Record: w.record(), StuckWaiters: stuck}
-	if stuck > 0 {
-		res.Violations = append(res.Violations, fmt.Sprintf("%d waiter(s) still blocked %v after every job ended (lost wakeup)", stuck, cfg.Grace))
-	}
-	res.Violations = append(res.Violations, historyInvariants(res.History)...)
+	res.Violations = append(res.Violations, w.endedOnce()...)
 	return res
 }
 
-// historyInvariants checks, from the history, that ids are unique and that
-// every accepted job had exactly one winning terminal call. A job is
-// accepted by the Submit, or the SubmitKeyed that is no replay, that
-// returned its id.
-func historyInvariants(h []porcupine.Operation) []string {
-	var v []string
-	accepted := make(map[string]int)
-	wins := make(map[string]int)
-	for _, op := range h {
-		in, out := op.Input.(linearizability.Input), op.Output.(linearizability.Output)
-		switch {
-		case in.Kind == linearizability.Submit && out.Outcome == linearizability.OK,
-			in.Kind == linearizability.SubmitKeyed && out.Outcome == linearizability.OK && !out.Replayed:
-			accepted[out.ID]++
-		case in.Kind.Terminal() && out.Outcome == linearizability.OK:
-			wins[in.ID]++
-		}
+// runFor stops the run (stop) once Duration has passed and MinAccepted jobs
+// were accepted, or once MaxDuration has passed, whichever comes first;
+// or when ctx ends.
+func (w *workload) runFor(ctx context.Context, stop func()) {
+	defer stop()
+	minTime := time.NewTimer(w.cfg.Duration)
+	defer minTime.Stop()
+	select {
+	case <-minTime.C:
+	case <-ctx.Done():
+		return
 	}
-	dup, none, many := 0, 0, 0
-	for id, n := range accepted {
-		if n > 1 {
-			dup++
+	var hardCap <-chan time.Time
+	if w.cfg.MaxDuration > w.cfg.Duration {
+		t := time.NewTimer(w.cfg.MaxDuration - w.cfg.Duration)
+		defer t.Stop()
+		hardCap = t.C
+	}
+	select {
+	case <-w.enough:
+	case <-hardCap:
+	case <-ctx.Done():
+	}
+}
+
+// awaitWaiters waits for the waiters, once every job has ended: each must
+// return by itself. Grace is an upper bound that a correct ledger never
+// reaches; Config.Check, called meanwhile, may show a lost wakeup sooner.
+// It returns the waiters still blocked when it gave up, and why.
+func (w *workload) awaitWaiters(waiters *sync.WaitGroup, stopWaits func()) (int, string) {
+	done := make(chan struct{})
+	go func() { waiters.Wait(); close(done) }()
+	grace := time.NewTimer(w.cfg.Grace)
+	defer grace.Stop()
+	var tick <-chan time.Time
+	if w.cfg.Check != nil {
+		t := time.NewTicker(time.Millisecond)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		var why string
+		select {
+		case <-done:
+			return 0, ""
+		case <-grace.C:
+			why = fmt.Sprintf("still blocked %v after every job ended (lost wakeup)", w.cfg.Grace)
+		case <-tick:
+			err := w.cfg.Check()
+			if err == nil {
+				continue
+			}
+			why = fmt.Sprintf("blocked on an ended job (lost wakeup): %v", err)
 		}
-		switch w := wins[id]; {
-		case w == 0:
+		stuck := int(w.inWait.Load())
+		stopWaits()
+		<-done
+		return stuck, fmt.Sprintf("%d waiter(s) %s", stuck, why)
+	}
+}
+
+// endedOnce checks that every accepted job was ended by exactly one call.
+func (w *workload) endedOnce() []string {
+	var v []string
+	none, many := 0, 0
+	w.wins.Range(func(_, n any) bool {
+		switch n := n.(*atomic.Int32).Load(); {
+		case n == 0:
 			none++
-		case w > 1:
+		case n > 1:
 			many++
 		}
-	}
-	if dup > 0 {
-		v = append(v, fmt.Sprintf("%d job id(s) returned by more than one Submit", dup))
-	}
+		return true
+	})
 	if none > 0 {
 		v = append(v, fmt.Sprintf("%d accepted job(s) never terminated", none))
 	}
