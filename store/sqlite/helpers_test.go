@@ -17,7 +17,6 @@ import (
 
 var errBoom = errors.New("boom")
 
-
 // env is one database file and the clock and id source its stores share
 // across reopenings.
 type env struct {
