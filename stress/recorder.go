@@ -107,6 +107,16 @@ func (c *Client) end(i int, out linearizability.Output) {
 	c.ops[i].Return = ret
 }
 
+// drop removes operation i, the client's latest, from the history: its
+// call never reached the ledger. An earlier operation stays as it is.
+func (c *Client) drop(i int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if i == len(c.ops)-1 {
+		c.ops = c.ops[:i]
+	}
+}
+
 // callOf returns the call time of operation i.
 func (c *Client) callOf(i int) int64 {
 	c.mu.Lock()
