@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/jobledger/jobledger/internal/fakeclock"
+	"github.com/jobledger/jobledger/internal/stress"
 	"github.com/jobledger/jobledger/jobtable"
 	"github.com/jobledger/jobledger/linearizability"
-	"github.com/jobledger/jobledger/stress"
 )
 
 // Operations of a concurrent worker's script, the low nibble of each

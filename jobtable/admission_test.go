@@ -14,20 +14,6 @@ import (
 	"github.com/jobledger/jobledger/jobtable"
 )
 
-func TestMaxQueueZeroOrNegativeAdmitsNothing(t *testing.T) {
-	for _, maxQueue := range []int{0, -1, math.MinInt} {
-		t.Run(strconv.Itoa(maxQueue), func(t *testing.T) {
-			tab, _ := newTable(t, jobtable.Config{MaxQueue: maxQueue})
-			for range 3 {
-				_, err := tab.Submit("x", req{})
-				require.ErrorIs(t, err, jobtable.ErrQueueFull)
-			}
-			require.Equal(t, 0, tab.Depth())
-			require.Equal(t, 0, tab.Len())
-		})
-	}
-}
-
 func TestZeroConfigAdmitsNothing(t *testing.T) {
 	tab, err := jobtable.New[int, int](jobtable.Config{})
 	require.NoError(t, err)
@@ -38,23 +24,6 @@ func TestZeroConfigAdmitsNothing(t *testing.T) {
 func TestConfigRejectsNonsense(t *testing.T) {
 	_, err := jobtable.New[int, int](jobtable.Config{MaxQueue: math.MaxInt32 + 1})
 	require.ErrorIs(t, err, jobtable.ErrInvalidConfig)
-}
-
-func TestAdmissionBoundSerial(t *testing.T) {
-	tab, _ := newTable(t, jobtable.Config{MaxQueue: 2})
-	a := mustSubmit(t, tab, "a")
-	mustSubmit(t, tab, "b")
-	_, err := tab.Submit("c", req{})
-	require.ErrorIs(t, err, jobtable.ErrQueueFull)
-
-	// Starting does not free a slot; only a terminal transition does.
-	require.NoError(t, errOf(tab.Start(a)))
-	_, err = tab.Submit("c", req{})
-	require.ErrorIs(t, err, jobtable.ErrQueueFull)
-
-	require.NoError(t, errOf(tab.Finish(a, "done")))
-	mustSubmit(t, tab, "c")
-	require.Equal(t, 2, tab.Depth())
 }
 
 // TestAdmissionBoundConcurrent releases N submitters at once against a

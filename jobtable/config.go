@@ -1,67 +1,30 @@
 package jobtable
 
 import (
-	"fmt"
-	"math"
 	"time"
+
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 )
 
 // Defaults that New fills in for zero Config fields.
 const (
-	DefaultJobTTL       = 10 * time.Minute
-	DefaultMaxCompleted = 1024
+	DefaultJobTTL       = ledgertype.DefaultJobTTL
+	DefaultMaxCompleted = ledgertype.DefaultMaxCompleted
 )
 
-// Config configures a Table. The zero value is valid and admits nothing
-// (MaxQueue 0).
-type Config struct {
-	// MaxQueue bounds the number of admitted jobs that are not yet terminal
-	// (PENDING or RUNNING). Zero or negative admits nothing: every Submit
-	// returns ErrQueueFull. At most math.MaxInt32.
-	MaxQueue int
-
-	// JobTTL is how long a terminal job is retained after it completed.
-	// Zero means DefaultJobTTL; negative means terminal jobs never expire by
-	// time (MaxCompleted still bounds them).
-	JobTTL time.Duration
-
-	// MaxCompleted bounds the number of retained terminal jobs; beyond it
-	// the least recently completed are evicted. Zero means
-	// DefaultMaxCompleted; negative means no bound (JobTTL still applies).
-	MaxCompleted int
-
-	// Now is the clock for timestamps and TTL. Nil means time.Now. Tests
-	// inject a fake clock; the table never sleeps. It must never go
-	// backwards (time.Now's monotonic reading does not): the table orders a
-	// job's timestamps by ordering its reads, so CreatedAt <= StartedAt <=
-	// CompletedAt holds only as far as the clock is monotonic.
-	Now func() time.Time
-
-	// NewID returns a fresh job id. Nil means 128 random bits from
-	// crypto/rand, as 26 base32 characters (A-Z, 2-7): unique and
-	// unguessable; the bits are read in batches (see newID). An injected
-	// source must never repeat an id: Submit panics if it does.
-	NewID func() string
-
-	_ struct{} // forbid positional literals
-}
+// Config configures a Table: the contract's Config (see ledgertype.Config).
+// A nil Now means time.Now; a nil NewID means 26 base32 characters of
+// crypto/rand, read in batches (see newID). Submit panics if an injected
+// NewID repeats an id.
+type Config = ledgertype.Config
 
 // withDefaults validates c and returns it with every zero field filled in.
-func (c Config) withDefaults() (Config, error) {
-	if c.MaxQueue > math.MaxInt32 {
-		return c, fmt.Errorf("%w: MaxQueue %d exceeds %d", ErrInvalidConfig, c.MaxQueue, math.MaxInt32)
-	}
-	if c.JobTTL == 0 {
-		c.JobTTL = DefaultJobTTL
-	}
-	if c.MaxCompleted == 0 {
-		c.MaxCompleted = DefaultMaxCompleted
-	}
+func withDefaults(c Config) (Config, error) {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
 	if c.NewID == nil {
 		c.NewID = newID
 	}
-	return c, nil
+	return c.WithDefaults()
 }

@@ -72,13 +72,6 @@ func toState(t testing.TB, tab *table, s jobtable.State) string {
 // errOf is the error of a transition, for asserting on it alone.
 func errOf(_ jobtable.Snapshot, err error) error { return err }
 
-func state(t testing.TB, tab *table, id string) jobtable.State {
-	t.Helper()
-	snap, err := tab.Snapshot(id)
-	require.NoError(t, err)
-	return snap.State
-}
-
 const second = time.Second
 
 func awaitWaiter(t testing.TB, tab *table, id string) {

@@ -18,46 +18,6 @@ func ids(page []jobtable.Snapshot) []string {
 	return out
 }
 
-// TestListNewestFirstByPages: pages of the whole table, newest first, each
-// resuming where the last ended; the last page says the walk is over.
-func TestListNewestFirstByPages(t *testing.T) {
-	tab, _ := newTable(t, jobtable.Config{MaxQueue: 10})
-	for range 5 {
-		mustSubmit(t, tab, "t")
-	}
-	page, next, err := tab.List(jobtable.ListQuery{Limit: 2})
-	require.NoError(t, err)
-	require.Equal(t, []string{"j5", "j4"}, ids(page))
-	page, next, err = tab.List(jobtable.ListQuery{Limit: 2, Before: next})
-	require.NoError(t, err)
-	require.Equal(t, []string{"j3", "j2"}, ids(page))
-	page, next, err = tab.List(jobtable.ListQuery{Limit: 2, Before: next})
-	require.NoError(t, err)
-	require.Equal(t, []string{"j1"}, ids(page))
-	require.Zero(t, next, "the oldest job was listed")
-}
-
-// TestListFilters: by state, by task id, and both; each item is the job's
-// snapshot.
-func TestListFilters(t *testing.T) {
-	tab, _ := newTable(t, jobtable.Config{MaxQueue: 10})
-	a := toState(t, tab, ledgertype.Done)
-	mustSubmit(t, tab, "other")
-	c := toState(t, tab, ledgertype.Running)
-	page, _, err := tab.List(jobtable.ListQuery{ByState: true, State: ledgertype.Done})
-	require.NoError(t, err)
-	require.Equal(t, []string{a}, ids(page))
-	snap, err := tab.Snapshot(a)
-	require.NoError(t, err)
-	require.Equal(t, snap, page[0])
-	page, _, err = tab.List(jobtable.ListQuery{ByTaskID: true, TaskID: "task"})
-	require.NoError(t, err)
-	require.Equal(t, []string{c, a}, ids(page))
-	page, _, err = tab.List(jobtable.ListQuery{ByTaskID: true, TaskID: "task", ByState: true, State: ledgertype.Running})
-	require.NoError(t, err)
-	require.Equal(t, []string{c}, ids(page))
-}
-
 // TestListBadQuery: a negative limit and a state that is none are
 // ErrBadQuery; a limit beyond the cap lists MaxListLimit.
 func TestListBadQuery(t *testing.T) {

@@ -3,6 +3,7 @@ package jobtable_test
 import (
 	"testing"
 
+	"github.com/jobledger/jobledger/internal/stress"
 	"github.com/jobledger/jobledger/jobtable"
 )
 
@@ -25,7 +26,7 @@ func TestSnapshotNeverSeesHalfATransition(t *testing.T) {
 			for i := 0; ; i++ {
 				snap, err := tab.Snapshot(id)
 				if err == nil {
-					err = possible(snap)
+					err = stress.Possible(snap)
 				}
 				if err != nil {
 					bad <- err

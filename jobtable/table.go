@@ -83,7 +83,7 @@ type Table[Req, Res any] struct {
 // New returns an empty table configured by cfg. It fails, wrapping
 // ErrInvalidConfig, if cfg holds a value out of range.
 func New[Req, Res any](cfg Config) (*Table[Req, Res], error) {
-	cfg, err := cfg.withDefaults()
+	cfg, err := withDefaults(cfg)
 	if err != nil {
 		return nil, err
 	}

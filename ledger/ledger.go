@@ -3,7 +3,6 @@ package ledger
 import (
 	"context"
 
-	"github.com/jobledger/jobledger/jobtable"
 	"github.com/jobledger/jobledger/ledger/ledgertype"
 )
 
@@ -84,20 +83,19 @@ type Ledger[Req, Res any] interface {
 	Close() error
 }
 
-// The store-neutral types of the contract, package ledgertype's; Config is
-// package jobtable's, whose defaults every store takes.
+// The store-neutral types of the contract, package ledgertype's.
 type (
 	Snapshot   = ledgertype.Snapshot
 	State      = ledgertype.State
 	Stats      = ledgertype.Stats
 	Submission = ledgertype.Submission
-	Config     = jobtable.Config
+	Config     = ledgertype.Config
 )
 
-// Defaults a store fills in for zero Config fields, as jobtable does.
+// Defaults a store fills in for zero Config fields (Config.WithDefaults).
 const (
-	DefaultJobTTL       = jobtable.DefaultJobTTL
-	DefaultMaxCompleted = jobtable.DefaultMaxCompleted
+	DefaultJobTTL       = ledgertype.DefaultJobTTL
+	DefaultMaxCompleted = ledgertype.DefaultMaxCompleted
 )
 
 // The job states.

@@ -8,8 +8,8 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
+	"github.com/jobledger/jobledger/internal/stress"
 	"github.com/jobledger/jobledger/linearizability"
-	"github.com/jobledger/jobledger/stress"
 )
 
 // The lengths of the runs BenchmarkAdmission records. The figures of

@@ -8,8 +8,8 @@ import (
 	"github.com/anishathalye/porcupine"
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobledger/jobledger/internal/stress"
 	"github.com/jobledger/jobledger/linearizability"
-	"github.com/jobledger/jobledger/stress"
 )
 
 // The sweep (admission_decide.go) on histories that real stress runs

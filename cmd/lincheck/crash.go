@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/jobledger/jobledger/stress"
+	"github.com/jobledger/jobledger/internal/stress"
 )
 
 // runCrash is -level=crash: stress.RunCrash, then the history, restarts
@@ -30,7 +30,7 @@ func runCrash(ctx context.Context, cfg stress.CrashConfig, powerCut bool, dir st
 			fmt.Fprintln(stderr, "lincheck: -power-cut:", err)
 			return exitSetup
 		}
-		defer d.unmount() //nolint:errcheck // a no-op once unmounted below
+		defer d.unmount() // a no-op once unmounted below
 		storeDir, kills, cfg.PowerCut = d.mnt, "kills with power cuts", d.cut
 	}
 	if cfg.Store == "" {

@@ -32,8 +32,8 @@ import (
 	"os/signal"
 	"time"
 
+	"github.com/jobledger/jobledger/internal/stress"
 	"github.com/jobledger/jobledger/linearizability"
-	"github.com/jobledger/jobledger/stress"
 )
 
 // Exit codes.

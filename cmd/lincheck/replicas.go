@@ -6,7 +6,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/jobledger/jobledger/stress"
+	"github.com/jobledger/jobledger/internal/stress"
 )
 
 // runReplicas is -level=http with -replicas N: stress.RunReplicas (N

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobledger/jobledger/internal/stress"
 	"github.com/jobledger/jobledger/ledger"
 )
 
@@ -87,7 +88,7 @@ func testTimestampsOrdered(t *testing.T, s Store) {
 	wg.Wait()
 	for _, id := range all {
 		snap := f.snapshot(id)
-		require.NoError(t, possible(snap))
+		require.NoError(t, stress.Possible(snap))
 		require.True(t, snap.State.Terminal(), "%s: every job was ended", id)
 	}
 }
@@ -109,7 +110,7 @@ func testSnapshotsWhole(t *testing.T, s Store) {
 					close(polling)
 				}
 				if err == nil {
-					err = possible(snap)
+					err = stress.Possible(snap)
 				}
 				if err != nil {
 					bad <- err

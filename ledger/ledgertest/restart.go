@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobledger/jobledger/internal/stress"
 	"github.com/jobledger/jobledger/ledger"
 	"github.com/jobledger/jobledger/ledger/ledgertype"
 )
@@ -83,7 +84,7 @@ func testRestartRunning(t *testing.T, s Store) {
 	require.Equal(t, ledgertype.Failed, snap.State)
 	require.Error(t, snap.Err)
 	require.Contains(t, snap.Err.Error(), "restart", "the error names the restart")
-	require.NoError(t, possible(snap))
+	require.NoError(t, stress.Possible(snap))
 	require.False(t, snap.CompletedAt.After(f.clock.Now()))
 	require.Empty(t, f.recovered(), "an interrupted job is not run again")
 	_, err := f.l.Finish(f.ctx, id, "late")

@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobledger/jobledger/ledger"
-	"github.com/jobledger/jobledger/ledger/ledgertype"
 )
 
 // Snapshots compared store-neutrally, and the views no store may show.
@@ -61,22 +60,4 @@ func errText(err error) string {
 func describe(s ledger.Snapshot) string {
 	return fmt.Sprintf("{%s task=%q %v err=%s created=%v started=%v completed=%v}",
 		s.ID, s.TaskID, s.State, errText(s.Err), s.CreatedAt, s.StartedAt, s.CompletedAt)
-}
-
-// possible reports why a snapshot shows a job no correct store can hold.
-func possible(s ledger.Snapshot) error {
-	switch {
-	case s.State.Terminal() == s.CompletedAt.IsZero():
-		return fmt.Errorf("%s: %v with completion time %v", s.ID, s.State, s.CompletedAt)
-	case (s.State == ledgertype.Failed || s.State == ledgertype.TimedOut) != (s.Err != nil):
-		return fmt.Errorf("%s: %v with error %v", s.ID, s.State, s.Err)
-	case s.State == ledgertype.Running && s.StartedAt.IsZero():
-		return fmt.Errorf("%s: RUNNING without a start time", s.ID)
-	case !s.StartedAt.IsZero() && s.StartedAt.Before(s.CreatedAt),
-		!s.CompletedAt.IsZero() && s.CompletedAt.Before(s.CreatedAt),
-		!s.CompletedAt.IsZero() && !s.StartedAt.IsZero() && s.CompletedAt.Before(s.StartedAt):
-		return fmt.Errorf("%s: timestamps out of order: created %v, started %v, completed %v",
-			s.ID, s.CreatedAt, s.StartedAt, s.CompletedAt)
-	}
-	return nil
 }

@@ -1,10 +1,8 @@
 package postgres
 
 import (
-	"crypto/rand"
 	"fmt"
 	"log/slog"
-	"math"
 	"time"
 
 	"github.com/jobledger/jobledger/ledger"
@@ -82,25 +80,6 @@ func validReplica(name string) error {
 		}
 	}
 	return nil
-}
-
-// configWithDefaults validates c and fills in jobtable's defaults for zero
-// fields, as the other stores do, with one difference: a nil Now is left
-// nil, and means the database's clock.
-func configWithDefaults(c ledger.Config) (ledger.Config, error) {
-	if c.MaxQueue > math.MaxInt32 {
-		return c, fmt.Errorf("%w: MaxQueue %d exceeds %d", ledger.ErrInvalidConfig, c.MaxQueue, math.MaxInt32)
-	}
-	if c.JobTTL == 0 {
-		c.JobTTL = ledger.DefaultJobTTL
-	}
-	if c.MaxCompleted == 0 {
-		c.MaxCompleted = ledger.DefaultMaxCompleted
-	}
-	if c.NewID == nil {
-		c.NewID = rand.Text
-	}
-	return c, nil
 }
 
 // now is the time argument of a write: Config.Now's reading in Unix

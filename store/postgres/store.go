@@ -97,7 +97,7 @@ func Open(ctx context.Context, dsn string, cfg ledger.Config, opts Options) (*St
 
 // open is Open, with the listener's test hook.
 func open(ctx context.Context, dsn string, cfg ledger.Config, opts Options, beforeReconnect func()) (*Store, error) {
-	cfg, err := configWithDefaults(cfg)
+	cfg, err := cfg.WithDefaults() // a nil Now stays nil: the database's clock
 	if err != nil {
 		return nil, err
 	}

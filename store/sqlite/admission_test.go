@@ -35,23 +35,6 @@ func TestInvalidConfig(t *testing.T) {
 	require.NoFileExists(t, e.path, "an invalid config creates nothing")
 }
 
-func TestAdmissionBoundSerial(t *testing.T) {
-	s, _ := newStore(t, ledger.Config{MaxQueue: 2})
-	a := mustSubmit(t, s, "a")
-	mustSubmit(t, s, "b")
-	_, _, err := s.Submit(ctx, ledger.Submission{TaskID: "c"}, nil)
-	require.ErrorIs(t, err, ledger.ErrQueueFull)
-
-	// Starting does not free a slot; only a terminal transition does.
-	require.NoError(t, errOf(s.Start(ctx, a)))
-	_, _, err = s.Submit(ctx, ledger.Submission{TaskID: "c"}, nil)
-	require.ErrorIs(t, err, ledger.ErrQueueFull)
-
-	require.NoError(t, errOf(s.Finish(ctx, a, nil)))
-	mustSubmit(t, s, "c")
-	require.Equal(t, 2, s.Stats().Depth)
-}
-
 // TestAdmissionBoundConcurrent releases many submitters at once against a
 // limit, round after round, and with every batch size: exactly the limit
 // is admitted each round. The writer is the only one to check and take a

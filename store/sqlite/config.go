@@ -1,9 +1,7 @@
 package sqlite
 
 import (
-	"crypto/rand"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/jobledger/jobledger/ledger"
@@ -60,25 +58,11 @@ func (o Options) withDefaults() (Options, error) {
 	return o, nil
 }
 
-// configWithDefaults validates c as jobtable.New does and returns it with
-// every zero field filled in with jobtable's defaults, so that both stores
-// read one Config alike. The default id source is crypto/rand.Text: 26
-// base32 characters, as jobtable's ids.
+// configWithDefaults validates c and fills in the contract's defaults
+// for zero fields (Config.WithDefaults), and time.Now for a nil Now.
 func configWithDefaults(c ledger.Config) (ledger.Config, error) {
-	if c.MaxQueue > math.MaxInt32 {
-		return c, fmt.Errorf("%w: MaxQueue %d exceeds %d", ledger.ErrInvalidConfig, c.MaxQueue, math.MaxInt32)
-	}
-	if c.JobTTL == 0 {
-		c.JobTTL = ledger.DefaultJobTTL
-	}
-	if c.MaxCompleted == 0 {
-		c.MaxCompleted = ledger.DefaultMaxCompleted
-	}
 	if c.Now == nil {
 		c.Now = time.Now
 	}
-	if c.NewID == nil {
-		c.NewID = rand.Text
-	}
-	return c, nil
+	return c.WithDefaults()
 }

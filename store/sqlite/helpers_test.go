@@ -6,7 +6,6 @@ import (
 	"errors"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -17,8 +16,6 @@ import (
 )
 
 var errBoom = errors.New("boom")
-
-const second = time.Second
 
 // env is one database file and the clock and id source its stores share
 // across reopenings.
@@ -148,4 +145,12 @@ func (e *env) holdWriteLock() (release func()) {
 	tx, err := e.rawDB().Begin()
 	require.NoError(e.t, err)
 	return func() { require.NoError(e.t, tx.Rollback()) }
+}
+
+var _ ledger.Ledger[[]byte, []byte] = (*sqlite.Store)(nil)
+
+// held reports whether s still holds job id.
+func held(s *sqlite.Store, id string) bool {
+	_, err := s.Snapshot(ctx, id)
+	return err == nil
 }

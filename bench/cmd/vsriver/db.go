@@ -28,6 +28,8 @@ type admin struct {
 // counters are the server's cumulative counts that a run is charged for.
 type counters struct {
 	walSyncs int64 // pg_stat_wal.wal_sync, the whole server
+	walBytes int64 // pg_stat_wal.wal_bytes, the whole server
+	walFPIs  int64 // pg_stat_wal.wal_fpi: full-page images, the whole server
 	commits  int64 // pg_stat_database.xact_commit of the run's database
 	// xids is the next transaction id to be assigned, the whole server:
 	// its growth counts the transactions that wrote (each gets an id), not
@@ -76,10 +78,10 @@ func (a *admin) drop(ctx context.Context, name string) error {
 // read returns the counters now, those of database db.
 func (a *admin) read(ctx context.Context, db string) (counters, error) {
 	var c counters
-	err := a.pool.QueryRow(ctx, `SELECT (SELECT wal_sync FROM pg_stat_wal),
+	err := a.pool.QueryRow(ctx, `SELECT w.wal_sync, w.wal_bytes::bigint, w.wal_fpi,
 		coalesce((SELECT xact_commit FROM pg_stat_database WHERE datname = $1), 0),
-		pg_snapshot_xmax(pg_current_snapshot())::text::bigint`, db).
-		Scan(&c.walSyncs, &c.commits, &c.xids)
+		pg_snapshot_xmax(pg_current_snapshot())::text::bigint FROM pg_stat_wal w`, db).
+		Scan(&c.walSyncs, &c.walBytes, &c.walFPIs, &c.commits, &c.xids)
 	return c, err
 }
 

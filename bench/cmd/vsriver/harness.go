@@ -112,6 +112,8 @@ type result struct {
 	jobs     int
 	elapsed  time.Duration
 	walSyncs int64
+	walBytes int64
+	walFPIs  int64
 	commits  int64
 	xids     int64
 	lat      []time.Duration
@@ -218,6 +220,8 @@ func (h *harness) once(ctx context.Context, w workload, s side, rep int) (*resul
 		jobs:     r.jobs,
 		elapsed:  r.t1.Sub(r.t0),
 		walSyncs: after.walSyncs - r.before.walSyncs,
+		walBytes: after.walBytes - r.before.walBytes,
+		walFPIs:  after.walFPIs - r.before.walFPIs,
 		commits:  after.commits - r.before.commits,
 		xids:     after.xids - r.before.xids,
 		lat:      r.lat,

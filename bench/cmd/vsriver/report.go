@@ -19,8 +19,8 @@ func (r *result) summary(w workload) string {
 	} else {
 		s += fmt.Sprintf(", %s jobs/s", thousands(r.rate()))
 	}
-	return s + fmt.Sprintf(", per job %.2f WAL flushes, %.2f commits, %.2f writing transactions",
-		per(r.walSyncs), per(r.commits), per(r.xids))
+	return s + fmt.Sprintf(", per job %.2f WAL flushes, %.0f WAL bytes (%.2f full pages), %.2f commits, %.2f writing transactions",
+		per(r.walSyncs), per(r.walBytes), per(r.walFPIs), per(r.commits), per(r.xids))
 }
 
 // report prints the tables of the outcomes: each figure the median of the
@@ -59,19 +59,21 @@ func report(w io.Writer, set settings, outs []outcome) {
 				ratioCell(o.runs[1], o.runs[0], f, f))
 		}
 	}
-	fmt.Fprintln(w, "\nper job: WAL flushes (pg_stat_wal.wal_sync), commits (xact_commit, read-only ones included), writing transactions (ids assigned)")
-	fmt.Fprintln(w, "| workload | flushes ours | River | commits ours | River | writing ours | River |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "\nper job: WAL flushes (pg_stat_wal.wal_sync), WAL bytes (wal_bytes), commits (xact_commit, read-only ones included), writing transactions (ids assigned)")
+	fmt.Fprintln(w, "| workload | flushes ours | River | WAL bytes ours | River | commits ours | River | writing ours | River |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
 	perJob := func(f func(*result) int64) func(*result) float64 {
 		return func(r *result) float64 { return float64(f(r)) / float64(r.jobs) }
 	}
 	flushes := perJob(func(r *result) int64 { return r.walSyncs })
 	commits := perJob(func(r *result) int64 { return r.commits })
 	xids := perJob(func(r *result) int64 { return r.xids })
+	walBytes := perJob(func(r *result) int64 { return r.walBytes })
 	two := func(x float64) string { return strconv.FormatFloat(x, 'f', 2, 64) }
 	for _, o := range outs {
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", o.w.name,
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", o.w.name,
 			cell(o.runs[0], flushes, two), cell(o.runs[1], flushes, two),
+			cell(o.runs[0], walBytes, thousands), cell(o.runs[1], walBytes, thousands),
 			cell(o.runs[0], commits, two), cell(o.runs[1], commits, two),
 			cell(o.runs[0], xids, two), cell(o.runs[1], xids, two))
 	}

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"time"
 
 	"github.com/jobledger/jobledger/client"
@@ -18,9 +19,11 @@ import (
 // sending each through a client.Client. Each call maps the reply's status
 // to an Outcome: 202 and 200 are OK, 429 QueueFull, 404 NotFound, 409
 // NotDone for a result and Terminal for a cancel (the sentinels the client
-// returns for them). A transport error, or any other status, leaves the
-// operation pending forever (its effect is unknown) and is returned as an
-// error.
+// returns for them). A call that could not connect is dropped from the
+// history (it was never sent), but a keyed submit; any other transport
+// error, or any other
+// status, leaves the operation pending forever (its effect is unknown).
+// Both are returned as errors.
 type HTTPClient struct {
 	c   *Client
 	api *client.Client
@@ -35,6 +38,18 @@ func (r *Recorder) HTTPClient(api *client.Client) *HTTPClient {
 // ID returns the client's id in the history.
 func (h *HTTPClient) ID() int { return h.c.ID() }
 
+// end records the return of operation i with out, or drops the operation
+// when err shows that its request was never sent (no connection could be
+// made): it had no effect, so it is no operation of the history.
+func (h *HTTPClient) end(i int, out linearizability.Output, err error) {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		h.c.drop(i)
+		return
+	}
+	h.c.end(i, out)
+}
+
 // Submit records POST /jobs with the given task id and params (a compact
 // JSON object).
 func (h *HTTPClient) Submit(ctx context.Context, taskID, params string) (string, linearizability.Outcome, error) {
@@ -44,7 +59,7 @@ func (h *HTTPClient) Submit(ctx context.Context, taskID, params string) (string,
 	}
 	i := h.c.begin(linearizability.Input{Kind: linearizability.Submit, TaskID: taskID, Value: params})
 	out, err := submitOutput(h.api.SubmitJSON(ctx, body))
-	h.c.end(i, out)
+	h.end(i, out, err)
 	return out.ID, out.Outcome, err
 }
 
@@ -82,6 +97,9 @@ func (h *HTTPClient) SubmitKeyed(ctx context.Context, key, taskID, params string
 		Kind: linearizability.SubmitKeyed, TaskID: taskID, Value: params, Key: key, Digest: hex.EncodeToString(sum[:8]),
 	})
 	out, err := submitOutput(h.api.SubmitKeyed(ctx, key, req))
+	// Never dropped: net/http sends a request with an Idempotency-Key again
+	// on a new connection when the first one broke, so a failed dial may
+	// follow a request the server received.
 	h.c.end(i, out)
 	return out.ID, out.Outcome, err
 }
@@ -107,7 +125,7 @@ func (h *HTTPClient) SubmitWait(ctx context.Context, taskID, params string, wait
 	if err != nil {
 		out = linearizability.Output{}
 	}
-	h.c.end(i, out)
+	h.end(i, out, err)
 	return out.ID, out, err
 }
 
@@ -132,7 +150,7 @@ func (h *HTTPClient) Snapshot(ctx context.Context, id string) (linearizability.O
 	i := h.c.begin(linearizability.Input{Kind: linearizability.Snapshot, ID: id})
 	snap, err := h.api.Snapshot(ctx, id)
 	out, err := snapshotOutput(snap, err)
-	h.c.end(i, out)
+	h.end(i, out, err)
 	return out, err
 }
 
@@ -148,7 +166,7 @@ func (h *HTTPClient) Wait(ctx context.Context, id string, timeout time.Duration)
 	if out.Outcome == linearizability.OK && !out.State.Terminal() {
 		out.Outcome = linearizability.Deadline
 	}
-	h.c.end(i, out)
+	h.end(i, out, err)
 	if out.Outcome == linearizability.Deadline {
 		h.c.narrow(i, call+int64(timeout))
 	}
@@ -160,7 +178,7 @@ func (h *HTTPClient) Cancel(ctx context.Context, id string) (linearizability.Out
 	i := h.c.begin(linearizability.Input{Kind: linearizability.Cancel, ID: id})
 	snap, err := h.api.Cancel(ctx, id)
 	out, err := snapshotOutput(snap, err)
-	h.c.end(i, out)
+	h.end(i, out, err)
 	return out, err
 }
 
@@ -177,7 +195,7 @@ func (h *HTTPClient) Result(ctx context.Context, id string) (linearizability.Out
 	if err != nil {
 		out = linearizability.Output{}
 	}
-	h.c.end(i, out)
+	h.end(i, out, err)
 	return out, err
 }
 

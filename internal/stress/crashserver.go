@@ -73,8 +73,13 @@ func startServer(bin string, args []string, dir string, life int, timeout time.D
 // kill sends SIGKILL, which the process cannot catch, and waits for it to
 // be gone.
 func (s *server) kill() {
-	s.cmd.Process.Kill() // it may have exited already
+	s.signalKill()
 	<-s.exited
+}
+
+// signalKill sends SIGKILL and returns at once.
+func (s *server) signalKill() {
+	s.cmd.Process.Kill() // it may have exited already
 }
 
 // stop sends SIGTERM and waits up to timeout for a clean exit; past it, it

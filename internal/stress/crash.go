@@ -204,8 +204,9 @@ func (w *httpWorkload) loadUntilKill(ctx context.Context, srv *server, up time.D
 		t.Stop()
 	}
 	killed := w.rec.Clock().At(time.Now())
-	srv.kill() // first, so that requests are in flight when it dies
-	stop()
+	srv.signalKill() // first, so that requests are in flight when it dies
+	stop()           // then, so that no client starts one while it dies
+	srv.kill()
 	clients.Wait()
 	return killed
 }

@@ -12,8 +12,8 @@ import (
 	"github.com/jobledger/jobledger/linearizability"
 )
 
-// What the two stress drivers share: the table's (stress.go, its workers in
-// workers.go), which drives a jobtable in process, and the HTTP API's
+// What the two stress drivers share: one ledger's (stress.go, its workers in
+// workers.go), which drives a table or a store in process, and the HTTP API's
 // (httpstress.go, its clients in httpworkers.go), which drives a server
 // through package client. Their configuration, its validation, the common
 // part of their results, and the run's bookkeeping live here; each driver
@@ -30,8 +30,15 @@ type Config struct {
 	// early when it holds this many operations). Both are required.
 	Duration time.Duration
 	MaxOps   int
+	// MinAccepted, if positive, makes a stress of one ledger (Run, Drive)
+	// go on past Duration until this many jobs were accepted, so that a
+	// slow machine still contests admission and evicts, but never past
+	// MaxDuration (if it is longer than Duration).
+	MinAccepted int
+	MaxDuration time.Duration
 
-	// The table's configuration (jobtable.Config).
+	// The ledger's configuration (ledger.Config): Run's table's; the
+	// caller of Drive opens its ledger with them.
 	MaxQueue     int
 	MaxCompleted int
 	JobTTL       time.Duration
@@ -59,6 +66,25 @@ type Config struct {
 	// Seed seeds each worker's random choices.
 	Seed uint64
 
+	// The shape of a stress of one ledger (Run, Drive). One poll in
+	// CancelEvery cancels its job, racing the runners (zero: none does,
+	// and then every call a runner makes on its job must succeed). With
+	// WaitForSlot, a submitter refused at the bound waits until a runner
+	// ends a job, so that the submitters race for the freed slot. Tick, if
+	// not nil, is called by the first submitter before every other submit
+	// (a fake clock's advance, so that retention by time runs).
+	CancelEvery int
+	WaitForSlot bool
+	Tick        func()
+	// Check, if not nil, is the ledger's invariant checker: Drive calls it
+	// about every millisecond while it waits for the waiters at the end,
+	// when only they may be running, so that a waiter blocked on an ended
+	// job fails the run at once rather than when Grace runs out.
+	Check func() error
+	// Unrecorded keeps no history: a stress of one ledger checks what its
+	// workers see, and MaxOps still bounds its operations.
+	Unrecorded bool
+
 	// Wrap, if not nil, wraps the ledger the workers drive: a test injects
 	// a fault through it to show that the checks catch it.
 	Wrap func(Ledger) Ledger
@@ -85,8 +111,25 @@ func DefaultConfig() Config {
 		Duration: 3 * time.Second, MaxOps: 400_000,
 		MaxQueue: 4, MaxCompleted: 16, JobTTL: time.Millisecond,
 		WaitTimeout: 2 * time.Millisecond, Grace: 5 * time.Second,
-		KeyedEvery: 4, Keys: 16,
+		KeyedEvery: 4, Keys: 16, CancelEvery: 20,
 		Seed: 1, ProgressEvery: 500 * time.Millisecond,
+	}
+}
+
+// LedgerConfig returns the shape of the stress of one ledger that the
+// conformance suite and the table's own tests run, unrecorded: 4
+// submitters, 2 runners, 3 pollers and 2 waiters against MaxQueue 6, with
+// retention small enough (JobTTL 50 ms, MaxCompleted 64) that eviction runs
+// all along, submitters that wait for a freed slot, and no cancels, so
+// that every runner's call must succeed. The caller sets Duration,
+// MinAccepted, MaxDuration, Tick and Check.
+func LedgerConfig() Config {
+	return Config{
+		Submitters: 4, Runners: 2, Pollers: 3, Waiters: 2,
+		MaxOps:   10_000_000,
+		MaxQueue: 6, MaxCompleted: 64, JobTTL: 50 * time.Millisecond,
+		WaitTimeout: 2 * time.Millisecond, Grace: 10 * time.Second,
+		WaitForSlot: true, Unrecorded: true, Seed: 1,
 	}
 }
 
@@ -98,6 +141,8 @@ func (c Config) validate() error {
 		return errors.New("stress: Duration and MaxOps must be positive")
 	case c.WaitTimeout <= 0 || c.Grace <= 0:
 		return errors.New("stress: WaitTimeout and Grace must be positive")
+	case c.CancelEvery < 0 || c.MinAccepted < 0:
+		return errors.New("stress: CancelEvery and MinAccepted must be at least 0")
 	case c.KeyedEvery < 0 || c.KeyedEvery > 0 && c.Keys < 1:
 		return errors.New("stress: KeyedEvery must be at least 0, and keyed submits need at least one key")
 	}

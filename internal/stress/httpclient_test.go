@@ -11,15 +11,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobledger/jobledger/client"
+	"github.com/jobledger/jobledger/internal/stress"
 	"github.com/jobledger/jobledger/linearizability"
-	"github.com/jobledger/jobledger/stress"
 )
 
 // TestHTTPClientRecords pins what the recording HTTP client writes into the
 // history for each reply: 202 and 200 are OK, 429 QueueFull, 404 NotFound,
 // 409 NotDone (result) or Terminal (cancel) with the problem's state; any
-// other status, a body it cannot read, or a transport error leaves the
-// operation pending forever.
+// other status, or a body it cannot read, leaves the operation pending
+// forever (transport errors: TestHTTPClientDropsUnsent).
 func TestHTTPClientRecords(t *testing.T) {
 	const (
 		running = `{"job_id":"j","task_id":"t","state":"RUNNING","created_at":"2026-11-30T12:00:00Z","started_at":"2026-11-30T12:00:01Z"}`
@@ -83,6 +83,54 @@ func TestHTTPClientRecords(t *testing.T) {
 	}
 }
 
+// TestHTTPClientDropsUnsent: a call that could not connect (nothing
+// listens) is no operation of the history, for it never reached the
+// server; a call whose connection died after its request was sent stays
+// pending forever, since the server may have acted on it. A keyed submit
+// is never dropped (TestHTTPClientKeepsKeyedUnsent).
+func TestHTTPClientDropsUnsent(t *testing.T) {
+	calls := map[string]func(*stress.HTTPClient) error{
+		"submit": recordSubmit, "snapshot": recordSnapshot,
+		"wait": recordWait, "result": recordResult, "cancel": recordCancel,
+	}
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closed.Close() // its port now refuses connections
+	hungUp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err == nil {
+			conn.Close()
+		}
+	}))
+	defer hungUp.Close()
+	for name, call := range calls {
+		t.Run(name, func(t *testing.T) {
+			rec := stress.NewRecorder()
+			require.Error(t, call(rec.HTTPClient(newAPI(t, closed))))
+			require.Empty(t, rec.History(), "a call that never connected")
+
+			rec = stress.NewRecorder()
+			require.Error(t, call(rec.HTTPClient(newAPI(t, hungUp))))
+			h := rec.History()
+			require.Len(t, h, 1, "a call the server hung up on")
+			require.Equal(t, int64(linearizability.Pending), h[0].Return)
+			require.Equal(t, linearizability.Unknown, h[0].Output.(linearizability.Output).Outcome)
+		})
+	}
+}
+
+// TestHTTPClientKeepsKeyedUnsent: a keyed submit that could not connect
+// stays pending forever, since net/http may have sent it on a connection
+// that broke before it dialled again.
+func TestHTTPClientKeepsKeyedUnsent(t *testing.T) {
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closed.Close()
+	rec := stress.NewRecorder()
+	require.Error(t, recordSubmitKeyed(rec.HTTPClient(newAPI(t, closed))))
+	h := rec.History()
+	require.Len(t, h, 1)
+	require.Equal(t, int64(linearizability.Pending), h[0].Return)
+}
+
 // TestHTTPClientRecordsSubmitWait pins what the recording client writes for
 // POST /jobs with Prefer: wait: a 200 is OK with the result (DONE) or the
 // terminal snapshot, expires_at included; a 202 is Deadline; both with the
@@ -139,21 +187,6 @@ func TestHTTPClientRecordsSubmitWait(t *testing.T) {
 			require.Less(t, op.Call, op.Return)
 		})
 	}
-}
-
-// TestHTTPClientTransportError: a request that never got a reply is
-// pending forever.
-func TestHTTPClientTransportError(t *testing.T) {
-	ts := httptest.NewServer(http.NotFoundHandler())
-	api := newAPI(t, ts)
-	ts.Close()
-	rec := stress.NewRecorder()
-	_, _, err := rec.HTTPClient(api).Submit(context.Background(), "t", `{}`)
-	require.Error(t, err)
-	h := rec.History()
-	require.Len(t, h, 1)
-	require.Equal(t, int64(linearizability.Pending), h[0].Return)
-	require.Equal(t, linearizability.Unknown, h[0].Output.(linearizability.Output).Outcome)
 }
 
 // TestHTTPClientNarrowsWait: a wait that returned on the server's timeout

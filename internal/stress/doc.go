@@ -1,5 +1,7 @@
-// Package stress records concurrent histories of the job ledger for package
-// linearizability to check: the drivers of the linearizability gates.
+// Package stress drives the job ledger with many concurrent clients: the
+// one stress harness of the project, behind the table's stress test, the
+// conformance suite's stress rule and the linearizability gates, whose
+// histories it records for package linearizability to check.
 //
 // A Recorder collects one history from many clients. Every operation is
 // stamped by one Clock, strictly increasing across goroutines, and an
@@ -14,14 +16,19 @@
 //	rep := linearizability.Check(res.History, linearizability.CheckConfig{MaxQueue: res.Config.MaxQueue})
 //	if len(res.Violations) > 0 || rep.Verdict != linearizability.Linearizable { ... }
 //
-// Run drives a fresh in-process table with submitters, runners, pollers and
-// waiters, and checks the stress invariants at the end (no call panicked, depth back to zero,
-// each accepted job ended exactly once, no waiter left blocked, the table's
-// own invariants). One submit in Config.KeyedEvery is the table's
-// SubmitKeyed, recorded with whether the table replayed, for Check's key
-// model. The recorder is written against the Ledger interface;
-// TableLedger is the in-process adapter, and a test wraps it (Config.Wrap)
-// to inject a fault.
+// Drive drives one ledger (a Ledger: TableLedger for a table, StoreLedger
+// for any store of the contract) with submitters, runners, pollers and
+// waiters, each checking what it sees as it goes (a snapshot no ledger can
+// hold, a job going back, a call refused that must succeed or the
+// reverse, a Wait that returns a live job), and checks the stress
+// invariants at the end (no call panicked, ids unique, each accepted job
+// ended exactly once, no waiter left blocked). Run is Drive on a fresh
+// table, which then checks the depth and the table's own invariants.
+// LedgerConfig is the shape the table's stress test and the conformance
+// suite run, unrecorded; DefaultConfig is lincheck's. One submit in
+// Config.KeyedEvery is keyed, recorded with whether the ledger replayed,
+// for Check's key model. A test wraps the ledger (Config.Wrap) to inject
+// a fault.
 //
 // # The HTTP level
 //

@@ -10,9 +10,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobledger/jobledger/internal/stress"
 	"github.com/jobledger/jobledger/jobtable"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 	"github.com/jobledger/jobledger/linearizability"
-	"github.com/jobledger/jobledger/stress"
 )
 
 // shortStress is the seed's shape, shortened for the test suite: the run
@@ -263,5 +264,46 @@ func TestClockStrictlyIncreasing(t *testing.T) {
 			require.False(t, seen[v], "stamp %d handed out twice", v)
 			seen[v] = true
 		}
+	}
+}
+
+// liveWait returns at once, with the job as it is: a Wait that returns a
+// live job.
+type liveWait struct{ stress.Ledger }
+
+func (l liveWait) Wait(ctx context.Context, id string) (ledgertype.Snapshot, error) {
+	return l.Ledger.Snapshot(ctx, id)
+}
+
+// endAnyway reports every Timeout as successful: a second terminal call
+// accepted.
+type endAnyway struct{ stress.Ledger }
+
+func (l endAnyway) Timeout(ctx context.Context, id, msg string) error {
+	l.Ledger.Timeout(ctx, id, msg)
+	return nil
+}
+
+// TestDriveCatchesFaults: the checks the workers make as they go, in the
+// unrecorded shape of the table's stress and the conformance suite's,
+// notice what they are there to notice.
+func TestDriveCatchesFaults(t *testing.T) {
+	for _, tc := range []struct {
+		name, want string
+		wrap       func(stress.Ledger) stress.Ledger
+	}{
+		{"live wait", "returned a live job", func(l stress.Ledger) stress.Ledger { return liveWait{l} }},
+		{"second end accepted", "second terminal call", func(l stress.Ledger) stress.Ledger { return endAnyway{l} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := stress.LedgerConfig()
+			cfg.Duration, cfg.Grace, cfg.Wrap = 100*time.Millisecond, 50*time.Millisecond, tc.wrap
+			tab, err := jobtable.New[string, string](jobtable.Config{MaxQueue: cfg.MaxQueue, JobTTL: cfg.JobTTL, MaxCompleted: cfg.MaxCompleted})
+			require.NoError(t, err)
+			res, err := stress.Drive(context.Background(), cfg, stress.TableLedger{T: tab})
+			require.NoError(t, err)
+			require.Contains(t, strings.Join(res.Violations, "\n"), tc.want)
+			require.Zero(t, res.History, "unrecorded")
+		})
 	}
 }

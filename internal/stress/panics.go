@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/jobledger/jobledger/jobtable"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 )
 
 // errPanicked is what a guarded call returns when the ledger panicked in
@@ -99,6 +100,11 @@ func (g guarded) Timeout(ctx context.Context, id, msg string) (err error) {
 func (g guarded) Snapshot(ctx context.Context, id string) (snap jobtable.Snapshot, err error) {
 	defer g.log.recovered("Snapshot", &err)
 	return g.l.Snapshot(ctx, id)
+}
+
+func (g guarded) State(ctx context.Context, id string) (st ledgertype.State, err error) {
+	defer g.log.recovered("State", &err)
+	return g.l.State(ctx, id)
 }
 
 func (g guarded) Wait(ctx context.Context, id string) (snap jobtable.Snapshot, err error) {

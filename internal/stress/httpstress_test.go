@@ -7,8 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobledger/jobledger/internal/stress"
 	"github.com/jobledger/jobledger/linearizability"
-	"github.com/jobledger/jobledger/stress"
 )
 
 // shortHTTPStress is the HTTP level's default shape, shortened for the test

@@ -10,14 +10,16 @@ import (
 
 	"github.com/anishathalye/porcupine"
 	"github.com/jobledger/jobledger/jobtable"
+	"github.com/jobledger/jobledger/ledger/ledgertype"
 	"github.com/jobledger/jobledger/linearizability"
 )
 
 // Recorder collects one history from many clients. Every operation is
 // stamped by one Clock.
 type Recorder struct {
-	clock *Clock
-	count atomic.Int64 // operations begun
+	clock   *Clock
+	count   atomic.Int64 // operations begun
+	discard bool         // count the operations, keep none (Config.Unrecorded)
 
 	mu      sync.Mutex // guards clients and walks
 	clients []*Client
@@ -81,6 +83,9 @@ func (c *Client) ID() int { return c.id }
 // end says otherwise. The call stamp is taken last, just before the call.
 func (c *Client) begin(in linearizability.Input) int {
 	c.count.Add(1)
+	if c.rec.discard {
+		return -1
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.ops = append(c.ops, porcupine.Operation{
@@ -97,6 +102,9 @@ func (c *Client) begin(in linearizability.Input) int {
 // end records the return of operation i. The return stamp is taken first,
 // just after the call. An Unknown outcome stays pending forever.
 func (c *Client) end(i int, out linearizability.Output) {
+	if i < 0 {
+		return
+	}
 	ret := c.clock.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -105,6 +113,16 @@ func (c *Client) end(i int, out linearizability.Output) {
 	}
 	c.ops[i].Output = out
 	c.ops[i].Return = ret
+}
+
+// drop removes operation i, the client's latest, from the history: its
+// call never reached the ledger. An earlier operation stays as it is.
+func (c *Client) drop(i int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if i == len(c.ops)-1 {
+		c.ops = c.ops[:i]
+	}
 }
 
 // callOf returns the call time of operation i.
@@ -117,6 +135,9 @@ func (c *Client) callOf(i int) int64 {
 // narrow moves the call time of operation i forward to at: the operation is
 // known to have observed the ledger no earlier than at.
 func (c *Client) narrow(i int, at int64) {
+	if i < 0 {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	op := &c.ops[i]
@@ -201,6 +222,11 @@ func (c *Client) Snapshot(ctx context.Context, id string) (jobtable.Snapshot, er
 	snap, err := c.ledger.Snapshot(ctx, id)
 	c.end(i, outputWithView(linearizability.Snapshot, err, snap))
 	return snap, err
+}
+
+// State calls l.State unrecorded: the history has no such operation.
+func (c *Client) State(ctx context.Context, id string) (ledgertype.State, error) {
+	return c.ledger.State(ctx, id)
 }
 
 // Result records l.Result.
