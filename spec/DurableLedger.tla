@@ -443,14 +443,16 @@ ReadRows == IF Defect = "read_uncommitted" THEN tx ELSE db
 \* operation changes nothing.
 \* ack_before_commit: the caller is answered here.
 \* wake_before_commit: the waiters of a job made terminal are woken here.
+\* A replay's answer is the job whose row holds the key.  (\E x \in {v}
+\* names a value computed once.)
 Take ==
     /\ up
     /\ wphase = "take"
     /\ \E op \in queue :
-          LET res == Decide(tx, op)
-              ans == IF res = "replay" THEN Holder(tx, op.key) ELSE op.job
-              e == [op |-> op, res |-> res, ans |-> ans]
-          IN
+       \E res \in {Decide(tx, op)} :
+       \E e \in {[op |-> op, res |-> res,
+                  ans |-> IF res = "replay" THEN Holder(tx, op.key)
+                          ELSE op.job]} :
           /\ queue' = queue \ {op}
           /\ tx' = IF e.res = "ok" THEN Apply(tx, op) ELSE tx
           /\ batch' = batch \cup {e}
