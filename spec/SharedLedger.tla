@@ -351,9 +351,12 @@ KeySeqs(n) ==
 \* row's lock and before its retention pass: at most one (KeyInv).
 Held(k) == {j \in table : key[j] = k}
 
+\* The keys some row holds.
+HeldKeys == {k \in Keys : Held(k) # {}}
+
 \* The keyed submits of ks whose key a row holds (their positions): each
 \* is answered with that row's job, a replay that admits nothing.
-Replayed(ks) == {i \in DOMAIN ks : ks[i] # NoKey /\ Held(ks[i]) # {}}
+Replayed(ks) == {i \in DOMAIN ks : ks[i] \in HeldKeys}
 
 Holder(k) == CHOOSE j \in Held(k) : TRUE
 
