@@ -28,6 +28,7 @@ import (
 // could end FAILED. A port already taken must stop the server before it
 // touches a job: the job stays PENDING, and the next server runs it.
 func TestBusyPortKeepsRecoveredJobs(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	store := "sqlite:" + filepath.Join(dir, "jobs.db")
 	quiet := slog.New(slog.DiscardHandler)

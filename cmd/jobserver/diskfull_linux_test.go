@@ -103,6 +103,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 // now reports the failing writes, and once there is room again it ends
 // both jobs with their models' results and admits submits, by itself.
 func TestDiskFullRecovers(t *testing.T) {
+	t.Parallel()
 	dir := mountTmpfs(t, 4<<20)
 	bin := build(t, "github.com/jobledger/jobledger/cmd/jobserver")
 	s := start(t, bin, "-model", "echo", "-workers", "1", "-async-max-queue", "2", "-async-timeout", "120000",

@@ -17,6 +17,7 @@ import (
 // refuses new work with 503 and Retry-After, still cancels, and a second
 // signal cuts the grace short.
 func TestListenerClosesWhenGraceStarts(t *testing.T) {
+	t.Parallel()
 	bin := build(t, "github.com/jobledger/jobledger/cmd/jobserver")
 	s := start(t, bin, "-model", "echo", "-workers", "2", "-grace", "1m")
 	c := newFreshClient(t, s.addr)

@@ -10,7 +10,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -20,20 +22,48 @@ import (
 	"github.com/jobledger/jobledger/internal/pgtest"
 )
 
-// TestMain checks for leaked goroutines; the tests on the PostgreSQL store
-// get their server from package pgtest.
-func TestMain(m *testing.M) { pgtest.Main(m) }
+// TestMain checks for leaked goroutines and removes the commands built;
+// the tests on the PostgreSQL store get their server from package pgtest.
+func TestMain(m *testing.M) { pgtest.Main(m, removeBuilt) }
 
-// build compiles the module's commands into a temporary directory.
+// built holds the commands build compiled, once for the whole package, in
+// one directory per set of packages.
+var built struct {
+	mu   sync.Mutex
+	root string            // the parent of the directories; removeBuilt removes it
+	dirs map[string]string // the packages joined by spaces -> their directory
+}
+
+// build compiles the module's commands pkgs, once per set for the whole
+// package, and returns the directory holding them.
 func build(t *testing.T, pkgs ...string) string {
 	t.Helper()
-	dir := t.TempDir()
+	built.mu.Lock()
+	defer built.mu.Unlock()
+	key := strings.Join(pkgs, " ")
+	if dir, ok := built.dirs[key]; ok {
+		return dir
+	}
+	if built.root == "" {
+		root, err := os.MkdirTemp("", "jobserver-test-")
+		require.NoError(t, err)
+		built.root, built.dirs = root, map[string]string{}
+	}
+	dir := filepath.Join(built.root, strconv.Itoa(len(built.dirs)))
 	goTool, err := exec.LookPath("go")
 	require.NoError(t, err, "the go command must be on PATH")
 	args := append([]string{"build", "-o", dir + string(os.PathSeparator)}, pkgs...)
 	out, err := exec.Command(goTool, args...).CombinedOutput()
 	require.NoError(t, err, "%s", out)
+	built.dirs[key] = dir
 	return dir
+}
+
+// removeBuilt removes what build compiled.
+func removeBuilt() {
+	if built.root != "" {
+		os.RemoveAll(built.root)
+	}
 }
 
 // server is a running jobserver process.
@@ -130,6 +160,7 @@ func TestServerUnderLoad(t *testing.T) {
 func tail(s string, n int) string { return s[max(0, len(s)-n):] }
 
 func TestServerShutdownWithJobsInFlight(t *testing.T) {
+	t.Parallel()
 	bin := build(t, "github.com/jobledger/jobledger/cmd/jobserver")
 	s := start(t, bin, "-model", "echo", "-grace", "50ms")
 	client := &http.Client{Timeout: time.Minute}

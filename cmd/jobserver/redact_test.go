@@ -60,6 +60,7 @@ func TestStorePasswordNotInStartupErrors(t *testing.T) {
 // password, by the flag or the config file, neither the listening line nor
 // any later log line, /healthz or /metrics holds the password.
 func TestStorePasswordNotServed(t *testing.T) {
+	t.Parallel()
 	u, err := url.Parse(pgtest.NewDatabase(t)) // the test server trusts loopback: any password will do
 	require.NoError(t, err)
 	u.User = url.UserPassword(u.User.Username(), secret)

@@ -37,7 +37,7 @@ func vmRSS(t *testing.T, pid int) int64 {
 // buffer is as small as the kernel allows, reads the reply's status line
 // and header, and then reads nothing more: the server's write of a large
 // body stalls until the connection is closed.
-func slowReader(t *testing.T, addr, target string) *http.Response {
+func slowReader(t *testing.T, addr, target string) (*http.Response, net.Conn) {
 	t.Helper()
 	d := net.Dialer{Timeout: guard, Control: func(_, _ string, c syscall.RawConn) error {
 		var serr error
@@ -57,7 +57,7 @@ func slowReader(t *testing.T, addr, target string) *http.Response {
 	require.NoError(t, err)
 	resp, err := http.ReadResponse(bufio.NewReaderSize(conn, 4096), nil)
 	require.NoError(t, err)
-	return resp
+	return resp, conn
 }
 
 // TestSlowResultReadersBoundedMemory pins the bug where replies carrying a
@@ -81,6 +81,7 @@ func TestSlowResultReadersBoundedMemory(t *testing.T) {
 	bin := build(t, "github.com/jobledger/jobledger/cmd/jobserver")
 	for _, store := range []string{"memory", "sqlite:" + filepath.Join(t.TempDir(), "jobs.db")} {
 		t.Run(strings.Split(store, ":")[0], func(t *testing.T) {
+			t.Parallel()
 			slowReaders(t, bin, store, budget, pad, readers, slack)
 		})
 	}
@@ -105,8 +106,10 @@ func slowReaders(t *testing.T, bin, store string, budget, pad, readers, slack in
 	pid := s.cmd.Process.Pid
 	base := vmRSS(t, pid)
 	var ok, busy int
+	var conns []net.Conn
 	for range readers {
-		resp := slowReader(t, s.addr, target)
+		resp, conn := slowReader(t, s.addr, target)
+		conns = append(conns, conn)
 		switch resp.StatusCode {
 		case http.StatusOK:
 			ok++
@@ -128,6 +131,9 @@ func slowReaders(t *testing.T, bin, store string, budget, pad, readers, slack in
 	require.LessOrEqual(t, ok, budget/(2*pad), "replies in flight beyond the budget")
 	require.GreaterOrEqual(t, busy, readers-budget/(2*pad), "readers beyond the budget are refused")
 
+	for _, conn := range conns {
+		conn.Close() // or the server's stop waits for their replies
+	}
 	code, log := s.stop(t)
 	require.Equal(t, 0, code, "%s", tail(log, 2000))
 }

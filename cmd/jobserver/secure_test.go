@@ -243,6 +243,7 @@ func nextMsg(t *testing.T, lines <-chan string, msg string) map[string]any {
 // 401, 403 and the job API by token, a SIGHUP that takes a token away,
 // and one that puts a new certificate in place.
 func TestTokensOverTLS(t *testing.T) {
+	t.Parallel()
 	bin := build(t, "github.com/jobledger/jobledger/cmd/jobserver")
 	dir := t.TempDir()
 	newToken := func(args ...string) (token, line string) {

@@ -24,6 +24,7 @@ import (
 // go on to the end of its start: the store cannot be opened, so it exits
 // 2 with that error and removes its address file.
 func TestSignalDuringNew(t *testing.T) {
+	t.Parallel()
 	bin := build(t, "github.com/jobledger/jobledger/cmd/jobserver")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)

@@ -55,6 +55,7 @@ func listed(t *testing.T, c *freshClient) int {
 // or truncated beside its log, started with 0 or 15 of its 30 jobs,
 // silently.)
 func TestSQLiteFileFaults(t *testing.T) {
+	t.Parallel()
 	bin := build(t, "github.com/jobledger/jobledger/cmd/jobserver")
 	serve := func(db string) []string {
 		return []string{"-model", "echo", "-async-max-queue", "64", "-grace", "100ms", "-store", "sqlite:" + db}

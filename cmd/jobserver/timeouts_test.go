@@ -22,6 +22,7 @@ const guard = 30 * time.Second
 // longer than the write timeout (a wait, a Prefer: wait submit, /infer) are
 // still answered whole.
 func TestNoReadOrIdleTimeout(t *testing.T) {
+	t.Parallel()
 	bin := build(t, "github.com/jobledger/jobledger/cmd/jobserver")
 	s := start(t, bin, "-model", "echo", "-grace", "0s", "-read-timeout", "300", "-idle-timeout", "300",
 		"-write-timeout", "1000", "-max-wait", "2500")
@@ -131,6 +132,7 @@ func TestTimeoutFlags(t *testing.T) {
 // answered itself (200, no Allow) before the API could: it is answered
 // with the methods the API supports.
 func TestOptionsStarLacksAllow(t *testing.T) {
+	t.Parallel()
 	bin := build(t, "github.com/jobledger/jobledger/cmd/jobserver")
 	s := start(t, bin, "-model", "echo", "-grace", "0s")
 	conn, err := net.Dial("tcp", s.addr)

@@ -37,10 +37,14 @@ var (
 	failed  error  // why no server could be had
 )
 
-// Main runs m, stops the server it started (if any), checks for leaked
-// goroutines if every test passed (as goleak.VerifyTestMain), and exits.
-func Main(m *testing.M) {
+// Main runs m, then each of cleanups, stops the server it started (if
+// any), checks for leaked goroutines if every test passed (as
+// goleak.VerifyTestMain), and exits.
+func Main(m *testing.M, cleanups ...func()) {
 	code := m.Run()
+	for _, f := range cleanups {
+		f()
+	}
 	mu.Lock()
 	if stop != nil {
 		stop()
