@@ -9,6 +9,7 @@ import (
 	"github.com/anishathalye/porcupine"
 
 	"github.com/jobledger/jobledger/internal/stress"
+	"github.com/jobledger/jobledger/internal/stress/httpstress"
 	"github.com/jobledger/jobledger/linearizability"
 )
 
@@ -84,9 +85,9 @@ func reportCheck(b *testing.B, recorded time.Duration, ops int) {
 func recordProjection(b *testing.B, http bool, d time.Duration) ([]porcupine.Operation, int, time.Duration) {
 	b.Helper()
 	if http {
-		cfg := stress.DefaultHTTPConfig()
+		cfg := httpstress.DefaultHTTPConfig()
 		cfg.Duration, cfg.MaxOps, cfg.Progress = d, 1<<40, nil
-		res, err := stress.RunHTTP(context.Background(), cfg)
+		res, err := httpstress.RunHTTP(context.Background(), cfg)
 		if err != nil || len(res.Violations) > 0 {
 			b.Fatal(err, res.Violations)
 		}

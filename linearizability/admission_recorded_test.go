@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobledger/jobledger/internal/stress"
+	"github.com/jobledger/jobledger/internal/stress/httpstress"
 	"github.com/jobledger/jobledger/linearizability"
 )
 
@@ -25,9 +26,9 @@ func TestAdmissionSweepOnRecordedHistories(t *testing.T) {
 	cfg.Duration, cfg.MaxOps, cfg.MaxQueue, cfg.Progress = 100*time.Millisecond, 3000, 2, nil
 	res, err := stress.Run(t.Context(), cfg)
 	require.NoError(t, err)
-	hcfg := stress.DefaultHTTPConfig()
+	hcfg := httpstress.DefaultHTTPConfig()
 	hcfg.Duration, hcfg.MaxOps, hcfg.MaxQueue, hcfg.Progress = 100*time.Millisecond, 1500, 2, nil
-	hres, err := stress.RunHTTP(t.Context(), hcfg)
+	hres, err := httpstress.RunHTTP(t.Context(), hcfg)
 	require.NoError(t, err)
 
 	var c linearizability.DiffCounts

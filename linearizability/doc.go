@@ -57,7 +57,7 @@
 //
 // # The HTTP level
 //
-// A history recorded through the HTTP API (stress.RunHTTP) is checked by
+// A history recorded through the HTTP API (httpstress.RunHTTP) is checked by
 // CheckHTTP against HTTPJobModel and HTTPAdmissionModel. The runner's steps
 // and eviction happen inside the server, unseen, so these models let them
 // happen between observed operations, only along the state machine;
@@ -69,7 +69,7 @@
 // once held stays held, so a key lost in a restart shows as a second job
 // (httpkeys.go).
 //
-//	res, err := stress.RunHTTP(ctx, stress.DefaultHTTPConfig())
+//	res, err := httpstress.RunHTTP(ctx, httpstress.DefaultHTTPConfig())
 //	rep := linearizability.CheckHTTP(res.History, linearizability.CheckConfig{MaxQueue: res.Config.MaxQueue, KnowsTTL: true})
 //
 // # Histories on disk

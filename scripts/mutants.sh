@@ -87,7 +87,7 @@ fi
 # patch_of MUTANT: the diff of PKG/NAME, PKG/testdata/mutants/NAME.patch.
 patch_of() { echo "${1%/*}/testdata/mutants/${1##*/}.patch"; }
 
-all_gates=(test:jobtable test:ledger test:jobapi test:store/sqlite test:store/postgres test:linearizability test:internal/stress test:fuzz lincheck crash powercut replicas trace fuzztrace trace-sqlite trace-postgres)
+all_gates=(test:jobtable test:ledger test:jobapi test:store/sqlite test:store/postgres test:linearizability test:internal/stress test:internal/stress/httpstress test:fuzz lincheck crash powercut replicas trace fuzztrace trace-sqlite trace-postgres)
 [ "$HTTP_RUNS" -gt 0 ] && all_gates+=(lincheck-http)
 
 work=$(mktemp -d)

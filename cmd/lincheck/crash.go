@@ -7,16 +7,16 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/jobledger/jobledger/internal/stress"
+	"github.com/jobledger/jobledger/internal/stress/httpstress"
 )
 
-// runCrash is -level=crash: stress.RunCrash, then the history, restarts
+// runCrash is -level=crash: httpstress.RunCrash, then the history, restarts
 // and all, checked with retention that evicts nothing (a 404 for a job a
 // 202 named is a lost job). dir holds the store and the server logs; when
 // empty, a temporary one is made, and removed if the run passes. With
 // powerCut, the store is on a lossyfs mount (dir/mnt, its durable state in
 // dir/disk) and each kill is followed by a power cut.
-func runCrash(ctx context.Context, cfg stress.CrashConfig, powerCut bool, dir string, checkTimeout time.Duration, outDir, historyPath string, stdout, stderr io.Writer) int {
+func runCrash(ctx context.Context, cfg httpstress.CrashConfig, powerCut bool, dir string, checkTimeout time.Duration, outDir, historyPath string, stdout, stderr io.Writer) int {
 	dir, temp, err := runDir(dir, "lincheck-crash-*")
 	if err != nil {
 		fmt.Fprintln(stderr, "lincheck:", err)
@@ -38,7 +38,7 @@ func runCrash(ctx context.Context, cfg stress.CrashConfig, powerCut bool, dir st
 	}
 	fmt.Fprintf(stdout, "lincheck: level=crash seed=%d: %s -store %s, %d %s after %v-%v each; %d submitters, %d server workers, %d pollers, %d waiters, max-queue %d, echo sleep <= %v, job timeout %v\n",
 		cfg.Seed, cfg.Server, cfg.Store, cfg.Cycles, kills, cfg.MinLife, cfg.MaxLife, cfg.Submitters, cfg.Runners, cfg.Pollers, cfg.Waiters, cfg.MaxQueue, cfg.MaxSleep, cfg.JobTimeout)
-	res, err := stress.RunCrash(ctx, cfg)
+	res, err := httpstress.RunCrash(ctx, cfg)
 	if d != nil {
 		// The last life stopped cleanly; the durable state stays in dir/disk.
 		if uerr := d.unmount(); uerr != nil && err == nil {

@@ -33,6 +33,7 @@ import (
 	"time"
 
 	"github.com/jobledger/jobledger/internal/stress"
+	"github.com/jobledger/jobledger/internal/stress/httpstress"
 	"github.com/jobledger/jobledger/linearizability"
 )
 
@@ -74,17 +75,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 	historyPath := fs.String("history", "", "write the last run's history to this file")
 	replay := fs.String("check", "", "run nothing: check the history in this file (written by -history) and exit")
 	quiet := fs.Bool("q", false, "no progress lines")
-	hdef := stress.DefaultHTTPConfig()
+	hdef := httpstress.DefaultHTTPConfig()
 	maxSleep := fs.Duration("max-sleep", hdef.MaxSleep, "http: longest echo sleep of a job")
 	jobTimeout := fs.Duration("job-timeout", hdef.JobTimeout, "http: the server's async_timeout")
 	keyedEvery := fs.Int("keyed-every", def.KeyedEvery, "one submit in N is keyed: SubmitKeyed (table), an Idempotency-Key (http, crash, replicas) (0: none is)")
-	cdef := stress.DefaultCrashConfig()
+	cdef := httpstress.DefaultCrashConfig()
 	server := fs.String("server", "bin/jobserver", "crash: the jobserver binary")
 	store := fs.String("store", "", "crash: the server's -store (default sqlite:DIR/jobs.db); replicas: every server's -store, required")
 	cycles := fs.Int("cycles", cdef.Cycles, "crash: kills, each followed by a restart")
 	powerCut := fs.Bool("power-cut", false, "crash: put the store on a lossyfs mount (needs root) and cut its power at each kill, dropping what was not fsynced")
 	dir := fs.String("dir", "", "crash, replicas: directory for the store, the address files and the server logs (default: a new temporary one, removed when the run passes)")
-	rdef := stress.DefaultReplicasConfig()
+	rdef := httpstress.DefaultReplicasConfig()
 	replicas := fs.Int("replicas", 0, "http: run this many jobserver replicas (-server) on one -store (a postgres:// URL), the clients spread across them, one killed with SIGKILL and restarted mid-run (0: one server in process)")
 	lease := fs.Duration("lease", rdef.Lease, "replicas: each server's -lease, after which a dead replica's jobs end FAILED \"worker lost\"")
 	killAt := fs.Duration("kill-at", rdef.KillAt, "replicas: when, from the start of the load, one replica is killed")
@@ -252,10 +253,10 @@ func writeFile(path string, hf linearizability.HistoryFile) error {
 }
 
 // runHTTP is runOnce for -level=http.
-func runHTTP(ctx context.Context, cfg stress.HTTPConfig, checkTimeout time.Duration, outDir, historyPath string, stdout, stderr io.Writer) int {
+func runHTTP(ctx context.Context, cfg httpstress.HTTPConfig, checkTimeout time.Duration, outDir, historyPath string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "lincheck: level=http seed=%d %v: %d submitters, %d server workers, %d pollers, %d waiters, max-queue %d, max-completed %d, ttl %v, echo sleep <= %v, job timeout %v\n",
 		cfg.Seed, cfg.Duration, cfg.Submitters, cfg.Runners, cfg.Pollers, cfg.Waiters, cfg.MaxQueue, cfg.MaxCompleted, cfg.JobTTL, cfg.MaxSleep, cfg.JobTimeout)
-	res, err := stress.RunHTTP(ctx, cfg)
+	res, err := httpstress.RunHTTP(ctx, cfg)
 	if err != nil {
 		fmt.Fprintln(stderr, "lincheck:", err)
 		return exitSetup

@@ -79,9 +79,11 @@ type Client struct {
 // ID returns the client's id in the history.
 func (c *Client) ID() int { return c.id }
 
-// begin appends an operation that has not returned: pending forever until
-// end says otherwise. The call stamp is taken last, just before the call.
-func (c *Client) begin(in linearizability.Input) int {
+// Begin appends an operation that has not returned, pending forever until
+// End says otherwise, and returns its index. The call stamp is taken last,
+// just before the call. A driver that calls something else than a Ledger
+// records each call with Begin and End.
+func (c *Client) Begin(in linearizability.Input) int {
 	c.count.Add(1)
 	if c.rec.discard {
 		return -1
@@ -99,9 +101,9 @@ func (c *Client) begin(in linearizability.Input) int {
 	return i
 }
 
-// end records the return of operation i. The return stamp is taken first,
+// End records the return of operation i. The return stamp is taken first,
 // just after the call. An Unknown outcome stays pending forever.
-func (c *Client) end(i int, out linearizability.Output) {
+func (c *Client) End(i int, out linearizability.Output) {
 	if i < 0 {
 		return
 	}
@@ -115,9 +117,12 @@ func (c *Client) end(i int, out linearizability.Output) {
 	c.ops[i].Return = ret
 }
 
-// drop removes operation i, the client's latest, from the history: its
+// Drop removes operation i, the client's latest, from the history: its
 // call never reached the ledger. An earlier operation stays as it is.
-func (c *Client) drop(i int) {
+func (c *Client) Drop(i int) {
+	if i < 0 {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if i == len(c.ops)-1 {
@@ -125,16 +130,20 @@ func (c *Client) drop(i int) {
 	}
 }
 
-// callOf returns the call time of operation i.
-func (c *Client) callOf(i int) int64 {
+// CallOf returns the call time of operation i (zero for a Recorder that
+// keeps no history).
+func (c *Client) CallOf(i int) int64 {
+	if i < 0 {
+		return 0
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.ops[i].Call
 }
 
-// narrow moves the call time of operation i forward to at: the operation is
-// known to have observed the ledger no earlier than at.
-func (c *Client) narrow(i int, at int64) {
+// Narrow moves the call time of operation i forward to at: the operation
+// is known to have observed the ledger no earlier than at.
+func (c *Client) Narrow(i int, at int64) {
 	if i < 0 {
 		return
 	}
@@ -148,13 +157,13 @@ func (c *Client) narrow(i int, at int64) {
 
 // Submit records l.Submit.
 func (c *Client) Submit(ctx context.Context, taskID, req string) (string, error) {
-	i := c.begin(linearizability.Input{Kind: linearizability.Submit, TaskID: taskID, Value: req})
+	i := c.Begin(linearizability.Input{Kind: linearizability.Submit, TaskID: taskID, Value: req})
 	id, err := c.ledger.Submit(ctx, taskID, req)
 	out := linearizability.Output{Outcome: outcomeOf(linearizability.Submit, err)}
 	if err == nil {
 		out.ID = id
 	}
-	c.end(i, out)
+	c.End(i, out)
 	return id, err
 }
 
@@ -162,65 +171,65 @@ func (c *Client) Submit(ctx context.Context, taskID, req string) (string, error)
 // key and digest: OK with the job's id, Replayed when the ledger said it
 // replayed the job that holds the key; QueueFull; KeyConflict.
 func (c *Client) SubmitKeyed(ctx context.Context, key, digest, taskID, req string) (string, bool, error) {
-	i := c.begin(linearizability.Input{Kind: linearizability.SubmitKeyed, TaskID: taskID, Value: req, Key: key, Digest: digest})
+	i := c.Begin(linearizability.Input{Kind: linearizability.SubmitKeyed, TaskID: taskID, Value: req, Key: key, Digest: digest})
 	id, replayed, err := c.ledger.SubmitKeyed(ctx, key, digest, taskID, req)
 	out := linearizability.Output{Outcome: outcomeOf(linearizability.SubmitKeyed, err)}
 	if err == nil {
 		out.ID, out.Replayed = id, replayed
 	}
-	c.end(i, out)
+	c.End(i, out)
 	return id, replayed, err
 }
 
 // TakeRequest records l.TakeRequest.
 func (c *Client) TakeRequest(ctx context.Context, id string) (string, error) {
-	i := c.begin(linearizability.Input{Kind: linearizability.TakeRequest, ID: id})
+	i := c.Begin(linearizability.Input{Kind: linearizability.TakeRequest, ID: id})
 	req, err := c.ledger.TakeRequest(ctx, id)
 	out := linearizability.Output{Outcome: outcomeOf(linearizability.TakeRequest, err)}
 	if err == nil {
 		out.Value = req
 	}
-	c.end(i, out)
+	c.End(i, out)
 	return req, err
 }
 
 // Start records l.Start.
 func (c *Client) Start(ctx context.Context, id string) error {
-	i := c.begin(linearizability.Input{Kind: linearizability.Start, ID: id})
+	i := c.Begin(linearizability.Input{Kind: linearizability.Start, ID: id})
 	err := c.ledger.Start(ctx, id)
-	c.end(i, linearizability.Output{Outcome: outcomeOf(linearizability.Start, err)})
+	c.End(i, linearizability.Output{Outcome: outcomeOf(linearizability.Start, err)})
 	return err
 }
 
 // Finish records l.Finish.
 func (c *Client) Finish(ctx context.Context, id, res string) error {
-	i := c.begin(linearizability.Input{Kind: linearizability.Finish, ID: id, Value: res})
+	i := c.Begin(linearizability.Input{Kind: linearizability.Finish, ID: id, Value: res})
 	err := c.ledger.Finish(ctx, id, res)
-	c.end(i, linearizability.Output{Outcome: outcomeOf(linearizability.Finish, err)})
+	c.End(i, linearizability.Output{Outcome: outcomeOf(linearizability.Finish, err)})
 	return err
 }
 
 // Fail records l.Fail.
 func (c *Client) Fail(ctx context.Context, id, msg string) error {
-	i := c.begin(linearizability.Input{Kind: linearizability.Fail, ID: id, Value: msg})
+	i := c.Begin(linearizability.Input{Kind: linearizability.Fail, ID: id, Value: msg})
 	err := c.ledger.Fail(ctx, id, msg)
-	c.end(i, linearizability.Output{Outcome: outcomeOf(linearizability.Fail, err)})
+	c.End(i, linearizability.Output{Outcome: outcomeOf(linearizability.Fail, err)})
 	return err
 }
 
 // Timeout records l.Timeout.
 func (c *Client) Timeout(ctx context.Context, id, msg string) error {
-	i := c.begin(linearizability.Input{Kind: linearizability.Timeout, ID: id, Value: msg})
+	i := c.Begin(linearizability.Input{Kind: linearizability.Timeout, ID: id, Value: msg})
 	err := c.ledger.Timeout(ctx, id, msg)
-	c.end(i, linearizability.Output{Outcome: outcomeOf(linearizability.Timeout, err)})
+	c.End(i, linearizability.Output{Outcome: outcomeOf(linearizability.Timeout, err)})
 	return err
 }
 
 // Snapshot records l.Snapshot.
 func (c *Client) Snapshot(ctx context.Context, id string) (jobtable.Snapshot, error) {
-	i := c.begin(linearizability.Input{Kind: linearizability.Snapshot, ID: id})
+	i := c.Begin(linearizability.Input{Kind: linearizability.Snapshot, ID: id})
 	snap, err := c.ledger.Snapshot(ctx, id)
-	c.end(i, outputWithView(linearizability.Snapshot, err, snap))
+	c.End(i, outputWithView(linearizability.Snapshot, err, snap))
 	return snap, err
 }
 
@@ -231,13 +240,13 @@ func (c *Client) State(ctx context.Context, id string) (ledgertype.State, error)
 
 // Result records l.Result.
 func (c *Client) Result(ctx context.Context, id string) (string, jobtable.Snapshot, error) {
-	i := c.begin(linearizability.Input{Kind: linearizability.Result, ID: id})
+	i := c.Begin(linearizability.Input{Kind: linearizability.Result, ID: id})
 	res, snap, err := c.ledger.Result(ctx, id)
 	out := outputWithView(linearizability.Result, err, snap)
 	if err == nil {
 		out.Value = res
 	}
-	c.end(i, out)
+	c.End(i, out)
 	return res, snap, err
 }
 
@@ -250,13 +259,13 @@ func (c *Client) Result(ctx context.Context, id string) (string, jobtable.Snapsh
 // ended, which makes a lost wakeup (the job ended, the waiter never heard
 // and reported the stale state) illegal rather than a lucky early read.
 func (c *Client) Wait(ctx context.Context, id string) (jobtable.Snapshot, error) {
-	i := c.begin(linearizability.Input{Kind: linearizability.Wait, ID: id})
+	i := c.Begin(linearizability.Input{Kind: linearizability.Wait, ID: id})
 	snap, err := c.ledger.Wait(ctx, id)
 	out := outputWithView(linearizability.Wait, err, snap)
-	c.end(i, out)
+	c.End(i, out)
 	if out.Outcome == linearizability.Deadline && !snap.State.Terminal() && errors.Is(err, context.DeadlineExceeded) {
 		if d, ok := ctx.Deadline(); ok {
-			c.narrow(i, c.clock.At(d))
+			c.Narrow(i, c.clock.At(d))
 		}
 	}
 	return snap, err

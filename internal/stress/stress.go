@@ -61,7 +61,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 // the ledger's depth and invariants when Drive returns. It returns an
 // error only for a bad configuration; violations are in the result.
 func Drive(ctx context.Context, cfg Config, l Ledger) (*Result, error) {
-	if err := cfg.validate(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	if cfg.Wrap != nil {
@@ -80,12 +80,12 @@ func Drive(ctx context.Context, cfg Config, l Ledger) (*Result, error) {
 // runWorkload runs the workers against l and checks what they saw.
 func runWorkload(ctx context.Context, cfg Config, rec *Recorder, l Ledger) *Result {
 	w := &workload{
-		stressRun: newStressRun(cfg, rec),
-		ledger:    l,
-		calls:     ctx,
-		jobs:      make(chan string, 1024),
-		freed:     make(chan struct{}, max(cfg.MaxQueue, 1)),
-		enough:    make(chan struct{}),
+		Tally:  NewTally(cfg, rec),
+		ledger: l,
+		calls:  ctx,
+		jobs:   make(chan string, 1024),
+		freed:  make(chan struct{}, max(cfg.MaxQueue, 1)),
+		enough: make(chan struct{}),
 	}
 	if cfg.MinAccepted <= 0 {
 		close(w.enough)
@@ -120,7 +120,7 @@ func runWorkload(ctx context.Context, cfg Config, rec *Recorder, l Ledger) *Resu
 		n++
 		waiters.Go(func() { w.waiter(runCtx, waitCtx, c, r) })
 	}
-	stopProgress := w.reportProgress(runCtx)
+	stopProgress := w.ReportProgress(runCtx)
 
 	// Submitters stop at the end of the run; runners then finish every job
 	// still queued, so every accepted job ends.
@@ -133,7 +133,7 @@ func runWorkload(ctx context.Context, cfg Config, rec *Recorder, l Ledger) *Resu
 	stopProgress()
 
 	stuck, lost := w.awaitWaiters(&waiters, stopWaits)
-	res := &Result{Config: cfg, Record: w.record(), StuckWaiters: stuck, Polls: w.polls.Load(), Waits: w.waits.Load()}
+	res := &Result{Config: cfg, Record: w.Record(), StuckWaiters: stuck, Polls: w.polls.Load(), Waits: w.waits.Load()}
 	res.Violations = append(res.Violations, w.list()...)
 	if lost != "" {
 		res.Violations = append(res.Violations, lost)

@@ -3,6 +3,7 @@ package stress
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -12,12 +13,12 @@ import (
 	"github.com/jobledger/jobledger/linearizability"
 )
 
-// What the two stress drivers share: one ledger's (stress.go, its workers in
-// workers.go), which drives a table or a store in process, and the HTTP API's
-// (httpstress.go, its clients in httpworkers.go), which drives a server
-// through package client. Their configuration, its validation, the common
-// part of their results, and the run's bookkeeping live here; each driver
-// keeps only its workers and its end-of-run checks.
+// What every stress driver shares: this package's, which drives a table or
+// a store in process (stress.go, its workers in workers.go), and those of
+// package httpstress, which drive servers through their HTTP API. Their
+// configuration, its validation, the common part of their results, and
+// the run's bookkeeping (Tally) live here; each driver keeps only its
+// workers and its end-of-run checks.
 
 // Config shapes a stress run. DefaultConfig gives the default shape: 4
 // submitters, 2 runners, 3 pollers and 2 waiters for about 3 s, against a
@@ -133,7 +134,8 @@ func LedgerConfig() Config {
 	}
 }
 
-func (c Config) validate() error {
+// Validate reports a configuration that no stress run can take.
+func (c Config) Validate() error {
 	switch {
 	case c.Submitters < 1 || c.Runners < 1 || c.Pollers < 0 || c.Waiters < 0:
 		return errors.New("stress: need at least one submitter and one runner")
@@ -170,13 +172,12 @@ type Record struct {
 	Violations []string
 }
 
-// stressRun is the bookkeeping of one run that both drivers keep: the
+// Tally is the bookkeeping of one run that every driver keeps: the
 // recorder, the run's bounds, the admissions and rejections its submitters
-// saw, the ids they were given, and its keyed submits. The counters,
-// recentIDs and keyed are safe
-// for concurrent use; the other fields are set once.
-type stressRun struct {
-	cfg   Config
+// saw, the ids they were given, and its keyed submits. Safe for concurrent
+// use.
+type Tally struct {
+	cfg   Config // set once, as rec and start
 	rec   *Recorder
 	start time.Time
 
@@ -186,20 +187,52 @@ type stressRun struct {
 	keyed     keyedRun // the run's keyed submits
 }
 
-func newStressRun(cfg Config, rec *Recorder) *stressRun {
-	return &stressRun{cfg: cfg, rec: rec, start: time.Now()}
+// NewTally returns the bookkeeping of a run of cfg recorded by rec, which
+// starts now.
+func NewTally(cfg Config, rec *Recorder) *Tally {
+	return &Tally{cfg: cfg, rec: rec, start: time.Now()}
 }
 
-// more reports whether the run goes on: its time and its operation budget
-// are both left.
-func (r *stressRun) more(ctx context.Context) bool {
+// Recorder returns the run's recorder.
+func (r *Tally) Recorder() *Recorder { return r.rec }
+
+// More reports whether the run goes on: its time (ctx) and its operation
+// budget (Config.MaxOps) are both left.
+func (r *Tally) More(ctx context.Context) bool {
 	return ctx.Err() == nil && r.rec.Len() < r.cfg.MaxOps
 }
 
-// reportProgress calls cfg.Progress about every ProgressEvery, if both are
-// set, while ctx (the run) lasts. The returned stop ends the reports and
-// waits for the last one.
-func (r *stressRun) reportProgress(ctx context.Context) (stop func()) {
+// Accept counts a job admitted and remembers its id; it returns the jobs
+// admitted so far.
+func (r *Tally) Accept(id string) int64 {
+	n := r.accepted.Add(1)
+	r.remember(id)
+	return n
+}
+
+// Reject counts a submit refused at the bound.
+func (r *Tally) Reject() { r.rejected.Add(1) }
+
+// Pick returns a recently admitted id, the newest when newest is set; ""
+// if none yet.
+func (r *Tally) Pick(rng *rand.Rand, newest bool) string { return r.pick(rng, newest) }
+
+// IDs returns every id admitted so far, in admission order.
+func (r *Tally) IDs() []string { return r.ids() }
+
+// NextKey returns the run's next keyed submit, under one of Config.Keys
+// keys.
+func (r *Tally) NextKey(rng *rand.Rand) KeyTurn { return r.keyed.next(r.cfg.Keys, rng) }
+
+// Replayed counts a keyed submit that replayed its key's job; Conflicted
+// one refused for another request than its key's.
+func (r *Tally) Replayed()   { r.keyed.replays.Add(1) }
+func (r *Tally) Conflicted() { r.keyed.conflicts.Add(1) }
+
+// ReportProgress calls Config.Progress about every ProgressEvery, if both
+// are set, while ctx (the run) lasts. The returned stop ends the reports
+// and waits for the last one.
+func (r *Tally) ReportProgress(ctx context.Context) (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	if r.cfg.Progress != nil && r.cfg.ProgressEvery > 0 {
@@ -211,7 +244,7 @@ func (r *stressRun) reportProgress(ctx context.Context) (stop func()) {
 	}
 }
 
-func (r *stressRun) report(ctx context.Context, done <-chan struct{}) {
+func (r *Tally) report(ctx context.Context, done <-chan struct{}) {
 	tick := time.NewTicker(r.cfg.ProgressEvery)
 	defer tick.Stop()
 	for {
@@ -232,9 +265,9 @@ func (r *stressRun) report(ctx context.Context, done <-chan struct{}) {
 	}
 }
 
-// record returns what the run recorded so far: the history, the time since
-// it started, and the counts.
-func (r *stressRun) record() Record {
+// Record returns what the run recorded so far: the history, the walks,
+// the time since it started, and the counts.
+func (r *Tally) Record() Record {
 	return Record{
 		History: r.rec.History(),
 		Walks:   r.rec.Walks(),

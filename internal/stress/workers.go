@@ -18,7 +18,7 @@ import (
 
 // workload is the shared state of one stress run's workers.
 type workload struct {
-	*stressRun
+	*Tally
 	ledger Ledger          // what the workers drive, for the keyed races' clients
 	calls  context.Context // of every call but a Wait: Drive's, never the run's
 	jobs   chan string     // accepted ids, for the runners
@@ -89,7 +89,7 @@ func (w *workload) cancelled() []error {
 func (w *workload) submitter(ctx context.Context, i int, c *Client, r *rand.Rand) {
 	bg := w.calls
 	var racers []*Client // of its keyed races
-	for n := 0; w.more(ctx); n++ {
+	for n := 0; w.More(ctx); n++ {
 		if i == 0 && w.cfg.Tick != nil && n%2 == 0 {
 			w.cfg.Tick()
 		}
@@ -124,10 +124,9 @@ func (w *workload) countSubmit(ctx context.Context, id string, err error) {
 		w.violate("id %s returned by more than one Submit", id)
 		return
 	}
-	if w.accepted.Add(1) == int64(w.cfg.MinAccepted) {
+	if w.Accept(id) == int64(w.cfg.MinAccepted) {
 		close(w.enough)
 	}
-	w.remember(id)
 	w.jobs <- id
 }
 
@@ -138,17 +137,17 @@ func (w *workload) ended(id string) {
 }
 
 // submitKeyed sends the run's next keyed submit through c, or, the first
-// of a fresh key, keyRace of them at once through c and the racing
+// of a fresh key, KeyRace of them at once through c and the racing
 // clients. A key's request is "req-" and its name, its digest the
 // request itself: equal requests, equal digests.
 func (w *workload) submitKeyed(runCtx, ctx context.Context, c *Client, racers *[]*Client, r *rand.Rand) {
 	t := w.keyed.next(w.cfg.Keys, r)
-	req := "req-" + t.name
-	if t.other {
+	req := "req-" + t.Name
+	if t.Other {
 		req += "-other"
 	}
 	send := func(c *Client) {
-		id, replayed, err := c.SubmitKeyed(ctx, t.name, req, "task-"+t.name, req)
+		id, replayed, err := c.SubmitKeyed(ctx, t.Name, req, "task-"+t.Name, req)
 		switch {
 		case errors.Is(err, ledgertype.ErrKeyConflict):
 			w.keyed.conflicts.Add(1)
@@ -158,14 +157,14 @@ func (w *workload) submitKeyed(runCtx, ctx context.Context, c *Client, racers *[
 			w.countSubmit(runCtx, id, err)
 		}
 	}
-	if !t.race {
+	if !t.Race {
 		send(c)
 		return
 	}
-	for len(*racers) < keyRace-1 {
+	for len(*racers) < KeyRace-1 {
 		*racers = append(*racers, w.rec.Client(w.ledger))
 	}
-	race(c, *racers, send)
+	Race(c, *racers, send)
 }
 
 // runner plays the worker pool: it takes each accepted job's request,
@@ -240,7 +239,7 @@ func (w *workload) poller(ctx context.Context, c *Client, r *rand.Rand) {
 		}
 		last[id] = s
 	}
-	for w.more(ctx) {
+	for w.More(ctx) {
 		id := w.pick(r, false)
 		if id == "" {
 			runtime.Gosched()
@@ -311,7 +310,7 @@ func Possible(s ledgertype.Snapshot) error {
 // ends when Grace runs out at the end of the run). A Wait that returns
 // without an error must return the job ended.
 func (w *workload) waiter(ctx, waitCtx context.Context, c *Client, r *rand.Rand) {
-	for n := 0; w.more(ctx); n++ {
+	for n := 0; w.More(ctx); n++ {
 		id := w.pick(r, r.IntN(4) != 0)
 		if id == "" {
 			runtime.Gosched()

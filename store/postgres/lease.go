@@ -38,7 +38,7 @@ func (s *Store) keep(ctx context.Context) {
 // holds and its replica owns to Options.Lease from now. A job already
 // ended (by the reaper of a replica that saw its lease lapse), or taken
 // over by another replica, has none renewed, and is no longer held. It
-// locks the rows in the order of n, as the reaper does, so that the two
+// locks the rows in the order of their ids, as the reaper does, so that the two
 // never deadlock. With no job held, it sends nothing.
 func (s *Store) renew(ctx context.Context) error {
 	held := s.heldNow()
@@ -47,7 +47,7 @@ func (s *Store) renew(ctx context.Context) error {
 	}
 	rows, err := s.pool.Query(ctx, `UPDATE jobs SET lease_until = coalesce($1, `+dbNow+`) + $2::bigint
 		WHERE id IN (SELECT id FROM jobs WHERE id = ANY($4) AND lease_until IS NOT NULL AND owner = $3 AND seq IS NULL
-			ORDER BY n FOR UPDATE) RETURNING id`, s.now(), s.opts.Lease.Nanoseconds(), s.opts.Replica, heldIDs(held))
+			ORDER BY id FOR UPDATE) RETURNING id`, s.now(), s.opts.Lease.Nanoseconds(), s.opts.Replica, heldIDs(held))
 	if err != nil {
 		return s.callErr(ctx, "renewing the leases", err)
 	}

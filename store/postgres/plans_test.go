@@ -49,6 +49,44 @@ func TestBatchPlansScanNoTable(t *testing.T) {
 			})
 			require.NoError(t, err)
 			require.NotContains(t, plan, "Seq Scan on jobs", plan)
+			for _, scan := range unboundedScans(plan) {
+				t.Errorf("%s reads an index of jobs whole, with no condition on its keys:\n%s", scan, plan)
+			}
 		})
 	}
 }
+
+// unboundedScans returns the index scans of jobs in plan that have no
+// Index Cond: each reads the whole index (every job, or every live job
+// for a partial one), whatever the arguments. A scan of jobs_claimable is
+// not one: the claim reads it in order and stops at its LIMIT.
+func unboundedScans(plan string) []string {
+	lines := strings.Split(plan, "\n")
+	var out []string
+	for i, line := range lines {
+		l := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "->"))
+		if !strings.Contains(l, "Scan") || !strings.Contains(l, " on jobs") || strings.Contains(l, "jobs_claimable") {
+			continue
+		}
+		if !strings.HasPrefix(l, "Index Scan") && !strings.HasPrefix(l, "Index Only Scan") && !strings.HasPrefix(l, "Bitmap Index Scan") {
+			continue
+		}
+		bounded := false
+		depth := indent(line)
+		for _, next := range lines[i+1:] {
+			if indent(next) <= depth || strings.Contains(next, "->") {
+				break
+			}
+			if strings.Contains(next, "Index Cond:") {
+				bounded = true
+			}
+		}
+		if !bounded {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// indent is the number of leading spaces of line.
+func indent(line string) int { return len(line) - len(strings.TrimLeft(line, " ")) }

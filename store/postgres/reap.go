@@ -25,8 +25,8 @@ const WorkerLost = "worker lost"
 // The candidates' rows are locked (FOR UPDATE) after the ledger row and
 // re-checked against the latest commit, so a renewal that committed first
 // saves its job, and one that comes later waits and then finds the job
-// ended. The rows are locked in the order of n, as renew locks them, so
-// the two never deadlock. A Store never reaps the jobs it holds: it is
+// ended. The rows are locked in the order of their ids, as renew locks
+// them, so the two never deadlock. A Store never reaps the jobs it holds: it is
 // alive, since it is reaping, and its keeper renews them (its replica's
 // jobs of an earlier life are Open's to end). A first read, without
 // locks, skips the transaction when nothing lapsed, so replicas with
@@ -54,7 +54,7 @@ func (s *Store) reap(ctx context.Context) (int, error) {
 		}
 		rows, err := tx.Query(ctx, `SELECT id FROM jobs
 			WHERE seq IS NULL AND lease_until < coalesce($1, `+dbNow+`) AND NOT (owner = $2 AND id = ANY($3))
-			ORDER BY n FOR UPDATE`, now, s.opts.Replica, held)
+			ORDER BY id FOR UPDATE`, now, s.opts.Replica, held)
 		if err != nil {
 			return err
 		}

@@ -96,12 +96,12 @@ func (s *Store) recoverDatabase(ctx context.Context) (int64, error) {
 // decremented and a notification, as an end does. It returns the jobs it
 // ended, in that order. The jobs of other replicas are left to their leases.
 func failRunning(ctx context.Context, tx pgx.Tx, now *int64, seq int64, replica string) ([]string, error) {
-	// The rows are locked in n order, the order renewal and the reaper
-	// lock them in, so that a live Store of the same name renewing them
-	// cannot deadlock with this; they end in the order they started.
+	// The rows are locked in the order of their ids, as renewal and the
+	// reaper lock them, so that a live Store of the same name renewing
+	// them cannot deadlock with this; they end in the order they started.
 	rows, err := tx.Query(ctx, `SELECT id FROM (
 			SELECT id, started_at, n FROM jobs WHERE state = 1 AND coalesce(owner, $1) = $1
-			ORDER BY n FOR UPDATE) mine
+			ORDER BY id FOR UPDATE) mine
 		ORDER BY started_at, n`, replica)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: listing RUNNING jobs: %w", err)

@@ -94,7 +94,7 @@ func (s *Store) submit(ctx context.Context, sub ledger.Submission, req []byte) (
 func (s *Store) evict(ctx context.Context, tx pgx.Tx, now *int64) (ttl, lru uint64, err error) {
 	if d := s.cfg.JobTTL; d > 0 {
 		tag, err := tx.Exec(ctx, `DELETE FROM jobs WHERE seq IS NOT NULL
-			AND completed_at <= coalesce($1, `+dbNow+`) - $2::bigint`, now, d.Nanoseconds())
+			AND completed_at <= (SELECT coalesce($1, `+dbNow+`) - $2::bigint)`, now, d.Nanoseconds())
 		if err != nil {
 			return 0, 0, fmt.Errorf("TTL eviction: %w", err)
 		}

@@ -391,14 +391,20 @@ const (
 	// end leaves its seq unused.
 	qLockLedger = `UPDATE ledger SET next_seq = next_seq + $1 WHERE id = 1`
 
-	// qLockEnds locks the rows of the jobs to end in the order of n, the
-	// order renewal and the reaper lock rows in, so that none deadlock.
-	qLockEnds = `SELECT 1 FROM jobs WHERE id = ANY($1::text[]) AND seq IS NULL ORDER BY n FOR UPDATE`
+	// qLockEnds locks the rows of the jobs to end in the order of their
+	// ids, the order renewal and the reaper lock rows in, so that none
+	// deadlock. Terminal rows are locked too (qEnd leaves them): a filter
+	// on seq would let a generic plan made on a small table scan a partial
+	// index of every live job instead of looking the ids up.
+	qLockEnds = `SELECT 1 FROM jobs WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE`
 
 	// qEnd ends each job that has no seq yet (PENDING or RUNNING) with its
 	// state, payload, completion time (never before its other times) and
 	// seq, its request and lease released, and takes the ended jobs from
-	// the depth. It returns the final snapshots.
+	// the depth. It returns the final snapshots. Its plan reads the jobs by
+	// their ids, whatever the statistics it was made from: "IS TRUE" keeps
+	// the partial indexes of the live jobs, which a plan made on a small
+	// table would scan whole, out of its choices.
 	qEnd = `WITH e AS (
 			SELECT * FROM unnest($1::text[], $2::int2[], $3::bytea[], $4::text[], $5::int8[], $7::text[])
 				WITH ORDINALITY AS e(id, state, result, msg, now, scope, i)
@@ -407,7 +413,8 @@ const (
 				completed_at = greatest(coalesce(e.now, ` + dbNow + `), j.created_at, j.started_at),
 				seq = (SELECT next_seq FROM ledger WHERE id = 1) - $6::bigint + e.i - 1,
 				request = NULL, lease_until = NULL
-			FROM e WHERE j.id = e.id AND j.seq IS NULL AND (e.scope IS NULL OR j.tenant = e.scope)
+			FROM e WHERE j.id = ANY($1::text[]) AND j.id = e.id AND (j.seq IS NULL) IS TRUE
+				AND (e.scope IS NULL OR j.tenant = e.scope)
 			RETURNING j.id, j.task_id, j.tenant, j.state, j.error, j.created_at, j.started_at, j.completed_at
 		), dec AS (
 			UPDATE ledger SET depth = depth - (SELECT count(*) FROM up) WHERE id = 1
@@ -434,9 +441,8 @@ const (
 		), held AS (
 			SELECT tenant, idem_key, id, idem_digest FROM jobs WHERE idem_key = ANY($8::text[])
 		), live AS (
-			SELECT tenant, count(*) AS n FROM jobs
-			WHERE seq IS NULL AND tenant = ANY(ARRAY(SELECT DISTINCT tenant FROM u WHERE bound > 0))
-			GROUP BY tenant
+			SELECT b.tenant, (SELECT count(*) FROM jobs WHERE tenant = b.tenant AND seq IS NULL) AS n
+			FROM (SELECT DISTINCT tenant FROM u WHERE bound > 0) b
 		), fresh AS (
 			SELECT u.*, row_number() OVER (PARTITION BY u.tenant ORDER BY u.i) AS tr FROM u
 			WHERE NOT EXISTS (SELECT 1 FROM held WHERE held.tenant = u.tenant AND held.idem_key = u.k)
@@ -466,7 +472,7 @@ const (
 	// completed at least JobTTL before now ($1, the latest submit's
 	// reading of the clock, or the database's), then the least recently
 	// completed beyond MaxCompleted.
-	qEvictTTL = `DELETE FROM jobs WHERE seq IS NOT NULL AND completed_at <= coalesce($1, ` + dbNow + `) - $2::bigint
+	qEvictTTL = `DELETE FROM jobs WHERE seq IS NOT NULL AND completed_at <= (SELECT coalesce($1, ` + dbNow + `) - $2::bigint)
 		AND EXISTS (SELECT 1 FROM jobs WHERE id = ANY($3::text[]))`
 	qEvictLRU = `DELETE FROM jobs WHERE seq IS NOT NULL AND seq <= (
 			SELECT seq FROM jobs WHERE seq IS NOT NULL ORDER BY seq DESC OFFSET $1 LIMIT 1)

@@ -1,4 +1,4 @@
-package stress_test
+package httpstress_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/jobledger/jobledger/client"
 	"github.com/jobledger/jobledger/internal/stress"
+	"github.com/jobledger/jobledger/internal/stress/httpstress"
 	"github.com/jobledger/jobledger/linearizability"
 )
 
@@ -30,7 +31,7 @@ func TestHTTPClientRecords(t *testing.T) {
 		name   string
 		status int
 		body   string
-		call   func(*stress.HTTPClient) error
+		call   func(*httpstress.HTTPClient) error
 		want   linearizability.Output // the zero Output: pending forever
 	}{
 		{"submit 202", 202, `{"job_id":"j","state":"PENDING"}`, recordSubmit, linearizability.Output{Outcome: linearizability.OK, ID: "j"}},
@@ -67,7 +68,7 @@ func TestHTTPClientRecords(t *testing.T) {
 			}))
 			defer ts.Close()
 			rec := stress.NewRecorder()
-			err := tc.call(rec.HTTPClient(newAPI(t, ts)))
+			err := tc.call(httpstress.NewHTTPClient(rec, newAPI(t, ts)))
 			h := rec.History()
 			require.Len(t, h, 1)
 			op := h[0]
@@ -89,7 +90,7 @@ func TestHTTPClientRecords(t *testing.T) {
 // pending forever, since the server may have acted on it. A keyed submit
 // is never dropped (TestHTTPClientKeepsKeyedUnsent).
 func TestHTTPClientDropsUnsent(t *testing.T) {
-	calls := map[string]func(*stress.HTTPClient) error{
+	calls := map[string]func(*httpstress.HTTPClient) error{
 		"submit": recordSubmit, "snapshot": recordSnapshot,
 		"wait": recordWait, "result": recordResult, "cancel": recordCancel,
 	}
@@ -105,11 +106,11 @@ func TestHTTPClientDropsUnsent(t *testing.T) {
 	for name, call := range calls {
 		t.Run(name, func(t *testing.T) {
 			rec := stress.NewRecorder()
-			require.Error(t, call(rec.HTTPClient(newAPI(t, closed))))
+			require.Error(t, call(httpstress.NewHTTPClient(rec, newAPI(t, closed))))
 			require.Empty(t, rec.History(), "a call that never connected")
 
 			rec = stress.NewRecorder()
-			require.Error(t, call(rec.HTTPClient(newAPI(t, hungUp))))
+			require.Error(t, call(httpstress.NewHTTPClient(rec, newAPI(t, hungUp))))
 			h := rec.History()
 			require.Len(t, h, 1, "a call the server hung up on")
 			require.Equal(t, int64(linearizability.Pending), h[0].Return)
@@ -125,7 +126,7 @@ func TestHTTPClientKeepsKeyedUnsent(t *testing.T) {
 	closed := httptest.NewServer(http.NotFoundHandler())
 	closed.Close()
 	rec := stress.NewRecorder()
-	require.Error(t, recordSubmitKeyed(rec.HTTPClient(newAPI(t, closed))))
+	require.Error(t, recordSubmitKeyed(httpstress.NewHTTPClient(rec, newAPI(t, closed))))
 	h := rec.History()
 	require.Len(t, h, 1)
 	require.Equal(t, int64(linearizability.Pending), h[0].Return)
@@ -170,7 +171,7 @@ func TestHTTPClientRecordsSubmitWait(t *testing.T) {
 			}))
 			defer ts.Close()
 			rec := stress.NewRecorder()
-			id, out, err := rec.HTTPClient(newAPI(t, ts)).SubmitWait(context.Background(), "t", `{"n":1}`, 3*time.Second)
+			id, out, err := httpstress.NewHTTPClient(rec, newAPI(t, ts)).SubmitWait(context.Background(), "t", `{"n":1}`, 3*time.Second)
 			h := rec.History()
 			require.Len(t, h, 1)
 			op := h[0]
@@ -199,7 +200,7 @@ func TestHTTPClientNarrowsWait(t *testing.T) {
 	defer ts.Close()
 	rec := stress.NewRecorder()
 	before := rec.Clock().Now()
-	_, err := rec.HTTPClient(newAPI(t, ts)).Wait(context.Background(), "j", 10*time.Millisecond)
+	_, err := httpstress.NewHTTPClient(rec, newAPI(t, ts)).Wait(context.Background(), "j", 10*time.Millisecond)
 	require.NoError(t, err)
 	op := rec.History()[0]
 	require.Equal(t, linearizability.Deadline, op.Output.(linearizability.Output).Outcome)
@@ -214,12 +215,12 @@ func newAPI(t *testing.T, ts *httptest.Server) *client.Client {
 	return api
 }
 
-func recordSubmit(h *stress.HTTPClient) error {
+func recordSubmit(h *httpstress.HTTPClient) error {
 	_, _, err := h.Submit(context.Background(), "t", `{"n":1}`)
 	return err
 }
 
-func recordSubmitKeyed(h *stress.HTTPClient) error {
+func recordSubmitKeyed(h *httpstress.HTTPClient) error {
 	_, _, err := h.SubmitKeyed(context.Background(), "k", "t", `{"n":1}`)
 	return err
 }
@@ -236,7 +237,7 @@ func TestHTTPClientRecordsKeyedSubmit(t *testing.T) {
 	}))
 	defer ts.Close()
 	rec := stress.NewRecorder()
-	c := rec.HTTPClient(newAPI(t, ts))
+	c := httpstress.NewHTTPClient(rec, newAPI(t, ts))
 	for _, params := range []string{`{"n":1}`, `{"n":1}`, `{"n":2}`} {
 		_, _, err := c.SubmitKeyed(context.Background(), "k1", "t", params)
 		require.NoError(t, err)
@@ -253,19 +254,19 @@ func TestHTTPClientRecordsKeyedSubmit(t *testing.T) {
 	require.NotEqual(t, in(0).Digest, in(2).Digest, "another body, another digest")
 }
 
-func recordSnapshot(h *stress.HTTPClient) error {
+func recordSnapshot(h *httpstress.HTTPClient) error {
 	_, err := h.Snapshot(context.Background(), "j")
 	return err
 }
-func recordWait(h *stress.HTTPClient) error {
+func recordWait(h *httpstress.HTTPClient) error {
 	_, err := h.Wait(context.Background(), "j", time.Millisecond)
 	return err
 }
-func recordResult(h *stress.HTTPClient) error {
+func recordResult(h *httpstress.HTTPClient) error {
 	_, err := h.Result(context.Background(), "j")
 	return err
 }
-func recordCancel(h *stress.HTTPClient) error {
+func recordCancel(h *httpstress.HTTPClient) error {
 	_, err := h.Cancel(context.Background(), "j")
 	return err
 }

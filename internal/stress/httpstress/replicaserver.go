@@ -1,4 +1,4 @@
-package stress
+package httpstress
 
 import (
 	"context"
@@ -31,7 +31,7 @@ type replica struct {
 }
 
 // start starts a life of the replica's server and a workload on it.
-func (r *replica) start(cfg ReplicasConfig, run *stressRun, tr *http.Transport) error {
+func (r *replica) start(cfg ReplicasConfig, run *httpRun, tr *http.Transport) error {
 	args := []string{
 		"-store", cfg.Store, "-model", "echo", "-replica", r.name,
 		"-lease", strconv.FormatInt(cfg.Lease.Milliseconds(), 10),
@@ -58,7 +58,7 @@ func (r *replica) start(cfg ReplicasConfig, run *stressRun, tr *http.Transport) 
 		return err
 	}
 	r.srv = srv
-	r.w = &httpWorkload{stressRun: run, cfg: cfg.HTTPConfig, api: api}
+	r.w = &httpWorkload{httpRun: run, cfg: cfg.HTTPConfig, api: api}
 	if len(r.peers) > 0 {
 		r.w.peer = func(j int) *client.Client { return r.peers[j%len(r.peers)].api.Load() }
 	}
@@ -77,15 +77,15 @@ func (r *replica) load(ctx context.Context, k int) {
 		return rand.New(rand.NewPCG(w.cfg.Seed, uint64(k)<<16|uint64(n)))
 	}
 	for range w.cfg.Submitters {
-		c, g := w.rec.HTTPClient(w.api), rng()
+		c, g := NewHTTPClient(w.rec, w.api), rng()
 		r.clients.Go(func() { w.submitter(ctx, c, g) })
 	}
 	for range w.cfg.Pollers {
-		c, g := w.rec.HTTPClient(w.api), rng()
+		c, g := NewHTTPClient(w.rec, w.api), rng()
 		r.clients.Go(func() { w.poller(ctx, c, g) })
 	}
 	for range w.cfg.Waiters {
-		c, g := w.rec.HTTPClient(w.api), rng()
+		c, g := NewHTTPClient(w.rec, w.api), rng()
 		r.clients.Go(func() { w.waiter(ctx, c, g) })
 	}
 }
@@ -113,7 +113,7 @@ func drainReplicas(ctx context.Context, reps []*replica, cfg ReplicasConfig, res
 		return
 	}
 	deadline := time.Now().Add(cfg.JobTimeout + cfg.Lease + cfg.Grace)
-	ids := live[0].w.ids()
+	ids := live[0].w.IDs()
 	var unended atomic.Int64
 	var drain sync.WaitGroup
 	for k, r := range live {

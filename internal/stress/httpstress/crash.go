@@ -1,4 +1,4 @@
-package stress
+package httpstress
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jobledger/jobledger/client"
+	"github.com/jobledger/jobledger/internal/stress"
 )
 
 // CrashConfig shapes a crash test: a jobserver binary on a durable store,
@@ -76,11 +77,11 @@ func (c CrashConfig) validate() error {
 	}
 	switch {
 	case c.Server == "" || c.Store == "" || c.Dir == "":
-		return errors.New("stress: a crash test needs Server, Store and Dir")
+		return errors.New("httpstress: a crash test needs Server, Store and Dir")
 	case c.Cycles < 1 || c.MinLife <= 0 || c.MaxLife < c.MinLife || c.StartTimeout <= 0:
-		return errors.New("stress: Cycles, MinLife, MaxLife or StartTimeout out of range")
+		return errors.New("httpstress: Cycles, MinLife, MaxLife or StartTimeout out of range")
 	case c.Grace <= c.RequestTimeout:
-		return errors.New("stress: a crash test's Grace must exceed its RequestTimeout (see crashdeadline.go)")
+		return errors.New("httpstress: a crash test's Grace must exceed its RequestTimeout (see crashdeadline.go)")
 	}
 	return nil
 }
@@ -88,7 +89,7 @@ func (c CrashConfig) validate() error {
 // CrashResult is what a crash test recorded and found.
 type CrashResult struct {
 	Config CrashConfig
-	Record
+	stress.Record
 	// Lives is the number of server processes started; Lost counts the
 	// operations recorded pending forever (in flight at a kill, mostly).
 	Lives int
@@ -122,7 +123,7 @@ func RunCrash(ctx context.Context, cfg CrashConfig) (*CrashResult, error) {
 		"-max-wait", strconv.FormatInt(cfg.Grace.Milliseconds(), 10),
 		"-grace", "1s",
 	}
-	run := newStressRun(cfg.Config, NewRecorder())
+	run := newHTTPRun(cfg.Config)
 	res := &CrashResult{Config: cfg}
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0))
 	tr := &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}
@@ -150,7 +151,7 @@ func RunCrash(ctx context.Context, cfg CrashConfig) (*CrashResult, error) {
 			srv.kill()
 			return nil, err
 		}
-		w := &httpWorkload{stressRun: run, cfg: cfg.HTTPConfig, api: api}
+		w := &httpWorkload{httpRun: run, cfg: cfg.HTTPConfig, api: api}
 		res.Checked += w.checkSurvivors(life, &res.Record)
 
 		if life == cfg.Cycles {
@@ -168,7 +169,7 @@ func RunCrash(ctx context.Context, cfg CrashConfig) (*CrashResult, error) {
 			}
 		}
 	}
-	rec := run.record()
+	rec := run.Record()
 	res.Record.History, res.Walks, res.Elapsed = rec.History, rec.Walks, rec.Elapsed
 	res.Violations = append(res.Violations, rec.Violations...)
 	res.Accepted, res.Rejected = rec.Accepted, rec.Rejected
@@ -186,15 +187,15 @@ func (w *httpWorkload) loadUntilKill(ctx context.Context, srv *server, up time.D
 	n := 0
 	rng := func() *rand.Rand { n++; return rand.New(rand.NewPCG(w.cfg.Seed, uint64(w.rec.Len())<<8|uint64(n))) }
 	for range w.cfg.Submitters {
-		c, r := w.rec.HTTPClient(w.api), rng()
+		c, r := NewHTTPClient(w.rec, w.api), rng()
 		clients.Go(func() { w.submitter(lifeCtx, c, r) })
 	}
 	for range w.cfg.Pollers {
-		c, r := w.rec.HTTPClient(w.api), rng()
+		c, r := NewHTTPClient(w.rec, w.api), rng()
 		clients.Go(func() { w.poller(lifeCtx, c, r) })
 	}
 	for range w.cfg.Waiters {
-		c, r := w.rec.HTTPClient(w.api), rng()
+		c, r := NewHTTPClient(w.rec, w.api), rng()
 		clients.Go(func() { w.waiter(lifeCtx, c, r) })
 	}
 	t := time.NewTimer(up)

@@ -1,4 +1,4 @@
-package stress
+package httpstress
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jobledger/jobledger/client"
+	"github.com/jobledger/jobledger/internal/stress"
 	"github.com/jobledger/jobledger/linearizability"
 )
 
@@ -25,14 +26,15 @@ import (
 // status, leaves the operation pending forever (its effect is unknown).
 // Both are returned as errors.
 type HTTPClient struct {
-	c   *Client
+	c   *stress.Client
+	rec *stress.Recorder // c's, for the clock and the walks
 	api *client.Client
 }
 
-// HTTPClient returns a new recording client that sends its requests
-// through api. Many may share one api.
-func (r *Recorder) HTTPClient(api *client.Client) *HTTPClient {
-	return &HTTPClient{c: r.Client(nil), api: api}
+// NewHTTPClient returns a new recording client of rec that sends its
+// requests through api. Many may share one api.
+func NewHTTPClient(rec *stress.Recorder, api *client.Client) *HTTPClient {
+	return &HTTPClient{c: rec.Client(nil), rec: rec, api: api}
 }
 
 // ID returns the client's id in the history.
@@ -44,10 +46,10 @@ func (h *HTTPClient) ID() int { return h.c.ID() }
 func (h *HTTPClient) end(i int, out linearizability.Output, err error) {
 	var op *net.OpError
 	if errors.As(err, &op) && op.Op == "dial" {
-		h.c.drop(i)
+		h.c.Drop(i)
 		return
 	}
-	h.c.end(i, out)
+	h.c.End(i, out)
 }
 
 // Submit records POST /jobs with the given task id and params (a compact
@@ -57,7 +59,7 @@ func (h *HTTPClient) Submit(ctx context.Context, taskID, params string) (string,
 	if err != nil {
 		return "", linearizability.Unknown, err
 	}
-	i := h.c.begin(linearizability.Input{Kind: linearizability.Submit, TaskID: taskID, Value: params})
+	i := h.c.Begin(linearizability.Input{Kind: linearizability.Submit, TaskID: taskID, Value: params})
 	out, err := submitOutput(h.api.SubmitJSON(ctx, body))
 	h.end(i, out, err)
 	return out.ID, out.Outcome, err
@@ -93,14 +95,14 @@ func (h *HTTPClient) SubmitKeyed(ctx context.Context, key, taskID, params string
 		return "", linearizability.Unknown, err
 	}
 	sum := sha256.Sum256(body)
-	i := h.c.begin(linearizability.Input{
+	i := h.c.Begin(linearizability.Input{
 		Kind: linearizability.SubmitKeyed, TaskID: taskID, Value: params, Key: key, Digest: hex.EncodeToString(sum[:8]),
 	})
 	out, err := submitOutput(h.api.SubmitKeyed(ctx, key, req))
 	// Never dropped: net/http sends a request with an Idempotency-Key again
 	// on a new connection when the first one broke, so a failed dial may
 	// follow a request the server received.
-	h.c.end(i, out)
+	h.c.End(i, out)
 	return out.ID, out.Outcome, err
 }
 
@@ -113,7 +115,7 @@ func (h *HTTPClient) SubmitKeyed(ctx context.Context, key, taskID, params string
 // (linearizability's submitwait.go).
 func (h *HTTPClient) SubmitWait(ctx context.Context, taskID, params string, wait time.Duration) (string, linearizability.Output, error) {
 	req := client.Request{TaskID: taskID, Params: json.RawMessage(params)}
-	i := h.c.begin(linearizability.Input{Kind: linearizability.SubmitWait, TaskID: taskID, Value: params})
+	i := h.c.Begin(linearizability.Input{Kind: linearizability.SubmitWait, TaskID: taskID, Value: params})
 	res, err := h.api.SubmitWait(ctx, req, wait)
 	var out linearizability.Output
 	switch {
@@ -147,7 +149,7 @@ func submitWaitOutput(res client.Outcome) (linearizability.Output, error) {
 
 // Snapshot records GET /jobs/{id}.
 func (h *HTTPClient) Snapshot(ctx context.Context, id string) (linearizability.Output, error) {
-	i := h.c.begin(linearizability.Input{Kind: linearizability.Snapshot, ID: id})
+	i := h.c.Begin(linearizability.Input{Kind: linearizability.Snapshot, ID: id})
 	snap, err := h.api.Snapshot(ctx, id)
 	out, err := snapshotOutput(snap, err)
 	h.end(i, out, err)
@@ -159,8 +161,8 @@ func (h *HTTPClient) Snapshot(ctx context.Context, id string) (linearizability.O
 // recorded as a read between call+timeout and the return, with outcome
 // Deadline.
 func (h *HTTPClient) Wait(ctx context.Context, id string, timeout time.Duration) (linearizability.Output, error) {
-	i := h.c.begin(linearizability.Input{Kind: linearizability.Wait, ID: id})
-	call := h.c.callOf(i)
+	i := h.c.Begin(linearizability.Input{Kind: linearizability.Wait, ID: id})
+	call := h.c.CallOf(i)
 	snap, err := h.api.Wait(ctx, id, timeout)
 	out, err := snapshotOutput(snap, err)
 	if out.Outcome == linearizability.OK && !out.State.Terminal() {
@@ -168,14 +170,14 @@ func (h *HTTPClient) Wait(ctx context.Context, id string, timeout time.Duration)
 	}
 	h.end(i, out, err)
 	if out.Outcome == linearizability.Deadline {
-		h.c.narrow(i, call+int64(timeout))
+		h.c.Narrow(i, call+int64(timeout))
 	}
 	return out, err
 }
 
 // Cancel records POST /jobs/{id}/cancel.
 func (h *HTTPClient) Cancel(ctx context.Context, id string) (linearizability.Output, error) {
-	i := h.c.begin(linearizability.Input{Kind: linearizability.Cancel, ID: id})
+	i := h.c.Begin(linearizability.Input{Kind: linearizability.Cancel, ID: id})
 	snap, err := h.api.Cancel(ctx, id)
 	out, err := snapshotOutput(snap, err)
 	h.end(i, out, err)
@@ -184,7 +186,7 @@ func (h *HTTPClient) Cancel(ctx context.Context, id string) (linearizability.Out
 
 // Result records GET /jobs/{id}/result. The result is kept compacted.
 func (h *HTTPClient) Result(ctx context.Context, id string) (linearizability.Output, error) {
-	i := h.c.begin(linearizability.Input{Kind: linearizability.Result, ID: id})
+	i := h.c.Begin(linearizability.Input{Kind: linearizability.Result, ID: id})
 	res, err := h.api.Result(ctx, id)
 	var out linearizability.Output
 	if err != nil {

@@ -1,4 +1,4 @@
-package stress
+package httpstress
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
+	"github.com/jobledger/jobledger/internal/stress"
 	"github.com/jobledger/jobledger/linearizability"
 )
 
@@ -53,8 +54,8 @@ func endsSeen(history []porcupine.Operation) map[string]seenEnd {
 // checkSurvivors reads every job acknowledged before this life and records
 // a violation for each that is gone or whose seen end changed. It returns
 // the number of jobs read.
-func (w *httpWorkload) checkSurvivors(life int, res *Record) int {
-	ids := w.ids()
+func (w *httpWorkload) checkSurvivors(life int, res *stress.Record) int {
+	ids := w.IDs()
 	if len(ids) == 0 {
 		return 0
 	}
@@ -94,7 +95,7 @@ func (w *httpWorkload) eachJob(ids []string, f func(c *HTTPClient, id string)) {
 	var next atomic.Int64
 	var clients sync.WaitGroup
 	for range 4 {
-		c := w.rec.HTTPClient(w.api)
+		c := NewHTTPClient(w.rec, w.api)
 		clients.Go(func() {
 			for i := int(next.Add(1) - 1); i < len(ids); i = int(next.Add(1) - 1) {
 				f(c, ids[i])
@@ -114,7 +115,7 @@ func (w *httpWorkload) finalLife(ctx context.Context, srv *server, res *CrashRes
 	deadline := start.Add(w.cfg.JobTimeout + w.cfg.Grace)
 	history := w.rec.History()
 	admitted := admittedAt(history)
-	ids := w.ids()
+	ids := w.IDs()
 	due := make(map[string]int64, len(ids))
 	for _, id := range ids {
 		if at, ok := admitted[id]; ok {

@@ -1,4 +1,4 @@
-package stress_test
+package httpstress_test
 
 import (
 	"context"
@@ -7,14 +7,14 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/jobledger/jobledger/internal/stress"
+	"github.com/jobledger/jobledger/internal/stress/httpstress"
 	"github.com/jobledger/jobledger/linearizability"
 )
 
 // shortHTTPStress is the HTTP level's default shape, shortened for the test
 // suite: 300 ms or 20,000 operations, whichever comes first.
-func shortHTTPStress() stress.HTTPConfig {
-	cfg := stress.DefaultHTTPConfig()
+func shortHTTPStress() httpstress.HTTPConfig {
+	cfg := httpstress.DefaultHTTPConfig()
 	cfg.Duration = 300 * time.Millisecond
 	cfg.MaxOps = 20_000
 	cfg.MaxQueue = 2
@@ -38,7 +38,7 @@ func TestHTTPStressLinearizable(t *testing.T) {
 func checkHTTPStress(t *testing.T) int {
 	t.Helper()
 	cfg := shortHTTPStress()
-	res, err := stress.RunHTTP(context.Background(), cfg)
+	res, err := httpstress.RunHTTP(context.Background(), cfg)
 	require.NoError(t, err)
 	require.Empty(t, res.Violations)
 	require.Positive(t, res.Accepted)
@@ -93,6 +93,6 @@ func checkHTTPStress(t *testing.T) int {
 func TestHTTPStressRejectsBadConfig(t *testing.T) {
 	cfg := shortHTTPStress()
 	cfg.WaitTimeout = 0
-	_, err := stress.RunHTTP(context.Background(), cfg)
+	_, err := httpstress.RunHTTP(context.Background(), cfg)
 	require.Error(t, err)
 }

@@ -1,13 +1,15 @@
-package stress
+package httpstress
 
 import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/jobledger/jobledger/client"
+	"github.com/jobledger/jobledger/internal/stress"
 	"github.com/jobledger/jobledger/linearizability"
 )
 
@@ -15,10 +17,40 @@ import (
 // through its recording HTTPClient until the run ends, and the drain that
 // follows.
 
+// httpRun is the bookkeeping of one run, shared by every life and replica
+// of it: the core's, and the jobs that keyed 202s named.
+type httpRun struct {
+	*stress.Tally
+	rec *stress.Recorder
+
+	mu  sync.Mutex      // guards ids
+	ids map[string]bool // the jobs keyed 202s named
+}
+
+func newHTTPRun(cfg stress.Config) *httpRun {
+	rec := stress.NewRecorder()
+	return &httpRun{Tally: stress.NewTally(cfg, rec), rec: rec}
+}
+
+// named records that a keyed 202 named id, and reports whether it was the
+// first to.
+func (r *httpRun) named(id string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ids[id] {
+		return false
+	}
+	if r.ids == nil {
+		r.ids = make(map[string]bool)
+	}
+	r.ids[id] = true
+	return true
+}
+
 // httpWorkload is the shared state of one HTTP stress's clients.
 type httpWorkload struct {
-	*stressRun
-	cfg HTTPConfig // its Config is stressRun's
+	*httpRun
+	cfg HTTPConfig // its Config is the Tally's
 	api *client.Client
 	// peer, if set, returns the server of the j-th racing client of a
 	// keyed race (racingClients), nil for none now.
@@ -95,7 +127,7 @@ func (w *httpWorkload) submit(ctx context.Context, c *HTTPClient, r *rand.Rand, 
 func (w *httpWorkload) submitter(ctx context.Context, c *HTTPClient, r *rand.Rand) {
 	bg := context.Background()
 	var racers []*HTTPClient // of its keyed races (keyed.go)
-	for n := 0; w.more(ctx); n++ {
+	for n := 0; w.More(ctx); n++ {
 		if w.cfg.KeyedEvery > 0 && r.IntN(w.cfg.KeyedEvery) == 0 {
 			w.submitKeyed(bg, c, &racers, r)
 			continue
@@ -113,10 +145,9 @@ func (w *httpWorkload) countSubmit(id string, outcome linearizability.Outcome, e
 	case err != nil:
 		w.lost.Add(1)
 	case outcome == linearizability.OK:
-		w.accepted.Add(1)
-		w.remember(id)
+		w.Accept(id)
 	default:
-		w.rejected.Add(1)
+		w.Reject()
 		time.Sleep(100 * time.Microsecond) // leave the cores to the jobs
 	}
 }
@@ -126,8 +157,8 @@ func (w *httpWorkload) countSubmit(id string, outcome linearizability.Outcome, e
 func (w *httpWorkload) poller(ctx context.Context, c *HTTPClient, r *rand.Rand) {
 	bg := context.Background()
 	first := true
-	for w.more(ctx) {
-		id := w.pick(r, r.IntN(2) == 0)
+	for w.More(ctx) {
+		id := w.Pick(r, r.IntN(2) == 0)
 		if id == "" {
 			time.Sleep(100 * time.Microsecond)
 			continue
@@ -160,8 +191,8 @@ func (w *httpWorkload) poller(ctx context.Context, c *HTTPClient, r *rand.Rand) 
 // until it ends.
 func (w *httpWorkload) waiter(ctx context.Context, c *HTTPClient, r *rand.Rand) {
 	bg := context.Background()
-	for w.more(ctx) {
-		id := w.pick(r, r.IntN(4) != 0)
+	for w.More(ctx) {
+		id := w.Pick(r, r.IntN(4) != 0)
 		if id == "" {
 			time.Sleep(100 * time.Microsecond)
 			continue

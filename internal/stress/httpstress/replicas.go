@@ -1,4 +1,4 @@
-package stress
+package httpstress
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jobledger/jobledger/internal/stress"
 	"github.com/jobledger/jobledger/store/postgres"
 )
 
@@ -73,11 +74,11 @@ func (c ReplicasConfig) validate() error {
 	}
 	switch {
 	case c.Server == "" || c.Store == "" || c.Dir == "":
-		return errors.New("stress: a replicas test needs Server, Store and Dir")
+		return errors.New("httpstress: a replicas test needs Server, Store and Dir")
 	case c.Replicas < 2:
-		return errors.New("stress: a replicas test needs at least 2 replicas, one to kill and one to carry on")
+		return errors.New("httpstress: a replicas test needs at least 2 replicas, one to kill and one to carry on")
 	case c.Lease <= 0 || c.KillAt <= 0 || c.DownFor <= 0 || c.KillAt+c.DownFor >= c.Duration || c.StartTimeout <= 0:
-		return errors.New("stress: Lease, KillAt, DownFor or StartTimeout out of range (the restart must come before the end of Duration)")
+		return errors.New("httpstress: Lease, KillAt, DownFor or StartTimeout out of range (the restart must come before the end of Duration)")
 	}
 	return nil
 }
@@ -85,7 +86,7 @@ func (c ReplicasConfig) validate() error {
 // ReplicasResult is what a multi-replica test recorded and found.
 type ReplicasResult struct {
 	Config ReplicasConfig
-	Record
+	stress.Record
 	// Victim is the replica killed and restarted; Lives counts the server
 	// processes started; Lost counts the operations recorded pending
 	// forever (in flight at the kill, mostly).
@@ -117,7 +118,7 @@ func RunReplicas(ctx context.Context, cfg ReplicasConfig) (*ReplicasResult, erro
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	run := newStressRun(cfg.Config, NewRecorder())
+	run := newHTTPRun(cfg.Config)
 	res := &ReplicasResult{Config: cfg}
 	tr := &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}
 	defer tr.CloseIdleConnections()
@@ -147,7 +148,7 @@ func RunReplicas(ctx context.Context, cfg ReplicasConfig) (*ReplicasResult, erro
 	for i, r := range reps {
 		r.load(loadCtx, i)
 	}
-	stopProgress := run.reportProgress(loadCtx)
+	stopProgress := run.ReportProgress(loadCtx)
 	victim := reps[rand.New(rand.NewPCG(cfg.Seed, 1)).IntN(len(reps))]
 	res.Victim = victim.name
 	if sleepCtx(loadCtx, cfg.KillAt) {
@@ -192,7 +193,7 @@ func RunReplicas(ctx context.Context, cfg ReplicasConfig) (*ReplicasResult, erro
 		}
 		r.srv = nil
 	}
-	rec := run.record()
+	rec := run.Record()
 	res.Record.History, res.Walks, res.Elapsed = rec.History, rec.Walks, rec.Elapsed
 	res.Violations = append(res.Violations, rec.Violations...)
 	res.Accepted, res.Rejected = rec.Accepted, rec.Rejected

@@ -1,4 +1,4 @@
-package stress
+package httpstress
 
 import (
 	"context"
@@ -14,17 +14,18 @@ import (
 	"time"
 
 	"github.com/jobledger/jobledger/client"
+	"github.com/jobledger/jobledger/internal/stress"
 	"github.com/jobledger/jobledger/jobapi"
 	"github.com/jobledger/jobledger/ledger"
 )
 
-// HTTPConfig shapes a stress through the HTTP API. The embedded Config
+// HTTPConfig shapes a stress through the HTTP API. The embedded stress.Config
 // gives the clients, the bounds of the run and the ledger's configuration;
 // Runners is the server's worker count, since the runner steps happen
 // inside the server. WaitTimeout is the timeout of a bounded wait (whole
 // milliseconds), Grace bounds the final drain.
 type HTTPConfig struct {
-	Config
+	stress.Config
 	// MaxSleep bounds the echo model's sleep_ms, drawn per job from
 	// [0, MaxSleep], so that jobs stay PENDING and RUNNING for a while.
 	MaxSleep time.Duration
@@ -55,7 +56,7 @@ type HTTPConfig struct {
 // up to 1 s for its job (Prefer: wait=1), none past it; one in 4 is keyed,
 // under 16 keys (DefaultConfig's).
 func DefaultHTTPConfig() HTTPConfig {
-	sc := DefaultConfig()
+	sc := stress.DefaultConfig()
 	sc.MaxOps = 200_000
 	sc.JobTTL = 5 * time.Millisecond
 	sc.WaitTimeout = 5 * time.Millisecond
@@ -71,16 +72,16 @@ func DefaultHTTPConfig() HTTPConfig {
 }
 
 func (c HTTPConfig) validate() error {
-	if err := c.Config.validate(); err != nil {
+	if err := c.Config.Validate(); err != nil {
 		return err
 	}
 	switch {
 	case c.WaitTimeout < time.Millisecond:
-		return errors.New("stress: WaitTimeout must be at least 1 ms over HTTP")
+		return errors.New("httpstress: WaitTimeout must be at least 1 ms over HTTP")
 	case c.MaxSleep < 0 || c.JobTimeout < time.Millisecond || c.SlowEvery < 0 || c.RequestTimeout <= 0:
-		return errors.New("stress: MaxSleep, JobTimeout, SlowEvery or RequestTimeout out of range")
+		return errors.New("httpstress: MaxSleep, JobTimeout, SlowEvery or RequestTimeout out of range")
 	case c.SubmitWaitEvery < 0 || c.LongWaitEvery < 0 || c.SubmitWaitEvery > 0 && (c.SubmitWait < time.Second || c.Grace < time.Second):
-		return errors.New("stress: SubmitWaitEvery, SubmitWait or LongWaitEvery out of range (a Prefer: wait is whole seconds, and the server's max_wait, Grace, caps it)")
+		return errors.New("httpstress: SubmitWaitEvery, SubmitWait or LongWaitEvery out of range (a Prefer: wait is whole seconds, and the server's max_wait, Grace, caps it)")
 	}
 	return nil
 }
@@ -88,7 +89,7 @@ func (c HTTPConfig) validate() error {
 // HTTPResult is what an HTTP stress recorded and found.
 type HTTPResult struct {
 	Config HTTPConfig
-	Record
+	stress.Record
 
 	// Lost counts operations recorded pending forever (transport errors,
 	// unexpected statuses).
@@ -162,7 +163,7 @@ func RunHTTP(ctx context.Context, cfg HTTPConfig) (*HTTPResult, error) {
 }
 
 func runHTTPWorkload(ctx context.Context, cfg HTTPConfig, api *client.Client) *HTTPResult {
-	w := &httpWorkload{stressRun: newStressRun(cfg.Config, NewRecorder()), cfg: cfg, api: api}
+	w := &httpWorkload{httpRun: newHTTPRun(cfg.Config), cfg: cfg, api: api}
 	runCtx, stopRun := context.WithTimeout(ctx, cfg.Duration)
 	defer stopRun()
 	bg := context.Background()
@@ -172,27 +173,27 @@ func runHTTPWorkload(ctx context.Context, cfg HTTPConfig, api *client.Client) *H
 	n := 0
 	rng := func() *rand.Rand { n++; return rand.New(rand.NewPCG(cfg.Seed, uint64(n))) }
 	for range cfg.Submitters {
-		c, r := w.rec.HTTPClient(api), rng()
+		c, r := NewHTTPClient(w.rec, api), rng()
 		clients.Go(func() { w.submitter(runCtx, c, r) })
 	}
 	for range cfg.Pollers {
-		c, r := w.rec.HTTPClient(api), rng()
+		c, r := NewHTTPClient(w.rec, api), rng()
 		clients.Go(func() { w.poller(runCtx, c, r) })
 	}
 	for range cfg.Waiters {
-		c, r := w.rec.HTTPClient(api), rng()
+		c, r := NewHTTPClient(w.rec, api), rng()
 		waiters = append(waiters, c)
 		clients.Go(func() { w.waiter(runCtx, c, r) })
 	}
-	stopProgress := w.reportProgress(runCtx)
+	stopProgress := w.ReportProgress(runCtx)
 	clients.Wait()
 	stopProgress()
 
 	// Drain: wait on every admitted job until it is seen terminal or gone.
 	// A correct server ends every job within JobTimeout; Grace bounds it.
-	ids := w.ids()
+	ids := w.IDs()
 	if len(waiters) == 0 {
-		waiters = append(waiters, w.rec.HTTPClient(api))
+		waiters = append(waiters, NewHTTPClient(w.rec, api))
 	}
 	var unended atomic.Int64
 	var drain sync.WaitGroup
@@ -208,7 +209,7 @@ func runHTTPWorkload(ctx context.Context, cfg HTTPConfig, api *client.Client) *H
 	}
 	drain.Wait()
 
-	res := &HTTPResult{Config: cfg, Record: w.record(), Lost: w.lost.Load()}
+	res := &HTTPResult{Config: cfg, Record: w.Record(), Lost: w.lost.Load()}
 	if u := unended.Load(); u > 0 {
 		res.Violations = append(res.Violations, fmt.Sprintf("%d admitted job(s) not seen ended within %v of the run's end", u, cfg.Grace))
 	}

@@ -1,4 +1,4 @@
-package stress
+package httpstress
 
 import (
 	"testing"
@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobledger/jobledger/client"
+	"github.com/jobledger/jobledger/internal/stress"
 )
 
 // TestRacingClientsGoThroughPeers pins where a fresh key's racing clients
@@ -20,12 +21,12 @@ func TestRacingClientsGoThroughPeers(t *testing.T) {
 	}
 	own, a, b, b2 := api("127.0.0.1:1"), api("127.0.0.1:2"), api("127.0.0.1:3"), api("127.0.0.1:4")
 	peers := []*client.Client{a, b}
-	w := &httpWorkload{stressRun: newStressRun(Config{}, NewRecorder()), api: own}
+	w := &httpWorkload{httpRun: newHTTPRun(stress.Config{}), api: own}
 	w.peer = func(j int) *client.Client { return peers[j] }
 
 	var racers []*HTTPClient
 	got := w.racingClients(&racers)
-	require.Len(t, got, keyRace-1)
+	require.Len(t, got, stress.KeyRace-1)
 	require.Same(t, a, got[0].api)
 	require.Same(t, b, got[1].api)
 	first := got[0]
