@@ -47,7 +47,12 @@ func TestBusyPortKeepsRecoveredJobs(t *testing.T) {
 		require.Equal(t, http.StatusAccepted, rec.Code, "%s", rec.Body)
 		return strings.Split(rec.Header().Get("Location"), "/")[1]
 	}
-	submit(`{"params":{"sleep_ms":600000}}`)
+	running := submit(`{"params":{"sleep_ms":600000}}`)
+	eventually(t, "the first job runs", func() bool {
+		rec := httptest.NewRecorder()
+		srv.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/jobs/"+running, nil))
+		return strings.Contains(rec.Body.String(), `"state":"RUNNING"`)
+	})
 	pending := submit(`{"task_id":"kept"}`)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

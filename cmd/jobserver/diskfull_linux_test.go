@@ -11,7 +11,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -80,19 +79,6 @@ func metric(t *testing.T, c *freshClient, name string) float64 {
 	v, err := strconv.ParseFloat(string(m[1]), 64)
 	require.NoError(t, err)
 	return v
-}
-
-// eventually polls cond every 20 ms until it holds; the bound (a minute)
-// only stops a broken test from hanging.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for range 3000 {
-		if cond() {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("never happened: %s", what)
 }
 
 // TestDiskFullRecovers pins the wedge of a brief full disk on the real

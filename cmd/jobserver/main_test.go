@@ -244,3 +244,16 @@ func TestFlagsOverrideConfigFile(t *testing.T) {
 	_, err = parseFlags([]string{"-config", path}, io.Discard)
 	require.ErrorContains(t, err, "wokers")
 }
+
+// eventually polls cond every 20 ms until it holds; the bound (a minute)
+// only stops a broken test from hanging.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for range 3000 {
+		if cond() {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("never happened: %s", what)
+}
