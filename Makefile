@@ -15,14 +15,14 @@ export GOFLAGS
 # The static checks and tests that `make test` runs, and the further gates
 # (model checking, linearizability, mutants, fuzzing, benchmarks) that
 # `make verify` adds. Fragments included below append their gates.
-TEST_STEPS := fmt vet staticcheck mutant-table race
+TEST_STEPS := fmt vet staticcheck mutant-table mutant-patches race
 GATES      := bench-smoke bench-river-build
 
-.PHONY: all test verify gates fmt vet staticcheck mutant-table race bench bench-smoke bench-river bench-river-build clean
+.PHONY: all test verify gates fmt vet staticcheck mutant-table mutant-patches race bench bench-smoke bench-river bench-river-build clean
 all: test
 
 # The tests: static checks, then every test under the race detector.
-test: fmt vet staticcheck mutant-table race
+test: fmt vet staticcheck mutant-table mutant-patches race
 
 fmt:
 	@out=$$("$$($(GO) env GOROOT)/bin/gofmt" -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -40,6 +40,11 @@ staticcheck:
 # spec/mutations.json) differs from it; scripts/mutant-table rewrites them.
 mutant-table:
 	scripts/mutant-table -check
+
+# mutant-patches fails when a mutant of scripts/mutants.txt has no patch, a
+# patch no longer applies to the code it breaks, or a patch is unlisted.
+mutant-patches:
+	@scripts/mutant-patches
 
 # race starts a throwaway PostgreSQL for store/postgres (scripts/pg run:
 # stopped and removed afterwards, whatever the outcome) and hands the tests
