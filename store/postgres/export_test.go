@@ -32,11 +32,11 @@ func (s *Store) Reap(ctx context.Context) (int, error) { return s.reap(ctx) }
 // for a test of their query plans.
 var ListQueries = map[string]string{"all": qListAll, "task": qListTask, "state": qListState}
 
-// BatchQueries are the statements of the writer's batches, by name, for
-// a test of their query plans.
+// BatchQueries are the statements of the writer's batches and the
+// keeper's renewal, by name, for a test of their query plans.
 var BatchQueries = map[string]string{
 	"lock ledger": qLockLedger, "lock ends": qLockEnds, "end": qEnd, "notify ends": qNotifyEnds,
-	"submit": qSubmit, "evict ttl": qEvictTTL, "evict lru": qEvictLRU, "claim": qClaim,
+	"submit": qSubmit, "evict ttl": qEvictTTL, "evict lru": qEvictLRU, "claim": qClaim, "renew": qRenew,
 }
 
 // Queued is the number of writes waiting for s's writer.

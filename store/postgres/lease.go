@@ -45,9 +45,7 @@ func (s *Store) renew(ctx context.Context) error {
 	if len(held) == 0 {
 		return nil
 	}
-	rows, err := s.pool.Query(ctx, `UPDATE jobs SET lease_until = coalesce($1, `+dbNow+`) + $2::bigint
-		WHERE id IN (SELECT id FROM jobs WHERE id = ANY($4) AND lease_until IS NOT NULL AND owner = $3 AND seq IS NULL
-			ORDER BY id FOR UPDATE) RETURNING id`, s.now(), s.opts.Lease.Nanoseconds(), s.opts.Replica, heldIDs(held))
+	rows, err := s.pool.Query(ctx, qRenew, s.now(), s.opts.Lease.Nanoseconds(), s.opts.Replica, heldIDs(held))
 	if err != nil {
 		return s.callErr(ctx, "renewing the leases", err)
 	}
@@ -62,3 +60,14 @@ func (s *Store) renew(ctx context.Context) error {
 	s.forget(held, kept)
 	return nil
 }
+
+// qRenew renews the leases of the held jobs $4 still live and this
+// replica's ($3), their rows locked first in the order of their ids. The
+// conditions other than the ids are the update's, out of the partial
+// indexes' reach (as qEnd's), so that its plan reads the rows by their
+// ids whatever the statistics it was made from.
+const qRenew = `WITH locked AS (SELECT id FROM jobs WHERE id = ANY($4) ORDER BY id FOR UPDATE)
+	UPDATE jobs j SET lease_until = coalesce($1, ` + dbNow + `) + $2::bigint FROM locked
+	WHERE j.id = locked.id AND j.id = ANY($4) AND j.lease_until IS NOT NULL AND j.owner = $3
+		AND (j.seq IS NULL) IS TRUE
+	RETURNING j.id`

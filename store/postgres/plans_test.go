@@ -14,9 +14,10 @@ import (
 )
 
 // TestBatchPlansScanNoTable: the generic plans a store's sessions make for
-// its batch statements on an empty jobs table, as a new store's are, read
-// jobs by an index. A plan that scans the table is kept while the table
-// grows, and makes every batch cost the size of the table.
+// its batch statements and the keeper's renewal on an empty jobs table, as
+// a new store's are, read jobs by a key of an index. A plan that scans the
+// table, or a whole index, is kept while the table grows, and makes every
+// batch cost the size of the table.
 func TestBatchPlansScanNoTable(t *testing.T) {
 	s, err := postgres.Open(ctx, newDatabase(t), ledger.Config{MaxQueue: 8}, postgres.Options{})
 	require.NoError(t, err)
