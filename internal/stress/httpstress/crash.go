@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
@@ -113,16 +112,7 @@ func RunCrash(ctx context.Context, cfg CrashConfig) (*CrashResult, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	args := []string{
-		"-store", cfg.Store, "-model", "echo",
-		"-workers", strconv.Itoa(max(cfg.Runners, 1)),
-		"-async-max-queue", strconv.Itoa(cfg.MaxQueue),
-		"-async-timeout", strconv.FormatInt(cfg.JobTimeout.Milliseconds(), 10),
-		"-async-job-ttl", strconv.FormatInt(time.Hour.Milliseconds(), 10),
-		"-async-max-completed", "1000000",
-		"-max-wait", strconv.FormatInt(cfg.Grace.Milliseconds(), 10),
-		"-grace", "1s",
-	}
+	args := append([]string{"-store", cfg.Store}, cfg.serverArgs()...)
 	run := newHTTPRun(cfg.Config)
 	res := &CrashResult{Config: cfg}
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0))

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -254,5 +255,21 @@ func (res *HTTPResult) readMetrics(api *client.Client) {
 	}
 	if r := int64(m["jobledger_jobs_rejected_total"]); r != res.Rejected {
 		res.Violations = append(res.Violations, fmt.Sprintf("server counted %d rejections, clients saw %d", r, res.Rejected))
+	}
+}
+
+// serverArgs are the flags of a jobserver process under cfg's load: the
+// echo model, cfg's workers, queue bound, job deadline and longest wait,
+// and a retention that keeps every job the check reads.
+func (cfg HTTPConfig) serverArgs() []string {
+	return []string{
+		"-model", "echo",
+		"-workers", strconv.Itoa(max(cfg.Runners, 1)),
+		"-async-max-queue", strconv.Itoa(cfg.MaxQueue),
+		"-async-timeout", strconv.FormatInt(cfg.JobTimeout.Milliseconds(), 10),
+		"-async-job-ttl", strconv.FormatInt(time.Hour.Milliseconds(), 10),
+		"-async-max-completed", "1000000",
+		"-max-wait", strconv.FormatInt(cfg.Grace.Milliseconds(), 10),
+		"-grace", "1s",
 	}
 }

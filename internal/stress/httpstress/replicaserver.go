@@ -32,17 +32,8 @@ type replica struct {
 
 // start starts a life of the replica's server and a workload on it.
 func (r *replica) start(cfg ReplicasConfig, run *httpRun, tr *http.Transport) error {
-	args := []string{
-		"-store", cfg.Store, "-model", "echo", "-replica", r.name,
-		"-lease", strconv.FormatInt(cfg.Lease.Milliseconds(), 10),
-		"-workers", strconv.Itoa(max(cfg.Runners, 1)),
-		"-async-max-queue", strconv.Itoa(cfg.MaxQueue),
-		"-async-timeout", strconv.FormatInt(cfg.JobTimeout.Milliseconds(), 10),
-		"-async-job-ttl", strconv.FormatInt(time.Hour.Milliseconds(), 10),
-		"-async-max-completed", "1000000",
-		"-max-wait", strconv.FormatInt(cfg.Grace.Milliseconds(), 10),
-		"-grace", "1s",
-	}
+	args := append([]string{"-store", cfg.Store, "-replica", r.name,
+		"-lease", strconv.FormatInt(cfg.Lease.Milliseconds(), 10)}, cfg.serverArgs()...)
 	if err := os.MkdirAll(r.dir, 0o755); err != nil {
 		return err
 	}
