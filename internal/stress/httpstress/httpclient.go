@@ -22,9 +22,8 @@ import (
 // NotDone for a result and Terminal for a cancel (the sentinels the client
 // returns for them). A call that could not connect is dropped from the
 // history (it was never sent), but a keyed submit; any other transport
-// error, or any other
-// status, leaves the operation pending forever (its effect is unknown).
-// Both are returned as errors.
+// error or status leaves the operation pending forever (its effect is
+// unknown). Both are returned as errors.
 type HTTPClient struct {
 	c   *stress.Client
 	rec *stress.Recorder // c's, for the clock and the walks
