@@ -6,6 +6,13 @@
 GOTOOLCHAIN ?= go1.27.3
 export GOTOOLCHAIN
 
+# A binary built with -race sleeps a second at exit (the race runtime's
+# atexit_sleep_ms, for goroutines still running to report); every test
+# here ends its goroutines first, and the gates run over a hundred such
+# binaries, so they exit at once. A GORACE of your own replaces this.
+GORACE ?= atexit_sleep_ms=0
+export GORACE
+
 GO        ?= go
 GOFLAGS   ?=
 PKGS      ?= ./...
