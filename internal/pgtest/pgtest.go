@@ -45,6 +45,10 @@ func Main(m *testing.M, cleanups ...func()) {
 	for _, f := range cleanups {
 		f()
 	}
+	if err := dropSpares(); err != nil {
+		fmt.Fprintf(os.Stderr, "pgtest: dropping the databases kept: %v\n", err)
+		code = 1
+	}
 	mu.Lock()
 	if stop != nil {
 		stop()
@@ -105,38 +109,169 @@ func moduleRoot() (string, error) {
 	}
 }
 
-// NewDatabase creates an empty database for t alone, dropped when t ends,
-// and returns its DSN.
+// NewDatabase gives t an empty database of its own and returns its DSN.
+// When t ends, the database's connections are ended and it is renamed and
+// emptied (its schema dropped, its settings reset) for a later test of
+// this process, or dropped where that fails: creating a database costs
+// the server several times more. Main drops the databases kept.
 func NewDatabase(t testing.TB) string {
 	t.Helper()
 	admin := AdminDSN(t)
-	ctx := context.Background()
-	name := "t_" + strings.ToLower(rand.Text()[:16])
-	conn, err := pgx.Connect(ctx, admin)
-	if err != nil {
-		t.Fatalf("pgtest: connecting to %s: %v", admin, err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		t.Fatalf("pgtest: CREATE DATABASE %s: %v", name, err)
-	}
-	t.Cleanup(func() {
-		conn, err := pgx.Connect(ctx, admin)
-		if err != nil {
-			t.Errorf("pgtest: connecting to drop %s: %v", name, err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP DATABASE "+name+" WITH (FORCE)"); err != nil {
-			t.Errorf("pgtest: DROP DATABASE %s: %v", name, err)
-		}
-	})
 	u, err := url.Parse(admin)
 	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
 		t.Fatalf("pgtest: %s must be a postgres:// URL, not %q", EnvDSN, admin)
 	}
+	ctx := context.Background()
+	name := takeSpare()
+	if name == "" {
+		name = newName()
+		if err := adminExec(ctx, admin, "CREATE DATABASE "+name); err != nil {
+			t.Fatalf("pgtest: %v", err)
+		}
+	}
+	t.Cleanup(func() {
+		kept, err := empty(ctx, admin, name)
+		if err == nil {
+			putSpare(kept)
+			return
+		}
+		if kept == "" {
+			kept = name
+		}
+		t.Logf("pgtest: database %s not kept: %v", kept, err)
+		if err := adminExec(ctx, admin, "DROP DATABASE IF EXISTS "+kept+" WITH (FORCE)"); err != nil {
+			t.Errorf("pgtest: %v", err)
+		}
+	})
+	return dsnOf(u, name)
+}
+
+var (
+	spareMu sync.Mutex
+	spare   []string // emptied databases for the next NewDatabase
+)
+
+func takeSpare() string {
+	spareMu.Lock()
+	defer spareMu.Unlock()
+	if len(spare) == 0 {
+		return ""
+	}
+	name := spare[len(spare)-1]
+	spare = spare[:len(spare)-1]
+	return name
+}
+
+func putSpare(name string) {
+	spareMu.Lock()
+	defer spareMu.Unlock()
+	spare = append(spare, name)
+}
+
+// dropSpares drops the databases kept for later tests.
+func dropSpares() error {
+	spareMu.Lock()
+	names := spare
+	spare = nil
+	spareMu.Unlock()
+	mu.Lock()
+	admin := adminDN
+	mu.Unlock()
+	var errs []error
+	for _, name := range names {
+		errs = append(errs, adminExec(context.Background(), admin, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"))
+	}
+	return errors.Join(errs...)
+}
+
+func newName() string { return "t_" + strings.ToLower(rand.Text()[:16]) }
+
+func dsnOf(admin *url.URL, name string) string {
+	u := *admin
 	u.Path = "/" + name
 	return u.String()
+}
+
+// empty ends the connections to database name, renames it (so that a
+// client that still holds its old DSN cannot reach the next test's), drops
+// its schema and resets its settings, and returns its new name.
+func empty(ctx context.Context, admin, name string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	u, err := url.Parse(admin)
+	if err != nil {
+		return "", err
+	}
+	conn, err := pgx.Connect(ctx, admin)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close(ctx)
+	// The pids are read first and ended one by one: in one WHERE clause the
+	// server may call pg_terminate_backend before it filters by database.
+	// It waits up to its timeout (ms) for the backend to exit; one that
+	// exited by itself meanwhile is simply gone from the next reading.
+	for round := 0; ; round++ {
+		rows, err := conn.Query(ctx, `SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, name)
+		if err != nil {
+			return "", err
+		}
+		pids, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+		if err != nil {
+			return "", err
+		}
+		if len(pids) == 0 {
+			break
+		}
+		if round == 10 {
+			return "", fmt.Errorf("%d connections did not end", len(pids))
+		}
+		for _, pid := range pids {
+			if _, err := conn.Exec(ctx, "SELECT pg_terminate_backend($1, 10000)", pid); err != nil {
+				return "", err
+			}
+		}
+	}
+	renamed := newName()
+	if _, err := conn.Exec(ctx, "ALTER DATABASE "+name+" RENAME TO "+renamed); err != nil {
+		return "", err
+	}
+	name = renamed
+	if _, err := conn.Exec(ctx, "ALTER DATABASE "+name+" RESET ALL"); err != nil {
+		return name, err
+	}
+	db, err := pgx.Connect(ctx, dsnOf(u, name))
+	if err != nil {
+		return name, err
+	}
+	defer db.Close(ctx)
+	if _, err := db.Exec(ctx, "DROP SCHEMA public CASCADE; CREATE SCHEMA public AUTHORIZATION pg_database_owner"); err != nil {
+		return name, err
+	}
+	// Anything outside the schema public (another schema, an object a test
+	// made elsewhere) makes the database unfit to keep.
+	var others int
+	if err := db.QueryRow(ctx, `SELECT count(*) FROM pg_namespace WHERE nspname NOT IN ('public', 'pg_catalog', 'information_schema', 'pg_toast')
+		AND nspname NOT LIKE 'pg\_temp\_%' AND nspname NOT LIKE 'pg\_toast\_temp\_%'`).Scan(&others); err != nil {
+		return name, err
+	}
+	if others > 0 {
+		return name, fmt.Errorf("%d schemas besides public", others)
+	}
+	return name, nil
+}
+
+// adminExec runs sql on a connection of its own to the server admin names.
+func adminExec(ctx context.Context, admin, sql string) error {
+	conn, err := pgx.Connect(ctx, admin)
+	if err != nil {
+		return fmt.Errorf("connecting to %s: %w", admin, err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, sql); err != nil {
+		return fmt.Errorf("%s: %w", sql, err)
+	}
+	return nil
 }
 
 // Server is a PostgreSQL server of one test's own, which the test may
