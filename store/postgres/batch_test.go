@@ -83,6 +83,7 @@ func (a *admissions) submit(t *testing.T, s *postgres.Store) {
 // Submits with room for two admits two and refuses three. Regression: a
 // batch that checks the bound once for all its admissions admits all five.
 func TestBatchAdmitsInOrder(t *testing.T) {
+	t.Parallel()
 	const maxQueue = 3
 	dsn := newDatabase(t)
 	s := openStore(t, dsn, ledger.Config{MaxQueue: maxQueue})
@@ -108,6 +109,7 @@ func TestBatchAdmitsInOrder(t *testing.T) {
 // the slots of its ends for its admissions, ends each job once though two
 // ends of it were queued together, and notifies every end.
 func TestBatchEndsAndAdmits(t *testing.T) {
+	t.Parallel()
 	const maxQueue = 2
 	dsn := newDatabase(t)
 	s := openStore(t, dsn, ledger.Config{MaxQueue: maxQueue})
@@ -172,6 +174,7 @@ func TestBatchEndsAndAdmits(t *testing.T) {
 // admitted. Regression: a batch that reads the depth before it has the
 // row's lock admits both.
 func TestAdmissionWaitsForTheLedgerRow(t *testing.T) {
+	t.Parallel()
 	dsn := newDatabase(t)
 	stores := []*postgres.Store{
 		openStore(t, dsn, ledger.Config{MaxQueue: 1}),

@@ -19,6 +19,7 @@ import (
 // replica is not claimable by another, nor one whose request was taken;
 // ErrNoWork when none is left.
 func TestClaimOldestFirst(t *testing.T) {
+	t.Parallel()
 	dsn := newDatabase(t)
 	clock := newFakeClock()
 	a := openReplica(t, dsn, "a", clock, time.Hour)
@@ -62,6 +63,7 @@ func TestClaimOldestFirst(t *testing.T) {
 // TestClaimDisjointAcrossStores: claimers racing on two replicas claim
 // every job exactly once between them.
 func TestClaimDisjointAcrossStores(t *testing.T) {
+	t.Parallel()
 	const jobs, claimers = 60, 8
 	dsn := newDatabase(t)
 	a := openReplica(t, dsn, "a", nil, 0)
@@ -116,6 +118,7 @@ func TestClaimDisjointAcrossStores(t *testing.T) {
 // TestReapedJobNotClaimable: a job taken by a replica that died, ended by
 // the reaper, is never claimed.
 func TestReapedJobNotClaimable(t *testing.T) {
+	t.Parallel()
 	const lease = time.Hour
 	dsn := newDatabase(t)
 	clock := newFakeClock()

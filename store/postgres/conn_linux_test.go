@@ -17,6 +17,7 @@ import (
 // gives, in the server's runtime parameters (as SHOW prints them) and on
 // the client's socket.
 func TestConnectionBounds(t *testing.T) {
+	t.Parallel()
 	dsn := newDatabase(t)
 	for _, tc := range []struct {
 		lease  time.Duration

@@ -19,6 +19,7 @@ import (
 // connections' bounds among them, are told from those it cannot, and from
 // the end of the caller's context.
 func TestTransient(t *testing.T) {
+	t.Parallel()
 	_, refused := pgconn.Connect(ctx, "postgres://nobody@127.0.0.1:1/none?connect_timeout=5")
 	require.Error(t, refused)
 	pg := func(code string) error { return fmt.Errorf("postgres: ending job x: %w", &pgconn.PgError{Code: code}) }
@@ -53,6 +54,7 @@ func TestTransient(t *testing.T) {
 // transaction left idle past idle_in_transaction_session_timeout fail with
 // their SQLSTATEs, both transient.
 func TestBoundsFailTransiently(t *testing.T) {
+	t.Parallel()
 	dsn := newDatabase(t)
 	s := openReplica(t, dsn, "a", nil, 600*time.Millisecond) // idle 200 ms, lock wait 400 ms
 

@@ -31,6 +31,7 @@ CREATE CONSTRAINT TRIGGER poison AFTER UPDATE ON jobs
 // notification sent outside the end's transaction (on another
 // connection) reports an end that never happened.
 func TestFailedEndNotifiesNobody(t *testing.T) {
+	t.Parallel()
 	dsn := newDatabase(t)
 	a := openStore(t, dsn, ledger.Config{MaxQueue: 8})
 	b := openStore(t, dsn, ledger.Config{MaxQueue: 8})

@@ -23,6 +23,7 @@ import (
 // its replica owned, and the reaper skipped them all, so such a job held
 // its queue slot, and hung its Waits, for as long as the replica lived.
 func TestRunnerGoneLosesTheLease(t *testing.T) {
+	t.Parallel()
 	const lease = time.Hour // the keeper never ticks in the test
 	dsn := newDatabase(t)
 	clock := newFakeClock()

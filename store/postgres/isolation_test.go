@@ -36,6 +36,7 @@ func isolatedDatabase(t testing.TB, level string) string {
 // concurrent Submits and Finishes failed with SQLSTATE 40001
 // (serialization failure) and left jobs live.
 func TestIsolationOfTheDatabaseIgnored(t *testing.T) {
+	t.Parallel()
 	for _, level := range []string{"repeatable read", "serializable"} {
 		t.Run(level, func(t *testing.T) {
 			s, err := postgres.Open(ctx, isolatedDatabase(t, level), ledger.Config{MaxQueue: 64}, postgres.Options{})
@@ -85,6 +86,7 @@ func TestConformanceRepeatableRead(t *testing.T) {
 // reads from a snapshot taken before its lock was granted, and fails with
 // a serialization error (or reads a stale depth).
 func TestOpenBesideAnEndOnRepeatableRead(t *testing.T) {
+	t.Parallel()
 	dsn := isolatedDatabase(t, "repeatable read")
 	a, err := postgres.Open(ctx, dsn, ledger.Config{MaxQueue: 4}, postgres.Options{Replica: "a"})
 	require.NoError(t, err)

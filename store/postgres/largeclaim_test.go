@@ -126,6 +126,7 @@ func (p *stallProxy) close() {
 // whole request is sent, and its renewal held back until then: the job
 // arrives with its lease lapsed, for any reaper to end.
 func TestLargeClaimKeepsItsLease(t *testing.T) {
+	t.Parallel()
 	dsn := newDatabase(t)
 	clock := newFakeClock()
 	const lease = time.Hour // the keepers never tick: the test renews and reaps

@@ -52,6 +52,7 @@ func (l lease) is(owner string, until time.Time) bool {
 // TestOptionsRejected: names and leases out of bounds are refused, with
 // ErrInvalidConfig, before any connection.
 func TestOptionsRejected(t *testing.T) {
+	t.Parallel()
 	for name, opts := range map[string]postgres.Options{
 		"space":        {Replica: "a b"},
 		"control":      {Replica: "a\nb"},
@@ -73,6 +74,7 @@ func TestOptionsRejected(t *testing.T) {
 // their replica, Options.Lease from the store's time; a renewal moves it
 // on; an end clears it, and a renewal after the end gives none back.
 func TestLeaseFollowsTheJob(t *testing.T) {
+	t.Parallel()
 	dsn := newDatabase(t)
 	clock := newFakeClock()
 	const leaseA, leaseB = time.Hour, 2 * time.Hour // the keepers never tick in the test

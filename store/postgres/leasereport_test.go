@@ -13,6 +13,7 @@ import (
 // lease, with the first lapse, and says when one has lapsed; jobs not
 // taken and jobs ended hold none.
 func TestLeasesReport(t *testing.T) {
+	t.Parallel()
 	dsn := newDatabase(t)
 	clock := newFakeClock()
 	a := openReplica(t, dsn, "a", clock, time.Hour)

@@ -18,6 +18,7 @@ import (
 // order (schema 5), and neither walks jobs_admission checking each row
 // nor sorts.
 func TestListStatePagePlan(t *testing.T) {
+	t.Parallel()
 	dsn := newDatabase(t)
 	s, err := postgres.Open(ctx, dsn, ledger.Config{MaxQueue: 1}, postgres.Options{})
 	require.NoError(t, err)
@@ -53,6 +54,7 @@ func TestListStatePagePlan(t *testing.T) {
 // index is gone: a walk would then skip jobs admitted later, or list one
 // where the other belongs.
 func TestCheckInvariantsListOrder(t *testing.T) {
+	t.Parallel()
 	for name, corrupt := range map[string][]string{
 		"beyond the sequence": {
 			`INSERT INTO jobs (id, n, task_id, state, request, created_at) OVERRIDING SYSTEM VALUE

@@ -23,6 +23,7 @@ import (
 // the Wait slept until its context ended, and nothing told of the
 // listener's state.
 func TestWaitWhileListenerRefused(t *testing.T) {
+	t.Parallel()
 	dsn := newDatabase(t)
 	proxy, proxied := startProxy(t, dsn)
 	logs := &recorder{}

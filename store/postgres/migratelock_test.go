@@ -20,6 +20,7 @@ import (
 // which waited for the ledger row: PostgreSQL broke the deadlock by
 // failing one of them (SQLSTATE 40P01).
 func TestOpenMigratesBesideAnEnd(t *testing.T) {
+	t.Parallel()
 	dsn := newDatabase(t)
 	a, err := postgres.Open(ctx, dsn, ledger.Config{MaxQueue: 4}, postgres.Options{Replica: "a"})
 	require.NoError(t, err)

@@ -24,6 +24,7 @@ func execSQL(t *testing.T, dsn, sql string) {
 // TestOpenRefusesNewerSchema: a database migrated by a newer program is
 // refused, not touched.
 func TestOpenRefusesNewerSchema(t *testing.T) {
+	t.Parallel()
 	dsn := newDatabase(t)
 	s, err := postgres.Open(ctx, dsn, ledger.Config{MaxQueue: 1}, postgres.Options{})
 	require.NoError(t, err)
@@ -36,6 +37,7 @@ func TestOpenRefusesNewerSchema(t *testing.T) {
 // TestOpenRefusesForeign: a database with a jobs table of another program
 // is refused.
 func TestOpenRefusesForeign(t *testing.T) {
+	t.Parallel()
 	dsn := newDatabase(t)
 	execSQL(t, dsn, `CREATE TABLE jobs (x int)`)
 	_, err := postgres.Open(ctx, dsn, ledger.Config{MaxQueue: 1}, postgres.Options{})
@@ -45,6 +47,7 @@ func TestOpenRefusesForeign(t *testing.T) {
 // TestOpenRefusesDepthMismatch: a stored depth that disagrees with the
 // jobs is refused.
 func TestOpenRefusesDepthMismatch(t *testing.T) {
+	t.Parallel()
 	dsn := newDatabase(t)
 	s, err := postgres.Open(ctx, dsn, ledger.Config{MaxQueue: 1}, postgres.Options{})
 	require.NoError(t, err)
@@ -56,6 +59,7 @@ func TestOpenRefusesDepthMismatch(t *testing.T) {
 
 // TestOpenUnreachable: a server that is not there is ErrUnreachable.
 func TestOpenUnreachable(t *testing.T) {
+	t.Parallel()
 	_, err := postgres.Open(ctx, "postgres://postgres@127.0.0.1:1/x?connect_timeout=2", ledger.Config{MaxQueue: 1}, postgres.Options{})
 	require.ErrorIs(t, err, postgres.ErrUnreachable)
 }
@@ -63,6 +67,7 @@ func TestOpenUnreachable(t *testing.T) {
 // TestOpenTogether: Stores opening on a fresh database at once migrate it
 // once (the advisory lock) and all open.
 func TestOpenTogether(t *testing.T) {
+	t.Parallel()
 	dsn := newDatabase(t)
 	var wg sync.WaitGroup
 	for range 4 {

@@ -23,6 +23,7 @@ import (
 // found. Here the end (replica a's Fail) and the Open (replica b) both
 // queue behind a transaction holding the ledger row, the end first.
 func TestOpenWhileAnotherReplicaEnds(t *testing.T) {
+	t.Parallel()
 	dsn := newDatabase(t)
 	a := openReplica(t, dsn, "a", newFakeClock(), time.Hour)
 	id, _, err := a.Submit(ctx, ledger.Submission{TaskID: "t"}, []byte("req"))

@@ -19,6 +19,7 @@ import (
 // table, or a whole index, is kept while the table grows, and makes every
 // batch cost the size of the table.
 func TestBatchPlansScanNoTable(t *testing.T) {
+	t.Parallel()
 	s, err := postgres.Open(ctx, newDatabase(t), ledger.Config{MaxQueue: 8}, postgres.Options{})
 	require.NoError(t, err)
 	defer s.Close()

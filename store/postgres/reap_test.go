@@ -20,6 +20,7 @@ import (
 // the PENDING job nobody took. a's late Finish gets ErrTerminal; a never
 // reaps its own jobs.
 func TestReaperEndsOnlyLapsedLeases(t *testing.T) {
+	t.Parallel()
 	const lease = time.Hour
 	dsn := newDatabase(t)
 	clock := newFakeClock()
@@ -83,6 +84,7 @@ func TestReaperEndsOnlyLapsedLeases(t *testing.T) {
 // TestRenewalSavesTheLease: a lease renewed before it lapsed is not
 // reaped when its first term would have ended.
 func TestRenewalSavesTheLease(t *testing.T) {
+	t.Parallel()
 	const lease = time.Hour
 	dsn := newDatabase(t)
 	clock := newFakeClock()

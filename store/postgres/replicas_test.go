@@ -32,6 +32,7 @@ func openStore(t *testing.T, dsn string, cfg ledger.Config) *postgres.Store {
 // TestAdmissionAcrossStores: Submits racing on two Stores of one database
 // admit exactly MaxQueue jobs in all, never more.
 func TestAdmissionAcrossStores(t *testing.T) {
+	t.Parallel()
 	const maxQueue, callers = 10, 16
 	dsn := newDatabase(t)
 	stores := []*postgres.Store{
@@ -92,6 +93,7 @@ func mustRecoveredOrLive(t *testing.T, dsn string) []string {
 // TestWaitWokenByOtherStore: a Wait on store A returns when store B ends
 // the job, woken by the notification, for each way a job ends.
 func TestWaitWokenByOtherStore(t *testing.T) {
+	t.Parallel()
 	dsn := newDatabase(t)
 	a := openStore(t, dsn, ledger.Config{MaxQueue: 8})
 	b := openStore(t, dsn, ledger.Config{MaxQueue: 8})
@@ -118,6 +120,7 @@ func TestWaitWokenByOtherStore(t *testing.T) {
 // held back until the end has committed, so the notification is surely
 // lost.
 func TestWaitAfterListenerReconnect(t *testing.T) {
+	t.Parallel()
 	dsn := newDatabase(t)
 	lost := make(chan struct{}, 1)    // the listener found its connection gone
 	release := make(chan struct{}, 1) // let it reconnect
@@ -164,6 +167,7 @@ func TestWaitAfterListenerReconnect(t *testing.T) {
 // the database has it then, not the snapshot it first read: Start, which
 // notifies nobody, moves the job on while the Wait blocks.
 func TestWaitDeadlineReReads(t *testing.T) {
+	t.Parallel()
 	dsn := newDatabase(t)
 	a := openStore(t, dsn, ledger.Config{MaxQueue: 8})
 	b := openStore(t, dsn, ledger.Config{MaxQueue: 8})
@@ -188,6 +192,7 @@ func TestWaitDeadlineReReads(t *testing.T) {
 // TestTakeRequestAcrossStores: of takes racing on two Stores, exactly one
 // gets the request.
 func TestTakeRequestAcrossStores(t *testing.T) {
+	t.Parallel()
 	dsn := newDatabase(t)
 	stores := []*postgres.Store{
 		openStore(t, dsn, ledger.Config{MaxQueue: 8}),

@@ -16,6 +16,7 @@ import (
 // releases the requests it had taken, and leaves another replica's
 // running and taken jobs as they are: their leases protect them.
 func TestRestartEndsOnlyItsOwnJobs(t *testing.T) {
+	t.Parallel()
 	const lease = time.Hour
 	dsn := newDatabase(t)
 	clock := newFakeClock()

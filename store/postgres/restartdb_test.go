@@ -22,6 +22,7 @@ import (
 // Regression: an end that failed once was given up, and the reaper ended
 // its job FAILED a lease later.
 func TestDatabaseRestartLosesNoEnd(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{"fast", "immediate"} {
 		t.Run(mode, func(t *testing.T) {
 			srv := pgtest.Private(t)

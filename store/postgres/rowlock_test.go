@@ -42,6 +42,7 @@ func lockJob(t *testing.T, dsn, sql string, args ...any) (commit func()) {
 // (and, once it commits, may find nothing: the row it waited for no longer
 // matches, and LIMIT gives no other).
 func TestClaimPassesOverLockedJob(t *testing.T) {
+	t.Parallel()
 	dsn := newDatabase(t)
 	s := openStore(t, dsn, ledger.Config{MaxQueue: 4})
 	first, _, err := s.Submit(ctx, ledger.Submission{TaskID: "t"}, []byte("a"))
@@ -65,6 +66,7 @@ func TestClaimPassesOverLockedJob(t *testing.T) {
 // ended each without looking at its lease again, ends a job whose lease
 // was renewed meanwhile, under a live replica.
 func TestReaperSparesRenewalInFlight(t *testing.T) {
+	t.Parallel()
 	const lease = time.Hour
 	dsn := newDatabase(t)
 	clock := newFakeClock()

@@ -18,6 +18,7 @@ import (
 // waited for a notification with no bound, so it never noticed, and the
 // Wait hung (until TCP keepalive gave up, minutes to hours later).
 func TestWaitAfterListenerGoesSilent(t *testing.T) {
+	t.Parallel()
 	dsn := newDatabase(t)
 	proxy, proxied := startProxy(t, dsn)
 	reconnects := make(chan struct{}, 1)

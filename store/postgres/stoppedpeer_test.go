@@ -111,6 +111,7 @@ func startPeer(t *testing.T, dsn string) *os.Process {
 // a lock wait, so every replica's writes hung for as long as the peer
 // stayed stopped (here, until the calls' contexts ended).
 func TestStoppedPeerHoldsNoLock(t *testing.T) {
+	t.Parallel()
 	dsn := newDatabase(t)
 	s := openReplica(t, dsn, "a", nil, peerLease)
 	peer := startPeer(t, dsn)

@@ -15,6 +15,7 @@ import (
 // Regression: they reached the database and failed with SQLSTATE 22021,
 // which a server answers 503, and an end's cause was lost.
 func TestUnstorableText(t *testing.T) {
+	t.Parallel()
 	s, err := postgres.Open(ctx, newDatabase(t), ledger.Config{MaxQueue: 8}, postgres.Options{})
 	require.NoError(t, err)
 	defer s.Close()

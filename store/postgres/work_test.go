@@ -25,6 +25,7 @@ func requireWork(t *testing.T, s *postgres.Store, why string) {
 // TestWorkSignals: Work holds a signal from Open on, and signals again on
 // an admission on another replica; signals coalesce.
 func TestWorkSignals(t *testing.T) {
+	t.Parallel()
 	dsn := newDatabase(t)
 	a := openReplica(t, dsn, "a", nil, time.Hour)
 	b := openReplica(t, dsn, "b", nil, time.Hour)
@@ -45,6 +46,7 @@ func TestWorkSignals(t *testing.T) {
 // until told: without it the released job waits for the next admission.
 // Every earlier signal is taken first, so only the restart's can answer.
 func TestRestartSignalsWork(t *testing.T) {
+	t.Parallel()
 	dsn := newDatabase(t)
 	a := openReplica(t, dsn, "a", nil, time.Hour)
 	b := openReplica(t, dsn, "b", nil, time.Hour)
@@ -73,6 +75,7 @@ func TestRestartSignalsWork(t *testing.T) {
 // listener missed while it was away are made up for by a signal once it
 // listens again.
 func TestWorkAfterListenerReconnect(t *testing.T) {
+	t.Parallel()
 	dsn := newDatabase(t)
 	lost := make(chan struct{}, 1)
 	release := make(chan struct{})
@@ -108,6 +111,7 @@ func TestWorkAfterListenerReconnect(t *testing.T) {
 // end on any replica: a Finish on another, a reaped lease, an end whose
 // snapshot is too big for a notification (read from the row).
 func TestOnEnd(t *testing.T) {
+	t.Parallel()
 	const lease = time.Hour
 	dsn := newDatabase(t)
 	clock := newFakeClock()
@@ -153,6 +157,7 @@ func TestOnEnd(t *testing.T) {
 // TestNow: the store's clock is Config.Now when set, else the database's,
 // from which the snapshots' times come.
 func TestNow(t *testing.T) {
+	t.Parallel()
 	dsn := newDatabase(t)
 	clock := newFakeClock()
 	a := openReplica(t, dsn, "a", clock, 0)
@@ -179,6 +184,7 @@ func TestNow(t *testing.T) {
 // away, its notification lost, is reported to OnEnd once it listens
 // again, and only once: the next report is the next end.
 func TestOnEndAfterListenerReconnect(t *testing.T) {
+	t.Parallel()
 	dsn := newDatabase(t)
 	lost := make(chan struct{}, 1)
 	release := make(chan struct{})
