@@ -71,11 +71,7 @@ spec-mutants-tlc:
 # traced); then edited events of the random runs' traces must be rejected
 # at that event (--bite). Any rejection or error fails; the traces of a failure
 # are kept in TRACE_KEEP.
-# CI checks 40 traces, on a fresh clone of two cores; verify checks 100.
-ifeq ($(CI),true)
 TRACE_N    ?= 40
-endif
-TRACE_N    ?= 100
 TRACE_JOBS ?= 50
 TRACE_SEED ?= 1
 TRACE_KEEP ?= $(SPEC_DIR)/trace-failed
