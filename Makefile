@@ -66,9 +66,12 @@ race:
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem -benchtime=$(BENCHTIME) $(PKGS)
 
-# bench-smoke runs each benchmark once, so that verify proves they still run.
+# bench-smoke runs each benchmark once, so that verify proves they still
+# run: in the packages that have any, where git can tell (the others would
+# only be linked for nothing), else in all.
+BENCH_PKGS ?= $(or $(sort $(patsubst %/,./%,$(dir $(shell git grep -l '^func Benchmark' -- '*_test.go' 2>/dev/null)))),$(PKGS))
 bench-smoke:
-	$(GO) test -run='^$$' -bench=. -benchtime=1x $(PKGS) >/dev/null && echo "benchmarks: ok"
+	$(GO) test -run='^$$' -bench=. -benchtime=1x $(BENCH_PKGS) >/dev/null && echo "benchmarks: ok"
 
 # bench-river runs the comparison with River (bench/cmd/vsriver, in the
 # module bench/ of its own, so that users of the library never download
@@ -87,9 +90,15 @@ bench-river-build:
 	cd bench && $(GO) vet ./... && echo "bench-river: builds"
 
 # verify is the main job: every check the project has, then a summary.
-# The gates of BESIDE (one core of Node.js each, sharing nothing with the
-# Go steps) run in a lane of their own beside the others.
-BESIDE = $(filter spec-check spec-mutants,$(GATES))
+# The gates of BESIDE run one after another in a lane of their own beside
+# the others: the spec checks use one core of Node.js each, the SQLite
+# store's trace check about one, and the gates that run a server under load
+# (which share bin/ with one another) mostly wait; together they fill the
+# second core beside the Go steps that use both.
+# The spec checks go first: they install tla-checker, which trace-check
+# needs; console-check comes after the race step has installed PostgreSQL,
+# since two apt-gets at once would fail on dpkg's lock.
+BESIDE = $(filter $(GATES),spec-check spec-mutants jobload-smoke console-check trace-sqlite lincheck crash powercut replicas)
 verify:
 	@MUTANTS_BASELINE=0 scripts/run-steps --beside "$(BESIDE)" $(TEST_STEPS) $(filter-out $(BESIDE),$(GATES))
 
