@@ -5,7 +5,7 @@
 // skips: a test that needs a server and cannot have one fails.
 //
 // A package whose tests use it calls Main from its TestMain, and each test
-// calls NewDatabase for a database of its own, dropped when the test ends.
+// calls NewDatabase for an empty database of its own while it runs.
 package pgtest
 
 import (
