@@ -96,8 +96,9 @@ bench-river-build:
 # (which share bin/ with one another) mostly wait; together they fill the
 # second core beside the Go steps that use both.
 # The spec checks go first: they install tla-checker, which trace-check
-# needs; console-check comes after the race step has installed PostgreSQL,
-# since two apt-gets at once would fail on dpkg's lock.
+# needs; console-check comes once the main lane has had scripts/pg install
+# PostgreSQL (where it was missing), since two apt-gets at once would fail
+# on dpkg's lock.
 BESIDE = $(filter $(GATES),spec-check spec-mutants jobload-smoke console-check trace-sqlite lincheck crash powercut replicas)
 verify:
 	@MUTANTS_BASELINE=0 scripts/run-steps --beside "$(BESIDE)" $(TEST_STEPS) $(filter-out $(BESIDE),$(GATES))
